@@ -1,0 +1,201 @@
+"""Exceptions and the closed vocabularies of the contract.
+
+One root, two branches: mistakes a developer makes while wiring the contract
+(raised at construction, before any run) are kept apart from failures that
+happen during a run. Tool failures are not exceptions that escape a run: a
+tool raises one of the :class:`ToolError` subclasses (or anything else), and
+the executor turns it into a classified :class:`~agent_contract.tools.ToolResult`
+that is bound to the ``tool_call_id`` and handed back to the model.
+
+::
+
+    AgentContractError
+    ├── ConfigurationError          bad wiring: a ToolSpec, Budget, registry or option
+    │   └── DependencyMissingError  an optional framework is not installed
+    ├── ScriptExhaustedError        a FakeModel ran out of scripted replies (also an AssertionError)
+    ├── ModelError                  the model failed or returned something that is not a Completion
+    ├── CheckpointError             saved run state cannot be read: locked, corrupt, wrong version
+    └── ToolError                   raised *by tools* to classify their own failure
+        ├── InvalidArgumentsError   kind "invalid_arguments"
+        ├── UnauthorizedError       kind "unauthorized"
+        ├── NotFoundError           kind "not_found"
+        └── TransientError          kind "transient"
+
+The error kinds a tool message can carry are :data:`ERROR_KINDS`; the reasons a
+run can stop are :data:`STOP_REASONS`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final, Literal
+
+ErrorKind = Literal[
+    "unknown_tool",
+    "not_allowed",
+    "invalid_arguments",
+    "unauthorized",
+    "not_found",
+    "transient",
+    "timeout",
+    "tool_error",
+    "result_too_large",
+    "budget_exceeded",
+    "repeated_call",
+    "invalid_call",
+    "rejected",
+]
+"""Every classification a failed tool call can carry.
+
+- ``unknown_tool``: the name is not registered.
+- ``not_allowed``: registered, but outside this run's allowlist.
+- ``invalid_arguments``: the arguments fail the tool's JSON Schema (or the tool said so).
+- ``unauthorized``: the caller may not do this (raised by the tool).
+- ``not_found``: the object does not exist (raised by the tool).
+- ``transient``: a temporary failure; retrying later may succeed (raised by the tool).
+- ``timeout``: the per-tool wall-clock limit passed; the outcome is unknown.
+- ``tool_error``: anything else the tool raised, or a result that cannot be serialized.
+- ``result_too_large``: the serialized result exceeded ``max_result_chars`` and
+  truncation was not allowed.
+- ``budget_exceeded``: the call was refused because running it would cross a run budget.
+- ``repeated_call``: the call was refused as one identical call too many.
+- ``invalid_call``: the call itself broke the response contract (missing id, empty
+  name, arguments that are not a JSON object); the run stops with ``invalid_response``.
+- ``rejected``: a human rejected a write call at approval.
+"""
+
+ERROR_KINDS: Final[tuple[str, ...]] = ErrorKind.__args__  # type: ignore[attr-defined]
+
+StopReason = Literal[
+    "answered",
+    "max_model_steps",
+    "max_tool_calls",
+    "repeated_call",
+    "deadline",
+    "max_trace_bytes",
+    "invalid_response",
+    "model_error",
+    "pending_approval",
+]
+"""Why a run ended. Only ``answered`` carries an answer; every other reason is a stop
+that the caller must not present as one. ``pending_approval`` is a pause: the run can
+be resumed once a human decides."""
+
+STOP_REASONS: Final[tuple[str, ...]] = StopReason.__args__  # type: ignore[attr-defined]
+
+
+class AgentContractError(Exception):
+    """Root of every exception this package raises on purpose."""
+
+
+class ConfigurationError(AgentContractError, ValueError):
+    """The contract was wired wrongly: a bad ToolSpec, Budget, registry entry or option.
+
+    Raised at construction time, never in the middle of a run.
+    """
+
+
+class DependencyMissingError(ConfigurationError, ImportError):
+    """An optional framework is not installed.
+
+    Attributes:
+        package: the distribution to install, e.g. ``"agent-contract-langchain"``.
+    """
+
+    def __init__(self, package: str, detail: str = "") -> None:
+        self.package = package
+        message = f"dependency_missing: install {package!r}"
+        if detail:
+            message += f" ({detail})"
+        super().__init__(message)
+
+
+class ScriptExhaustedError(AgentContractError, AssertionError):
+    """A :class:`~agent_contract.testing.FakeModel` was called after its script ran out.
+
+    Almost always a test bug: the agent looped more often than the script expected.
+    Raised instead of returning an empty reply, which would look like an answer.
+
+    Attributes:
+        call_number: the 1-based number of the call that found the script empty.
+        script_length: how many replies were scripted.
+    """
+
+    def __init__(self, call_number: int, script_length: int) -> None:
+        self.call_number = call_number
+        self.script_length = script_length
+        super().__init__(
+            f"FakeModel ran out of scripted replies on call {call_number} "
+            f"(script has {script_length}); queue more replies, or check why the "
+            "agent looped further than expected"
+        )
+
+
+class ModelError(AgentContractError):
+    """The model raised, or returned something that is not a Completion.
+
+    The loops catch it and stop the run with ``model_error``; the text that reaches
+    the trace is the exception type only, never its message.
+    """
+
+
+class CheckpointError(AgentContractError):
+    """Saved run state cannot be read (locked, corrupt, or written by another version).
+
+    Raised instead of starting afresh, which could redo work that already happened.
+
+    Attributes:
+        path: the file or thread the state was read from.
+    """
+
+    def __init__(self, message: str, *, path: str = "") -> None:
+        self.path = path
+        super().__init__(message)
+
+
+class ToolError(AgentContractError):
+    """Raised by a tool to classify its own failure.
+
+    The message is *public*: it is what the model reads (after redaction), so write
+    it for the model and keep internals out of it. Any other exception a tool raises
+    becomes kind ``tool_error`` with a generic message; its text is never shown.
+
+    Attributes:
+        kind: one of :data:`ERROR_KINDS`.
+        details: JSON-serializable, application-only details (kept out of the model's
+            view, recorded in the redacted trace).
+    """
+
+    kind: ErrorKind = "tool_error"
+
+    def __init__(self, message: str, *, details: dict[str, Any] | None = None) -> None:
+        self.details = dict(details or {})
+        super().__init__(message)
+
+    @property
+    def message(self) -> str:
+        """The public message given at construction."""
+        return str(self.args[0]) if self.args else ""
+
+
+class InvalidArgumentsError(ToolError):
+    """The arguments are well-typed but semantically invalid (kind ``invalid_arguments``)."""
+
+    kind: ErrorKind = "invalid_arguments"
+
+
+class UnauthorizedError(ToolError):
+    """The caller may not perform this call (kind ``unauthorized``)."""
+
+    kind: ErrorKind = "unauthorized"
+
+
+class NotFoundError(ToolError):
+    """The object the call names does not exist (kind ``not_found``)."""
+
+    kind: ErrorKind = "not_found"
+
+
+class TransientError(ToolError):
+    """A temporary failure; the same call may succeed later (kind ``transient``)."""
+
+    kind: ErrorKind = "transient"

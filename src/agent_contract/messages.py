@@ -1,0 +1,201 @@
+"""The data that crosses the model boundary: messages, tool calls, completions.
+
+All types are frozen, keyword-only dataclasses, validated when constructed, so a
+typo'd role or a non-string id fails where it is made, not three steps later.
+Construction checks *types*; whether a completion obeys the response contract
+(exactly one of a final text or tool calls, ids present and unique, arguments a JSON
+object) is judged separately by :func:`agent_contract.policy.validate_response`,
+because a model is allowed to *say* something malformed and the runtime must be
+able to hold it in order to refuse it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
+
+from .errors import ConfigurationError
+
+Role = Literal["system", "user", "assistant", "tool"]
+ROLES: Final[tuple[str, ...]] = ("system", "user", "assistant", "tool")
+
+ToolStatus = Literal["success", "error"]
+
+
+def canonical_json(value: Any) -> str:
+    """Serialize ``value`` as canonical JSON: sorted keys, no spaces, non-ASCII kept.
+
+    Used for identity (repeated-call detection, approval binding), not for display.
+
+    Raises:
+        TypeError: ``value`` holds something JSON cannot represent.
+        ValueError: ``value`` holds NaN or an infinity.
+    """
+    return json.dumps(
+        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolCall:
+    """A model's request to run a tool. The model never executes anything.
+
+    ``arguments`` holds whatever the model produced: normally a ``dict`` (a JSON
+    object), but a model may emit a JSON string, a list or unparseable text, and the
+    response validator must be able to see that to refuse it.
+    """
+
+    id: str | None
+    """The ``tool_call_id`` that the tool message answering this call must carry.
+    ``None`` means the model sent none (a contract violation)."""
+    name: str
+    """The tool the model asks for; not trusted until checked against the registry."""
+    arguments: Any = field(default_factory=dict)
+    """The arguments as the model sent them (normally a dict)."""
+
+    def __post_init__(self) -> None:
+        if self.id is not None and not isinstance(self.id, str):
+            raise ConfigurationError(f"ToolCall.id must be a str or None, got {type(self.id)!r}")
+        if not isinstance(self.name, str):
+            raise ConfigurationError(f"ToolCall.name must be a str, got {type(self.name)!r}")
+        if isinstance(self.arguments, Mapping) and not isinstance(self.arguments, dict):
+            object.__setattr__(self, "arguments", dict(self.arguments))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The call as a JSON-ready dict: ``{"id", "name", "arguments"}``."""
+        return {"id": self.id, "name": self.name, "arguments": self.arguments}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Message:
+    """One turn of a conversation.
+
+    ``assistant`` messages carry either ``content`` (an answer) or ``tool_calls`` (a
+    request); ``tool`` messages carry the ``tool_call_id`` they answer and a
+    ``status``.
+    """
+
+    role: Role
+    """One of :data:`ROLES`, a closed set."""
+    content: str = ""
+    """The text of the turn."""
+    tool_calls: tuple[ToolCall, ...] = ()
+    """Set on assistant messages that request tools."""
+    tool_call_id: str | None = None
+    """Set on (and required for) tool messages: the id of the call it answers."""
+    name: str | None = None
+    """On tool messages, the tool's name."""
+    status: ToolStatus | None = None
+    """On tool messages, ``"success"`` or ``"error"``."""
+
+    def __post_init__(self) -> None:
+        if self.role not in ROLES:
+            raise ConfigurationError(f"unknown role {self.role!r}, expected one of {ROLES}")
+        if not isinstance(self.content, str):
+            raise ConfigurationError(f"Message.content must be a str, got {type(self.content)!r}")
+        if not isinstance(self.tool_calls, tuple):
+            object.__setattr__(self, "tool_calls", tuple(self.tool_calls))
+        for call in self.tool_calls:
+            if not isinstance(call, ToolCall):
+                raise ConfigurationError(f"tool_calls must hold ToolCall, got {type(call)!r}")
+        if self.tool_calls and self.role != "assistant":
+            raise ConfigurationError("only assistant messages carry tool_calls")
+        if self.role == "tool":
+            if not self.tool_call_id:
+                raise ConfigurationError("a tool message needs the tool_call_id it answers")
+            if self.status not in ("success", "error"):
+                raise ConfigurationError("a tool message needs status 'success' or 'error'")
+        elif self.tool_call_id is not None or self.status is not None:
+            raise ConfigurationError("tool_call_id and status belong on tool messages only")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The message as a JSON-ready dict; empty optional fields are left out."""
+        data: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.tool_calls:
+            data["tool_calls"] = [c.to_dict() for c in self.tool_calls]
+        if self.tool_call_id is not None:
+            data["tool_call_id"] = self.tool_call_id
+        if self.name is not None:
+            data["name"] = self.name
+        if self.status is not None:
+            data["status"] = self.status
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Message:
+        """Inverse of :meth:`to_dict`.
+
+        Raises:
+            ConfigurationError: the dict does not describe a valid message.
+        """
+        try:
+            calls = tuple(
+                ToolCall(id=c.get("id"), name=c["name"], arguments=c.get("arguments", {}))
+                for c in data.get("tool_calls", ())
+            )
+            return cls(
+                role=data["role"],
+                content=data.get("content", ""),
+                tool_calls=calls,
+                tool_call_id=data.get("tool_call_id"),
+                name=data.get("name"),
+                status=data.get("status"),
+            )
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise ConfigurationError(f"not a message dict: {type(exc).__name__}") from exc
+
+
+@dataclass(frozen=True, kw_only=True)
+class Usage:
+    """Token counts reported for one completion (estimates for fakes)."""
+
+    input_tokens: int = 0
+    """Tokens in the prompt, including the whole replayed history."""
+    output_tokens: int = 0
+    """Tokens in the reply."""
+
+    def __post_init__(self) -> None:
+        for name in ("input_tokens", "output_tokens"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise ConfigurationError(f"Usage.{name} must be an int >= 0, got {value!r}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Completion:
+    """What a model returns for one call.
+
+    Legal shapes (judged by :func:`agent_contract.policy.validate_response`): a final
+    answer (non-empty ``text``, no ``tool_calls``) or a request (``tool_calls``, empty
+    ``text``). Anything else is a contract violation, never an answer.
+    """
+
+    text: str = ""
+    """The answer text; empty when the model requests tools."""
+    tool_calls: tuple[ToolCall, ...] = ()
+    """The tool calls requested, in the order the model issued them."""
+    finish_reason: str = "stop"
+    """``"stop"`` for an answer, ``"tool_calls"`` for a request, ``"length"`` when the
+    output cap was hit. Informational: the contract judges the content."""
+    usage: Usage = field(default_factory=Usage)
+    """Token counts for this call."""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.text, str):
+            raise ConfigurationError(f"Completion.text must be a str, got {type(self.text)!r}")
+        if not isinstance(self.tool_calls, tuple):
+            object.__setattr__(self, "tool_calls", tuple(self.tool_calls))
+        for call in self.tool_calls:
+            if not isinstance(call, ToolCall):
+                raise ConfigurationError(f"tool_calls must hold ToolCall, got {type(call)!r}")
+        if not isinstance(self.finish_reason, str):
+            raise ConfigurationError("Completion.finish_reason must be a str")
+        if not isinstance(self.usage, Usage):
+            raise ConfigurationError("Completion.usage must be a Usage")
+
+    @property
+    def wants_tools(self) -> bool:
+        """True when the completion requests at least one tool call."""
+        return bool(self.tool_calls)

@@ -1,0 +1,237 @@
+"""Tool specifications, the registry, and argument validation.
+
+A :class:`ToolSpec` is framework-neutral: a name, a description, a JSON Schema for
+the arguments, a handler, whether the tool reads or writes, and its limits. The
+registry turns specs into the JSON tool definitions offered to a model (the
+OpenAI-style ``{"type": "function", "function": {...}}`` shape that LangChain's
+``convert_to_openai_tool`` also produces).
+
+Argument validation uses :mod:`jsonschema` with Draft 2020-12. One rule is ours:
+an object schema that does not say whether extra properties are allowed is closed
+(``additionalProperties: false`` is added), because a model inventing an argument
+is more often a bug than a feature.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+
+from .errors import ConfigurationError
+
+Effect = Literal["read", "write"]
+OnOversize = Literal["truncate", "error"]
+
+TOOL_NAME_PATTERN: Final = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+"""Tool names providers accept: 1-64 ASCII letters, digits, ``_`` or ``-``."""
+
+MAX_VALIDATION_ERRORS: Final = 5
+"""How many schema violations one invalid-arguments message lists at most."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolContext:
+    """What the runtime (never the model) tells a tool about the call.
+
+    Passed as the first positional argument to handlers of specs with
+    ``needs_context=True``.
+    """
+
+    run_id: str
+    """The run the call belongs to."""
+    tool_call_id: str
+    """The id of the call being executed."""
+    caller: str | None = None
+    """The authenticated identity the run acts for, from the run's context; tools use
+    it for authorization. ``None`` means anonymous."""
+    values: Mapping[str, Any] = field(default_factory=dict)
+    """Application values handed to the run (database paths, clients, ...)."""
+    idempotency_key: str | None = None
+    """For write tools: the key that makes a retried write apply once."""
+
+
+Handler = Callable[..., Any]
+
+
+def _close_objects(schema: Any) -> Any:
+    """Return a copy of ``schema`` in which object schemas default to no extra properties."""
+    if isinstance(schema, list):
+        return [_close_objects(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {key: _close_objects(value) for key, value in schema.items()}
+    declares_object = out.get("type") == "object" or "properties" in out
+    open_markers = ("additionalProperties", "unevaluatedProperties", "patternProperties")
+    if declares_object and not any(marker in out for marker in open_markers):
+        out["additionalProperties"] = False
+    return out
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolSpec:
+    """A tool as the contract sees it.
+
+    Raises:
+        ConfigurationError: on construction, for a bad name, a schema that is not a
+            valid Draft 2020-12 object schema, a non-callable handler, or limits that
+            are not positive.
+    """
+
+    name: str
+    """Unique name, matching :data:`TOOL_NAME_PATTERN`."""
+    description: str
+    """What the tool does; sent to the model."""
+    parameters: Mapping[str, Any]
+    """JSON Schema (Draft 2020-12) of the arguments object. Stored closed: see module doc."""
+    handler: Handler
+    """Called as ``handler(**arguments)``, or ``handler(context, **arguments)`` when
+    ``needs_context`` is true. Gets its own deep copy of the validated arguments.
+    Returns any value the result serializer accepts; raises
+    :class:`~agent_contract.errors.ToolError` subclasses to classify failures."""
+    effect: Effect = "read"
+    """``"read"`` tools only observe; ``"write"`` tools change something and go through
+    preview, approval and an idempotency key."""
+    timeout_seconds: float = 10.0
+    """Wall-clock limit for one call, in seconds."""
+    max_result_chars: int = 8_000
+    """Largest serialized result handed to the model, in characters."""
+    on_oversize: OnOversize = "truncate"
+    """``"truncate"``: cut to ``max_result_chars`` with an explicit marker;
+    ``"error"``: refuse with kind ``result_too_large``."""
+    needs_context: bool = False
+    """Pass a :class:`ToolContext` as the first positional argument."""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not TOOL_NAME_PATTERN.match(self.name):
+            raise ConfigurationError(
+                f"tool name {self.name!r} must match {TOOL_NAME_PATTERN.pattern}"
+            )
+        if not isinstance(self.description, str) or not self.description.strip():
+            raise ConfigurationError(f"tool {self.name!r} needs a non-empty description")
+        if not callable(self.handler):
+            raise ConfigurationError(f"tool {self.name!r}: handler is not callable")
+        if self.effect not in ("read", "write"):
+            raise ConfigurationError(f"tool {self.name!r}: effect must be 'read' or 'write'")
+        if self.on_oversize not in ("truncate", "error"):
+            raise ConfigurationError(f"tool {self.name!r}: on_oversize must be truncate|error")
+        timeout = self.timeout_seconds
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
+            raise ConfigurationError(f"tool {self.name!r}: timeout_seconds must be > 0")
+        limit = self.max_result_chars
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 64:
+            raise ConfigurationError(f"tool {self.name!r}: max_result_chars must be an int >= 64")
+        if not isinstance(self.parameters, Mapping) or self.parameters.get("type") != "object":
+            raise ConfigurationError(f"tool {self.name!r}: parameters must be an object schema")
+        closed = _close_objects(copy.deepcopy(dict(self.parameters)))
+        try:
+            Draft202012Validator.check_schema(closed)
+        except SchemaError as exc:
+            raise ConfigurationError(
+                f"tool {self.name!r}: invalid JSON Schema at {exc.json_path}: {exc.message}"
+            ) from exc
+        object.__setattr__(self, "parameters", closed)
+        object.__setattr__(self, "_validator", Draft202012Validator(closed))
+
+    def definition(self) -> dict[str, Any]:
+        """The JSON tool definition offered to a model.
+
+        Shape: ``{"type": "function", "function": {"name", "description", "parameters"}}``.
+        """
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": copy.deepcopy(dict(self.parameters)),
+            },
+        }
+
+    def validate(self, arguments: Any) -> str | None:
+        """Check ``arguments`` against the schema.
+
+        Returns:
+            ``None`` when valid; otherwise a message naming each failing JSON path and
+            the failed constraint, e.g. ``"$.expression: 3 is not of type 'string'
+            (type)"``. At most :data:`MAX_VALIDATION_ERRORS` are listed.
+        """
+        validator: Draft202012Validator = getattr(self, "_validator")  # noqa: B009 (set in __post_init__)
+        errors = sorted(validator.iter_errors(arguments), key=lambda e: (e.json_path, e.validator))
+        if not errors:
+            return None
+        parts = [f"{e.json_path}: {e.message} ({e.validator})" for e in errors]
+        shown = parts[:MAX_VALIDATION_ERRORS]
+        if len(parts) > len(shown):
+            shown.append(f"... and {len(parts) - len(shown)} more")
+        return "; ".join(shown)
+
+
+class ToolRegistry:
+    """The tools a contract knows, by name.
+
+    Registration is not permission: a run's allowlist can still exclude a registered
+    tool.
+    """
+
+    def __init__(self, tools: Iterable[ToolSpec] = ()) -> None:
+        self._tools: dict[str, ToolSpec] = {}
+        for spec in tools:
+            self.register(spec)
+
+    def register(self, spec: ToolSpec) -> None:
+        """Add ``spec``.
+
+        Raises:
+            ConfigurationError: not a ToolSpec, or the name is taken.
+        """
+        if not isinstance(spec, ToolSpec):
+            raise ConfigurationError(f"register() takes a ToolSpec, got {type(spec)!r}")
+        if spec.name in self._tools:
+            raise ConfigurationError(f"tool {spec.name!r} is already registered")
+        self._tools[spec.name] = spec
+
+    def unregister(self, name: str) -> ToolSpec:
+        """Remove and return the tool called ``name``.
+
+        Raises:
+            ConfigurationError: no such tool.
+        """
+        try:
+            return self._tools.pop(name)
+        except KeyError:
+            raise ConfigurationError(f"tool {name!r} is not registered") from None
+
+    def get(self, name: str) -> ToolSpec | None:
+        """The tool called ``name``, or ``None``."""
+        return self._tools.get(name)
+
+    def names(self) -> list[str]:
+        """Registered names, in registration order."""
+        return list(self._tools)
+
+    def list_tools(self, allowlist: Iterable[str] | None = None) -> list[dict[str, Any]]:
+        """JSON tool definitions to offer a model, in registration order.
+
+        Args:
+            allowlist: when given, only these names are listed.
+        """
+        allowed = None if allowlist is None else set(allowlist)
+        return [
+            spec.definition()
+            for spec in self._tools.values()
+            if allowed is None or spec.name in allowed
+        ]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def __iter__(self) -> Iterator[ToolSpec]:
+        return iter(list(self._tools.values()))
+
+    def __len__(self) -> int:
+        return len(self._tools)
