@@ -1,0 +1,215 @@
+"""Run budgets, what a run has used, and the checks named by when they run.
+
+Every check runs *before* the work it guards and returns a :class:`Breach` (or
+``None``); the caller turns a breach into a stop with the breach's reason. Messages
+carry the limit and the observed value, e.g. ``"max_tool_calls of 3 exceeded (4
+requested)"``; tests pin them.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import ConfigurationError, StopReason
+
+
+def _positive_int(owner: str, name: str, value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigurationError(f"{owner}.{name} must be an int >= 1, got {value!r}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Budget:
+    """The limits of one run. Every breach fails closed with a named stop reason.
+
+    Raises:
+        ConfigurationError: a limit is not a positive number.
+    """
+
+    max_model_steps: int = 8
+    """Model calls a run may make. The check runs before each call; a run that needs
+    one more step to answer stops with ``max_model_steps``, never with a made-up answer."""
+    max_tool_calls: int = 8
+    """Tool calls a run may *request* (refused and failed calls count too). A batch that
+    would cross the limit is refused whole, before any of it runs."""
+    max_identical_calls: int = 2
+    """How many times one identical call (same tool, same canonical arguments; key order
+    does not matter) may be requested in a run. The next one is refused and the run
+    stops with ``repeated_call``."""
+    deadline_seconds: float | None = 60.0
+    """Wall-clock seconds of active running (time spent paused for approval is not
+    counted); ``None`` for no deadline. Also caps each tool's timeout."""
+    max_trace_bytes: int = 1_000_000
+    """Size of the trace as UTF-8 JSONL, in bytes; checked before each model call and
+    each tool batch."""
+
+    def __post_init__(self) -> None:
+        for name in ("max_model_steps", "max_tool_calls", "max_identical_calls"):
+            _positive_int("Budget", name, getattr(self, name))
+        _positive_int("Budget", "max_trace_bytes", self.max_trace_bytes)
+        deadline = self.deadline_seconds
+        if deadline is not None and (
+            isinstance(deadline, bool) or not isinstance(deadline, int | float) or deadline <= 0
+        ):
+            raise ConfigurationError(f"Budget.deadline_seconds must be > 0 or None, got {deadline!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The limits as a JSON-ready dict."""
+        return {
+            "max_model_steps": self.max_model_steps,
+            "max_tool_calls": self.max_tool_calls,
+            "max_identical_calls": self.max_identical_calls,
+            "deadline_seconds": self.deadline_seconds,
+            "max_trace_bytes": self.max_trace_bytes,
+        }
+
+
+@dataclass(frozen=True, kw_only=True)
+class Breach:
+    """A budget check that failed."""
+
+    reason: StopReason
+    """The stop reason the run ends with."""
+    message: str
+    """Human-readable, with the limit and the observed value."""
+    call_ids: tuple[str | None, ...] = ()
+    """For ``repeated_call``: the calls that were one too many."""
+
+
+@dataclass(kw_only=True)
+class BudgetUsage:
+    """What a run has used so far. Serializable, so budgets hold across resumes."""
+
+    model_steps: int = 0
+    """Model calls made."""
+    tool_calls: int = 0
+    """Tool calls requested and admitted past the batch checks."""
+    call_counts: dict[str, int] = field(default_factory=dict)
+    """Requests per call key (``name`` + canonical arguments)."""
+    elapsed_before: float = 0.0
+    """Active seconds spent in earlier processes or before a pause."""
+    _started: float = field(default_factory=time.monotonic, repr=False)
+
+    def elapsed(self) -> float:
+        """Active seconds so far, including earlier segments of a resumed run."""
+        return self.elapsed_before + (time.monotonic() - self._started)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Snapshot as a JSON-ready dict (the running segment is folded in)."""
+        return {
+            "model_steps": self.model_steps,
+            "tool_calls": self.tool_calls,
+            "call_counts": dict(self.call_counts),
+            "elapsed_before": self.elapsed(),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> BudgetUsage:
+        """Restore a snapshot; the clock restarts now.
+
+        Raises:
+            ConfigurationError: the snapshot is malformed.
+        """
+        try:
+            return cls(
+                model_steps=int(data["model_steps"]),
+                tool_calls=int(data["tool_calls"]),
+                call_counts={str(k): int(v) for k, v in dict(data["call_counts"]).items()},
+                elapsed_before=float(data["elapsed_before"]),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ConfigurationError(f"malformed budget usage snapshot: {exc!r}") from exc
+
+
+def check_deadline(budget: Budget, usage: BudgetUsage) -> Breach | None:
+    """Breach ``deadline`` when the run's active time has reached the deadline."""
+    if budget.deadline_seconds is None:
+        return None
+    elapsed = usage.elapsed()
+    if elapsed >= budget.deadline_seconds:
+        return Breach(
+            reason="deadline",
+            message=f"deadline of {budget.deadline_seconds:g} s reached ({elapsed:.3f} s elapsed)",
+        )
+    return None
+
+
+def check_trace_size(budget: Budget, trace_bytes: int) -> Breach | None:
+    """Breach ``max_trace_bytes`` when the trace has reached its size limit (bytes)."""
+    if trace_bytes >= budget.max_trace_bytes:
+        return Breach(
+            reason="max_trace_bytes",
+            message=f"max_trace_bytes of {budget.max_trace_bytes} reached ({trace_bytes} bytes)",
+        )
+    return None
+
+
+def check_before_model_call(budget: Budget, usage: BudgetUsage, trace_bytes: int) -> Breach | None:
+    """Run before each model call: deadline, trace size, then the step budget."""
+    breach = check_deadline(budget, usage) or check_trace_size(budget, trace_bytes)
+    if breach is not None:
+        return breach
+    if usage.model_steps >= budget.max_model_steps:
+        return Breach(
+            reason="max_model_steps",
+            message=(
+                f"max_model_steps of {budget.max_model_steps} reached "
+                f"({usage.model_steps} steps taken, one more needed)"
+            ),
+        )
+    return None
+
+
+def check_before_tool_calls(
+    budget: Budget,
+    usage: BudgetUsage,
+    trace_bytes: int,
+    calls: Sequence[tuple[str | None, str]],
+) -> Breach | None:
+    """Run before a batch of tool calls, which is admitted or refused whole.
+
+    Args:
+        calls: ``(tool_call_id, call_key)`` for each call, in issue order; the key is
+            the tool name plus canonical arguments (see ``policy.call_key``).
+
+    Checks, in order: deadline, trace size, the tool-call budget (the batch would
+    cross it), identical repeats (counting earlier calls in the same batch).
+    """
+    breach = check_deadline(budget, usage) or check_trace_size(budget, trace_bytes)
+    if breach is not None:
+        return breach
+    requested = usage.tool_calls + len(calls)
+    if requested > budget.max_tool_calls:
+        return Breach(
+            reason="max_tool_calls",
+            message=(
+                f"max_tool_calls of {budget.max_tool_calls} exceeded ({requested} requested: "
+                f"{usage.tool_calls} earlier + {len(calls)} in this batch)"
+            ),
+        )
+    counts = dict(usage.call_counts)
+    repeated: list[str | None] = []
+    for call_id, key in calls:
+        counts[key] = counts.get(key, 0) + 1
+        if counts[key] > budget.max_identical_calls:
+            repeated.append(call_id)
+    if repeated:
+        return Breach(
+            reason="repeated_call",
+            message=(
+                f"max_identical_calls of {budget.max_identical_calls} exceeded "
+                f"by {len(repeated)} call(s): {', '.join(str(i) for i in repeated)}"
+            ),
+            call_ids=tuple(repeated),
+        )
+    return None
+
+
+def admit_tool_calls(usage: BudgetUsage, keys: Sequence[str]) -> None:
+    """Charge an admitted batch to ``usage`` (counts and per-key repeats)."""
+    usage.tool_calls += len(keys)
+    for key in keys:
+        usage.call_counts[key] = usage.call_counts.get(key, 0) + 1

@@ -1,0 +1,154 @@
+"""Runs tool handlers with a wall-clock timeout on a long-lived worker pool.
+
+Why a long-lived pool: ``ThreadPoolExecutor.__exit__`` waits for running work, so a
+pool created per call turns a 0.2 s timeout around a 1.5 s handler into a 1.5 s wait.
+One pool, created once, lets the caller stop waiting at the timeout.
+
+What a timeout means in thread mode: Python cannot kill a thread. The handler keeps
+running and any write it makes still lands later. The result therefore says
+``outcome="unknown"`` and ``side_effects_possible=True``; only a handler that had not
+started yet (the pool was saturated) is reported as ``not_run``. A tool that must be
+stoppable needs a boundary the OS enforces (a subprocess), or a timeout inside its own
+client.
+
+Handlers run in a copy of the caller's :mod:`contextvars` context, which LangGraph
+needs when its handlers are moved to another thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import threading
+import time
+from collections.abc import Awaitable, Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import ConfigurationError
+
+
+@dataclass(frozen=True, kw_only=True)
+class Invocation:
+    """What happened when a handler was invoked."""
+
+    value: Any = None
+    """The handler's return value, when it returned in time."""
+    error: BaseException | None = None
+    """The exception it raised, when it raised in time."""
+    timed_out: bool = False
+    """True when the caller stopped waiting."""
+    started: bool = True
+    """False only when the handler never started before the timeout (pool saturated)."""
+    duration_seconds: float = 0.0
+    """Seconds from start until it returned, or until the caller stopped waiting."""
+
+
+class _Started:
+    __slots__ = ("at", "event")
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        self.at = 0.0
+
+
+class InvocationHandle:
+    """A submitted handler; :meth:`result` waits for it up to a timeout."""
+
+    def __init__(self, future: Future[Any], started: _Started, submitted: float) -> None:
+        self._future = future
+        self._started = started
+        self._submitted = submitted
+
+    def result(self, timeout: float) -> Invocation:
+        """Wait at most ``timeout`` seconds (measured from submission) for the handler."""
+        remaining = max(0.0, timeout - (time.monotonic() - self._submitted))
+        try:
+            value = self._future.result(timeout=remaining)
+        except FutureTimeout:
+            cancelled = self._future.cancel()
+            started = not cancelled
+            begun = self._started.at if self._started.event.is_set() else time.monotonic()
+            return Invocation(
+                timed_out=True, started=started, duration_seconds=time.monotonic() - begun
+            )
+        except BaseException as exc:  # noqa: BLE001 - classified by the caller
+            return Invocation(error=exc, duration_seconds=self._elapsed())
+        return Invocation(value=value, duration_seconds=self._elapsed())
+
+    def _elapsed(self) -> float:
+        return time.monotonic() - (self._started.at or self._submitted)
+
+
+class ToolExecutor:
+    """A long-lived thread pool for tool handlers.
+
+    Args:
+        max_workers: threads in the pool. Timed-out handlers keep their thread until
+            they return, so size it above the number of calls that may hang at once.
+
+    Raises:
+        ConfigurationError: ``max_workers`` is not a positive int.
+    """
+
+    def __init__(self, max_workers: int = 16) -> None:
+        if isinstance(max_workers, bool) or not isinstance(max_workers, int) or max_workers < 1:
+            raise ConfigurationError("ToolExecutor max_workers must be an int >= 1")
+        self._pool = ThreadPoolExecutor(
+            max_workers=max_workers, thread_name_prefix="agent-contract-tool"
+        )
+
+    def submit(self, fn: Callable[[], Any]) -> InvocationHandle:
+        """Start ``fn()`` on the pool in a copy of the current context."""
+        context = contextvars.copy_context()
+        started = _Started()
+
+        def call() -> Any:
+            started.at = time.monotonic()
+            started.event.set()
+            return context.run(fn)
+
+        submitted = time.monotonic()
+        return InvocationHandle(self._pool.submit(call), started, submitted)
+
+    def run(self, fn: Callable[[], Any], timeout: float) -> Invocation:
+        """Submit ``fn`` and wait at most ``timeout`` seconds for it."""
+        return self.submit(fn).result(timeout)
+
+    def shutdown(self) -> None:
+        """Stop accepting work; running handlers are not waited for."""
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+async def arun_with_timeout(fn: Callable[[], Awaitable[Any]], timeout: float) -> Invocation:
+    """Await ``fn()`` for at most ``timeout`` seconds.
+
+    ``asyncio.wait_for`` cancels a coroutine at the timeout; if the awaitable wraps a
+    thread (a sync tool run in an executor), that thread still runs on, so the result
+    still reports the outcome as unknown.
+    """
+    begun = time.monotonic()
+    try:
+        value = await asyncio.wait_for(fn(), timeout=timeout)
+    except TimeoutError:
+        return Invocation(timed_out=True, duration_seconds=time.monotonic() - begun)
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - classified by the caller
+        return Invocation(error=exc, duration_seconds=time.monotonic() - begun)
+    return Invocation(value=value, duration_seconds=time.monotonic() - begun)
+
+
+_default: ToolExecutor | None = None
+_default_lock = threading.Lock()
+
+
+def default_executor() -> ToolExecutor:
+    """The process-wide executor that contracts share unless given their own."""
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = ToolExecutor()
+        return _default

@@ -1,0 +1,802 @@
+"""The contract's rules, in one place: response shape, allowlist, arguments, budgets,
+repeats, the call-ID ledger, execution and the trace.
+
+:class:`Contract` is the configuration (tools, allowlist, budget, redaction);
+:meth:`Contract.start` gives a :class:`RunState` for one run. The offline loop
+(:mod:`agent_contract.loop`) and the LangChain middleware are thin drivers of the same
+RunState methods, called in this order::
+
+    check_before_model_call()  -> Stop | None
+    accept_response(completion) -> Decision (final | tool_calls | invalid)
+    plan_tool_calls(calls)     -> BatchPlan (each call: run or refused; maybe a Stop)
+    execute(planned) / aexecute(planned, ...) -> ToolResult
+    record_result(result)
+    finish(stop, messages=..., output=...) -> RunResult
+
+A rule written in a driver instead of here would drift between harnesses.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import threading
+import uuid
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from . import budget as budget_checks
+from .budget import Breach, Budget, BudgetUsage
+from .errors import ConfigurationError, ErrorKind, StopReason
+from .executor import Invocation, ToolExecutor, arun_with_timeout, default_executor
+from .messages import Completion, Message, ToolCall, canonical_json
+from .results import (
+    ToolResult,
+    classify_exception,
+    error_result,
+    success_result,
+)
+from .tools import ToolContext, ToolRegistry, ToolSpec
+from .trace import PREVIEW_CHARS, RedactionPolicy, Trace
+
+ViolationCode = Literal[
+    "text_and_tool_calls",
+    "empty_response",
+    "empty_tool_name",
+    "missing_call_id",
+    "duplicate_call_id",
+    "arguments_not_object",
+    "unparseable_arguments",
+]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Violation:
+    """One way a model response broke the response contract."""
+
+    code: ViolationCode
+    """Machine-readable reason."""
+    message: str
+    """Human-readable reason."""
+    tool_call_id: str | None = None
+    """The call it concerns, when the call has an id."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {"code": self.code, "message": self.message, "tool_call_id": self.tool_call_id}
+
+
+def call_key(name: str, arguments: Any) -> str:
+    """Identity of a call for repeat detection: the name and a hash of canonical arguments.
+
+    Key order does not matter (``{"a":1,"b":2}`` and ``{"b":2,"a":1}`` give one key).
+    The hash keeps argument values (possibly secrets) out of stored state.
+    """
+    try:
+        text = canonical_json(arguments)
+    except (TypeError, ValueError):
+        text = repr(arguments)
+    return f"{name}:{hashlib.sha256(text.encode('utf-8')).hexdigest()[:16]}"
+
+
+def _normalize_arguments(call: ToolCall) -> tuple[Any, Violation | None]:
+    args = call.arguments
+    if isinstance(args, str):
+        try:
+            args = json.loads(args)
+        except ValueError:
+            return call.arguments, Violation(
+                code="unparseable_arguments",
+                message=f"arguments of call {call.id!r} are not valid JSON",
+                tool_call_id=call.id or None,
+            )
+    if not isinstance(args, dict):
+        return args, Violation(
+            code="arguments_not_object",
+            message=(
+                f"arguments of call {call.id!r} must be a JSON object, "
+                f"got {type(args).__name__}"
+            ),
+            tool_call_id=call.id or None,
+        )
+    return args, None
+
+
+def validate_response(
+    completion: Completion, *, seen_ids: Iterable[str] = ()
+) -> tuple[tuple[ToolCall, ...], tuple[Violation, ...]]:
+    """Judge a completion against the response contract.
+
+    A response has exactly two legal shapes: a final answer (non-blank text, no tool
+    calls) or one or more tool calls (blank text). Each call needs a non-empty name, an
+    id that is unique within the response and the run, and arguments that are a JSON
+    object (a JSON *string* holding an object is accepted and parsed).
+
+    Args:
+        completion: what the model returned.
+        seen_ids: tool-call ids issued earlier in the run.
+
+    Returns:
+        ``(calls, violations)``: the calls with arguments normalized to dicts (invalid
+        calls keep their raw arguments), and every violation found; no violations
+        means the response is legal.
+    """
+    violations: list[Violation] = []
+    has_text = bool(completion.text.strip())
+    if has_text and completion.tool_calls:
+        violations.append(
+            Violation(
+                code="text_and_tool_calls",
+                message="a response is either a final text or tool calls, not both",
+            )
+        )
+    if not has_text and not completion.tool_calls:
+        violations.append(
+            Violation(code="empty_response", message="the response has neither text nor tool calls")
+        )
+    seen = set(seen_ids)
+    calls: list[ToolCall] = []
+    for call in completion.tool_calls:
+        call_id = call.id or None
+        if not call.name.strip():
+            violations.append(
+                Violation(
+                    code="empty_tool_name",
+                    message=f"call {call_id!r} has an empty tool name",
+                    tool_call_id=call_id,
+                )
+            )
+        if call_id is None:
+            violations.append(
+                Violation(code="missing_call_id", message=f"a call to {call.name!r} has no id")
+            )
+        elif call_id in seen:
+            violations.append(
+                Violation(
+                    code="duplicate_call_id",
+                    message=f"tool_call_id {call_id!r} is used more than once in this run",
+                    tool_call_id=call_id,
+                )
+            )
+        else:
+            seen.add(call_id)
+        arguments, problem = _normalize_arguments(call)
+        if problem is not None:
+            violations.append(problem)
+        calls.append(ToolCall(id=call.id, name=call.name, arguments=arguments))
+    return tuple(calls), tuple(violations)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Stop:
+    """Why a run ends (or pauses)."""
+
+    reason: StopReason
+    """The named stop reason."""
+    detail: str = ""
+    """Human-readable detail with limits and observed values."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Decision:
+    """The judgment of one model response."""
+
+    shape: Literal["final", "tool_calls", "invalid"]
+    """Which legal shape it has, or ``invalid``."""
+    text: str = ""
+    """The answer, for ``final``."""
+    calls: tuple[ToolCall, ...] = ()
+    """The calls (arguments normalized), for ``tool_calls`` and ``invalid``."""
+    violations: tuple[Violation, ...] = ()
+    """For ``invalid``."""
+    refusals: tuple[ToolResult, ...] = ()
+    """For ``invalid``: one error result per distinct call id, bound to it."""
+    stop: Stop | None = None
+    """For ``invalid``: the ``invalid_response`` stop."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class PlannedCall:
+    """One call of an admitted or refused batch."""
+
+    call: ToolCall
+    """The call as issued (arguments normalized)."""
+    spec: ToolSpec | None = None
+    """The tool, when the call may run."""
+    arguments: dict[str, Any] = field(default_factory=dict)
+    """The validated arguments (the handler gets its own deep copy)."""
+    refusal: ToolResult | None = None
+    """Set when the call must not run; the bound error result to hand back."""
+
+    @property
+    def call_id(self) -> str:
+        """The call's id (always set: invalid responses never reach planning)."""
+        return self.call.id or ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class BatchPlan:
+    """The verdict on a batch of tool calls, in issue order."""
+
+    calls: tuple[PlannedCall, ...]
+    """Every call of the batch, in the order the model issued them."""
+    stop: Stop | None = None
+    """Set when the batch was refused whole (budget, repeats, deadline)."""
+
+    @property
+    def runnable(self) -> tuple[PlannedCall, ...]:
+        """The calls that may run."""
+        return tuple(p for p in self.calls if p.refusal is None)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolCallRecord:
+    """A tool call as the run report shows it."""
+
+    id: str | None
+    """The ``tool_call_id`` (None only for a call that broke the contract without one)."""
+    name: str
+    """The tool the model asked for."""
+    status: Literal["success", "error"]
+    """How the call ended."""
+    error_kind: ErrorKind | None = None
+    """The classification, for errors."""
+    outcome: str = "succeeded"
+    """``succeeded``, ``failed``, ``unknown`` or ``not_run``."""
+    side_effects_possible: bool = False
+    """True when a failed call may still have changed something."""
+    arguments: Any = None
+    """The arguments (validated, redacted)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form, without arguments."""
+        data: dict[str, Any] = {"id": self.id, "name": self.name, "status": self.status}
+        if self.error_kind is not None:
+            data["error_kind"] = self.error_kind
+            data["outcome"] = self.outcome
+            data["side_effects_possible"] = self.side_effects_possible
+        return data
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunResult:
+    """What a run produced, the same on every harness."""
+
+    run_id: str
+    """Unique id of the run."""
+    stop_reason: StopReason
+    """Why it ended; only ``answered`` carries an answer."""
+    stop_detail: str
+    """Human-readable detail of the stop."""
+    output: str | None
+    """The answer (redacted) when ``stop_reason == "answered"``, else ``None``."""
+    messages: tuple[Message, ...]
+    """The transcript, oldest first."""
+    trace: Trace
+    """The redacted trace."""
+    tool_calls: tuple[ToolCallRecord, ...]
+    """Every call the model issued, in issue order, with how it ended."""
+    usage: Mapping[str, Any]
+    """Budget usage at the end (model steps, tool calls, elapsed seconds)."""
+    harness: str = "offline"
+    """Which driver produced it."""
+
+    @property
+    def answered(self) -> bool:
+        """True when the run ended with an answer."""
+        return self.stop_reason == "answered"
+
+    def trajectory(self) -> list[str]:
+        """The tool names the model called, in order."""
+        return [record.name for record in self.tool_calls]
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON summary; raw messages are left out on purpose."""
+        return {
+            "run_id": self.run_id,
+            "harness": self.harness,
+            "stop_reason": self.stop_reason,
+            "stop_detail": self.stop_detail,
+            "output": self.output,
+            "tool_calls": [record.to_dict() for record in self.tool_calls],
+            "usage": dict(self.usage),
+        }
+
+
+class Contract:
+    """The contract's configuration, shared by every run and every harness.
+
+    Args:
+        tools: a registry or the specs to register.
+        budget: run limits; defaults to :class:`Budget()`.
+        allowlist: names of the tools this contract lets run; ``None`` allows every
+            registered tool. Only allowlisted tools are offered to the model.
+        redaction: the redaction policy; ``secrets`` are added to it.
+        secrets: exact values that must never leave a run.
+        executor: the worker pool; defaults to the process-wide one.
+        expose_exception_text: show (redacted) exception text to the model for tool
+            failures that are not ToolErrors. Off by default.
+
+    Raises:
+        ConfigurationError: the allowlist names a tool that is not registered.
+    """
+
+    def __init__(
+        self,
+        tools: ToolRegistry | Iterable[ToolSpec] = (),
+        *,
+        budget: Budget | None = None,
+        allowlist: Iterable[str] | None = None,
+        redaction: RedactionPolicy | None = None,
+        secrets: Iterable[str] = (),
+        executor: ToolExecutor | None = None,
+        expose_exception_text: bool = False,
+    ) -> None:
+        self.registry = tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools)
+        self.budget = budget or Budget()
+        if allowlist is not None:
+            names = frozenset(allowlist)
+            unknown = sorted(n for n in names if n not in self.registry)
+            if unknown:
+                raise ConfigurationError(f"allowlist names unregistered tools: {unknown}")
+            self.allowlist: frozenset[str] | None = names
+        else:
+            self.allowlist = None
+        base = redaction or RedactionPolicy()
+        secrets = tuple(secrets)
+        self.redaction = base.with_secrets(secrets) if secrets else base
+        self._executor = executor
+        self.expose_exception_text = expose_exception_text
+
+    @property
+    def executor(self) -> ToolExecutor:
+        """The worker pool tool handlers run on."""
+        return self._executor or default_executor()
+
+    def is_allowed(self, name: str) -> bool:
+        """True when ``name`` is registered and inside the allowlist."""
+        return name in self.registry and (self.allowlist is None or name in self.allowlist)
+
+    def offered_tools(self) -> list[dict[str, Any]]:
+        """The JSON tool definitions offered to the model (allowlisted tools only)."""
+        return self.registry.list_tools(self.allowlist)
+
+    def start(
+        self,
+        *,
+        run_id: str | None = None,
+        caller: str | None = None,
+        context: Mapping[str, Any] | None = None,
+    ) -> RunState:
+        """Begin one run.
+
+        Args:
+            run_id: defaults to a random id.
+            caller: the identity the run acts for (tools read it from ToolContext).
+            context: application values handed to context-aware tools.
+        """
+        return RunState(self, run_id=run_id or f"run-{uuid.uuid4().hex[:12]}", caller=caller,
+                        context=dict(context or {}))
+
+
+class RunState:
+    """The mutable state of one run: usage, the call-ID ledger and the trace.
+
+    Thread-safe: tool calls of a batch may execute and be recorded concurrently.
+    Create it with :meth:`Contract.start`.
+    """
+
+    def __init__(
+        self, contract: Contract, *, run_id: str, caller: str | None, context: dict[str, Any]
+    ) -> None:
+        self.contract = contract
+        self.run_id = run_id
+        self.caller = caller
+        self.context = context
+        self.usage = BudgetUsage()
+        self.trace = Trace(contract.redaction)
+        self._lock = threading.RLock()
+        self._records: list[ToolCallRecord] = []
+        self._issued: list[str] = []
+        self._answered: dict[str, ToolResult] = {}
+        self._batch: list[PlannedCall] = []
+        self.stopped: Stop | None = None
+        self.trace.append(
+            "run_started",
+            run_id=run_id,
+            tools_offered=[t["function"]["name"] for t in contract.offered_tools()],
+            budget=contract.budget.to_dict(),
+        )
+
+    # -- model steps ------------------------------------------------------------------
+
+    def check_before_model_call(self) -> Stop | None:
+        """Close the previous tool batch, then check deadline, trace size and step budget.
+
+        Returns the stop to end the run with, or ``None`` to go ahead. A ``None`` also
+        counts the step: call the model right after.
+        """
+        with self._lock:
+            self._close_batch()
+            breach = budget_checks.check_before_model_call(
+                self.contract.budget, self.usage, self.trace.size_bytes
+            )
+            if breach is not None:
+                return Stop(reason=breach.reason, detail=breach.message)
+            self.usage.model_steps += 1
+            self.trace.append("model_call", step=self.usage.model_steps)
+            return None
+
+    def model_failed(self, exc: BaseException) -> Stop:
+        """The stop for a model that raised: ``model_error``, naming only the type."""
+        return Stop(reason="model_error", detail=f"the model raised {type(exc).__name__}")
+
+    def accept_response(self, completion: Completion) -> Decision:
+        """Judge the model's response and record it.
+
+        Returns:
+            A :class:`Decision`. For ``invalid`` it carries one bound error result per
+            distinct call id (kind ``invalid_call``) and the ``invalid_response`` stop;
+            those results are already recorded in the ledger.
+        """
+        with self._lock:
+            calls, violations = validate_response(completion, seen_ids=self._issued)
+            step = self.usage.model_steps
+            shape: Literal["final", "tool_calls", "invalid"] = (
+                "invalid" if violations else ("tool_calls" if calls else "final")
+            )
+            self.trace.append(
+                "model_response",
+                step=step,
+                shape=shape,
+                tool_calls=[{"id": c.id, "name": c.name} for c in calls],
+                text_chars=len(completion.text),
+            )
+            if shape == "final":
+                return Decision(shape="final", text=completion.text)
+            if shape == "tool_calls":
+                return Decision(shape="tool_calls", calls=calls)
+            for violation in violations:
+                self.trace.append("contract_violation", **violation.to_dict())
+            refusals = self._refuse_invalid(calls, violations)
+            summary = "; ".join(v.message for v in violations)
+            return Decision(
+                shape="invalid",
+                calls=calls,
+                violations=violations,
+                refusals=refusals,
+                stop=Stop(reason="invalid_response", detail=summary),
+            )
+
+    def _refuse_invalid(
+        self, calls: Sequence[ToolCall], violations: Sequence[Violation]
+    ) -> tuple[ToolResult, ...]:
+        general = [v.code for v in violations if v.tool_call_id is None]
+        refusals: list[ToolResult] = []
+        for call in calls:
+            own = [v for v in violations if v.tool_call_id is not None and v.tool_call_id == call.id]
+            self._records.append(
+                ToolCallRecord(
+                    id=call.id or None,
+                    name=call.name,
+                    status="error",
+                    error_kind="invalid_call",
+                    outcome="not_run",
+                    arguments=self.contract.redaction.redact_value(call.arguments),
+                )
+            )
+            if not call.id or call.id in self._answered or call.id in self._issued:
+                continue
+            reason = "; ".join(v.message for v in own) or (
+                "not run: the response broke the contract (" + ", ".join(general) + ")"
+            )
+            result = error_result(
+                call.id, call.name, "invalid_call", reason, redaction=self.contract.redaction
+            )
+            self._issued.append(call.id)
+            self._answered[call.id] = result
+            self.trace.append("tool_result", **result.summary(), preview=result.content[:PREVIEW_CHARS])
+            refusals.append(result)
+        return tuple(refusals)
+
+    # -- tool batches -----------------------------------------------------------------
+
+    def plan_tool_calls(self, calls: Sequence[ToolCall]) -> BatchPlan:
+        """Judge a batch of calls (from a ``tool_calls`` decision) before any of it runs.
+
+        Batch checks (deadline, trace size, tool-call budget, identical repeats) admit
+        or refuse the batch whole; a refused batch gives every call a bound error and a
+        stop. In an admitted batch each call is checked alone: registered
+        (``unknown_tool``), allowlisted (``not_allowed``), write tools need approval
+        (``not_allowed`` until an approver is configured), arguments valid
+        (``invalid_arguments``).
+        """
+        with self._lock:
+            self._close_batch()
+            keys = [call_key(c.name, c.arguments) for c in calls]
+            breach = budget_checks.check_before_tool_calls(
+                self.contract.budget,
+                self.usage,
+                self.trace.size_bytes,
+                [(c.id, k) for c, k in zip(calls, keys, strict=True)],
+            )
+            for call in calls:
+                self._issued.append(call.id or "")
+            if breach is not None:
+                planned = tuple(self._refuse_for_breach(c, breach) for c in calls)
+                plan = BatchPlan(calls=planned, stop=Stop(reason=breach.reason, detail=breach.message))
+            else:
+                budget_checks.admit_tool_calls(self.usage, keys)
+                plan = BatchPlan(calls=tuple(self._plan_one(c) for c in calls))
+            self._batch = list(plan.calls)
+            for planned_call in plan.calls:
+                self._trace_call(planned_call)
+            for planned_call in plan.calls:
+                if planned_call.refusal is not None:
+                    self._answer(planned_call.refusal)
+            return plan
+
+    def _refuse_for_breach(self, call: ToolCall, breach: Breach) -> PlannedCall:
+        kind: ErrorKind = "repeated_call" if call.id in breach.call_ids else "budget_exceeded"
+        message = breach.message if kind == "repeated_call" or breach.reason != "repeated_call" else (
+            f"not run: the batch was refused ({breach.message})"
+        )
+        return PlannedCall(call=call, refusal=self._error(call, kind, message))
+
+    def _error(self, call: ToolCall, kind: ErrorKind, message: str) -> ToolResult:
+        return error_result(call.id or "", call.name, kind, message, redaction=self.contract.redaction)
+
+    def _plan_one(self, call: ToolCall) -> PlannedCall:
+        spec = self.contract.registry.get(call.name)
+        if spec is None:
+            offered = ", ".join(t["function"]["name"] for t in self.contract.offered_tools())
+            return PlannedCall(
+                call=call,
+                refusal=self._error(
+                    call, "unknown_tool", f"unknown tool {call.name!r}; available: {offered or 'none'}"
+                ),
+            )
+        if not self.contract.is_allowed(call.name):
+            return PlannedCall(
+                call=call,
+                refusal=self._error(call, "not_allowed", f"tool {call.name!r} is not allowed in this run"),
+            )
+        problem = spec.validate(call.arguments)
+        if problem is not None:
+            return PlannedCall(
+                call=call,
+                refusal=self._error(
+                    call, "invalid_arguments", f"invalid arguments for {call.name!r}: {problem}"
+                ),
+            )
+        if spec.effect == "write":
+            return PlannedCall(
+                call=call,
+                refusal=self._error(
+                    call,
+                    "not_allowed",
+                    f"tool {call.name!r} writes and needs approval, but this run has no approver",
+                ),
+            )
+        return PlannedCall(call=call, spec=spec, arguments=copy.deepcopy(call.arguments))
+
+    def _trace_call(self, planned: PlannedCall) -> None:
+        fields: dict[str, Any] = {
+            "id": planned.call.id,
+            "name": planned.call.name,
+            "arguments": planned.arguments if planned.refusal is None else planned.call.arguments,
+            "decision": "run" if planned.refusal is None else "refused",
+        }
+        if planned.refusal is not None:
+            fields["error_kind"] = planned.refusal.error_kind
+        self.trace.append("tool_call", **fields)
+
+    def _timeout_for(self, spec: ToolSpec) -> float:
+        timeout = float(spec.timeout_seconds)
+        deadline = self.contract.budget.deadline_seconds
+        if deadline is not None:
+            timeout = max(0.0, min(timeout, deadline - self.usage.elapsed()))
+        return timeout
+
+    def _tool_context(self, planned: PlannedCall) -> ToolContext:
+        return ToolContext(
+            run_id=self.run_id,
+            tool_call_id=planned.call_id,
+            caller=self.caller,
+            values=self.context,
+        )
+
+    def default_invoke(self, planned: PlannedCall) -> Callable[[], Any]:
+        """The plain way to run a planned call: its handler with a copy of the arguments."""
+        spec = planned.spec
+        if spec is None:
+            raise ConfigurationError("default_invoke() needs a runnable planned call")
+        arguments = copy.deepcopy(planned.arguments)
+        if spec.needs_context:
+            context = self._tool_context(planned)
+            return lambda: spec.handler(context, **arguments)
+        return lambda: spec.handler(**arguments)
+
+    def submit(
+        self, planned: PlannedCall, invoke: Callable[[], Any] | None = None
+    ) -> Callable[[], ToolResult]:
+        """Start one admitted call on the worker pool; the returned function waits for it.
+
+        Args:
+            planned: a runnable call from :meth:`plan_tool_calls`.
+            invoke: how to run it; defaults to :meth:`default_invoke`. A binding passes
+                its framework's handler here; it must return the tool's raw value.
+
+        Returns:
+            ``wait()``: blocks until the call returns or its timeout (seconds, from
+            submission) passes, records the result in the ledger and returns it.
+
+        Raises:
+            ConfigurationError: ``planned`` was refused (it has nothing to run).
+        """
+        spec = self._require_spec(planned)
+        timeout = self._timeout_for(spec)
+        handle = self.contract.executor.submit(invoke or self.default_invoke(planned))
+
+        def wait() -> ToolResult:
+            invocation = handle.result(timeout)
+            return self.record_result(self._result_from(planned, spec, invocation, timeout))
+
+        return wait
+
+    def execute(
+        self, planned: PlannedCall, invoke: Callable[[], Any] | None = None
+    ) -> ToolResult:
+        """Run one call and wait for it (see :meth:`submit`).
+
+        Refused calls return their recorded refusal without running.
+        """
+        if planned.refusal is not None:
+            return planned.refusal
+        return self.submit(planned, invoke)()
+
+    async def aexecute(
+        self, planned: PlannedCall, ainvoke: Callable[[], Awaitable[Any]]
+    ) -> ToolResult:
+        """Async :meth:`execute`: await ``ainvoke()`` with the call's timeout."""
+        if planned.refusal is not None:
+            return planned.refusal
+        spec = self._require_spec(planned)
+        timeout = self._timeout_for(spec)
+        invocation = await arun_with_timeout(ainvoke, timeout)
+        return self.record_result(self._result_from(planned, spec, invocation, timeout))
+
+    def _require_spec(self, planned: PlannedCall) -> ToolSpec:
+        if planned.spec is None or planned.refusal is not None:
+            raise ConfigurationError("a planned call without a spec or refusal cannot run")
+        return planned.spec
+
+    def _result_from(
+        self, planned: PlannedCall, spec: ToolSpec, invocation: Invocation, timeout: float
+    ) -> ToolResult:
+        call_id, name, redaction = planned.call_id, spec.name, self.contract.redaction
+        if invocation.timed_out:
+            if not invocation.started:
+                return error_result(
+                    call_id, name, "timeout",
+                    f"tool {name!r} did not start within {timeout:.3g} s; it was not run",
+                    redaction=redaction, outcome="not_run",
+                )
+            return error_result(
+                call_id, name, "timeout",
+                f"tool {name!r} did not finish within {timeout:.3g} s; its outcome is unknown "
+                "and side effects are possible",
+                redaction=redaction, outcome="unknown", side_effects_possible=True,
+                duration_seconds=invocation.duration_seconds,
+            )
+        if invocation.error is not None:
+            kind, message = classify_exception(
+                invocation.error, name, expose_exception_text=self.contract.expose_exception_text
+            )
+            return error_result(
+                call_id, name, kind, message, redaction=redaction, outcome="failed",
+                side_effects_possible=spec.effect == "write",
+                duration_seconds=invocation.duration_seconds,
+            )
+        return success_result(
+            call_id, name, invocation.value,
+            max_result_chars=spec.max_result_chars, on_oversize=spec.on_oversize,
+            redaction=redaction, duration_seconds=invocation.duration_seconds,
+            artifact=invocation.value,
+        )
+
+    def record_result(self, result: ToolResult) -> ToolResult:
+        """Bind ``result`` to its call in the ledger (once per id) and return it.
+
+        Raises:
+            ConfigurationError: the id was never issued in this run, or is already
+                answered (a driver bug: a tool message must answer exactly one call).
+        """
+        with self._lock:
+            self._answer(result)
+            return result
+
+    def _answer(self, result: ToolResult) -> None:
+        if result.tool_call_id not in self._issued:
+            raise ConfigurationError(f"tool_call_id {result.tool_call_id!r} was never issued")
+        if result.tool_call_id in self._answered:
+            raise ConfigurationError(f"tool_call_id {result.tool_call_id!r} is already answered")
+        self._answered[result.tool_call_id] = result
+
+    def _close_batch(self) -> None:
+        """Write the batch's results to the ledger records and the trace, in issue order."""
+        if not self._batch:
+            return
+        for planned in self._batch:
+            result = self._answered.get(planned.call_id)
+            if result is None:
+                result = self._error(
+                    planned.call, "tool_error", "no result was recorded for this call"
+                )
+                self._answered[planned.call_id] = result
+            self._records.append(
+                ToolCallRecord(
+                    id=planned.call.id,
+                    name=planned.call.name,
+                    status=result.status,
+                    error_kind=result.error_kind,
+                    outcome=result.outcome,
+                    side_effects_possible=result.side_effects_possible,
+                    arguments=self.contract.redaction.redact_value(
+                        planned.arguments if planned.refusal is None else planned.call.arguments
+                    ),
+                )
+            )
+            self.trace.append(
+                "tool_result", **result.summary(), preview=result.content[:PREVIEW_CHARS]
+            )
+        self._batch = []
+
+    def result_for(self, tool_call_id: str) -> ToolResult | None:
+        """The result bound to ``tool_call_id``, if any."""
+        with self._lock:
+            return self._answered.get(tool_call_id)
+
+    def batch_messages(self, plan: BatchPlan) -> list[Message]:
+        """The tool messages answering ``plan``, in the order the model issued the calls."""
+        with self._lock:
+            return [self._answered[p.call_id].to_message() for p in plan.calls]
+
+    # -- the end ----------------------------------------------------------------------
+
+    def finish(
+        self,
+        stop: Stop,
+        *,
+        messages: Sequence[Message],
+        output: str | None = None,
+        harness: str = "offline",
+    ) -> RunResult:
+        """End the run: close the batch, record the stop, and build the result.
+
+        ``output`` is kept (redacted) only for ``answered``; any other stop has no
+        output, so running out of budget can never pass for an answer.
+        """
+        with self._lock:
+            self._close_batch()
+            self.stopped = stop
+            detail = self.contract.redaction.redact(stop.detail)
+            self.trace.append("stop", reason=stop.reason, detail=detail)
+            answer = (
+                self.contract.redaction.redact(output)
+                if stop.reason == "answered" and output is not None
+                else None
+            )
+            return RunResult(
+                run_id=self.run_id,
+                stop_reason=stop.reason,
+                stop_detail=detail,
+                output=answer,
+                messages=tuple(messages),
+                trace=self.trace,
+                tool_calls=tuple(self._records),
+                usage=self.usage.to_dict(),
+                harness=harness,
+            )

@@ -1,0 +1,263 @@
+"""Tool results: the one serializer, the size limit, and error classification.
+
+Serializer (:func:`serialize_result`), the only place a tool's return value becomes
+the text a model reads:
+
+- ``str``: as it is;
+- ``int``, ``float``, ``bool``, ``None``, ``dict`` (string keys), ``list``: JSON, with
+  non-ASCII text kept literal (``ensure_ascii=False``) and no NaN or infinity;
+- anything else (tuples, sets, bytes, objects, non-string keys, cycles, non-finite
+  floats): :class:`ResultNotSerializableError`, which becomes a ``tool_error``.
+
+Size limit: a serialized result longer than the tool's ``max_result_chars`` is cut
+to fit with an explicit marker (:data:`TRUNCATION_MARKER`), or refused with
+``result_too_large`` when the tool says so.
+
+Errors reach the model as a JSON object, ``{"error": KIND, "message": TEXT,
+"outcome": ..., "side_effects_possible": BOOL}``; the message is the tool's public
+:class:`~agent_contract.errors.ToolError` text or a generic sentence, never an
+exception's text or a traceback (unless the contract opts in with
+``expose_exception_text``).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from typing import Any, Final, Literal
+
+from .errors import ErrorKind, ToolError
+from .messages import Message, ToolStatus
+from .trace import RedactionPolicy
+
+Outcome = Literal["succeeded", "failed", "unknown", "not_run"]
+"""What is known about a call's effect: ``unknown`` after a timeout (it may still be
+running), ``not_run`` for calls refused before their handler started."""
+
+TRUNCATION_MARKER: Final = "\n[truncated by agent-contract: {shown} of {total} chars shown]"
+
+
+class ResultNotSerializableError(ToolError):
+    """A tool returned a value the result serializer does not accept (kind ``tool_error``)."""
+
+
+def _check_json(value: Any, depth: int = 0) -> None:
+    if depth > 100:
+        raise ResultNotSerializableError("result is nested more than 100 levels deep")
+    if value is None or isinstance(value, str | bool | int):
+        return
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            raise ResultNotSerializableError("result holds a non-finite number")
+        return
+    if isinstance(value, list):
+        for item in value:
+            _check_json(item, depth + 1)
+        return
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise ResultNotSerializableError(
+                    f"result has a non-string key of type {type(key).__name__}"
+                )
+            _check_json(item, depth + 1)
+        return
+    raise ResultNotSerializableError(
+        f"result of type {type(value).__name__} is not JSON-serializable"
+    )
+
+
+def serialize_result(value: Any) -> str:
+    """Serialize a tool's return value to the text a model reads (see module doc).
+
+    Raises:
+        ResultNotSerializableError: ``value`` is not a JSON value.
+    """
+    if isinstance(value, str):
+        return value
+    _check_json(value)
+    return json.dumps(value, ensure_ascii=False, allow_nan=False)
+
+
+def error_content(
+    kind: str, message: str, *, outcome: Outcome, side_effects_possible: bool
+) -> str:
+    """The JSON text a model reads for a failed call (see module doc)."""
+    return json.dumps(
+        {
+            "error": kind,
+            "message": message,
+            "outcome": outcome,
+            "side_effects_possible": side_effects_possible,
+        },
+        ensure_ascii=False,
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolResult:
+    """The outcome of one tool call, bound to the ``tool_call_id`` that asked for it."""
+
+    tool_call_id: str
+    """The id of the call this answers."""
+    name: str
+    """The tool the model asked for (possibly unknown)."""
+    status: ToolStatus
+    """``"success"`` or ``"error"``."""
+    content: str
+    """Exactly what the model reads (redacted, size-limited)."""
+    error_kind: ErrorKind | None = None
+    """The classification when ``status == "error"``."""
+    error_message: str | None = None
+    """The public, redacted error message."""
+    outcome: Outcome = "succeeded"
+    """What is known about the call's effect."""
+    side_effects_possible: bool = False
+    """True when the call may have changed something even though it failed (a timed-out
+    call may still be running)."""
+    truncated: bool = False
+    """True when ``content`` was cut to ``max_result_chars``."""
+    original_chars: int = 0
+    """Length of the serialized result before truncation, in characters."""
+    duration_seconds: float = 0.0
+    """Wall-clock time of the handler, in seconds (0 when not run)."""
+    artifact: Any = field(default=None, compare=False)
+    """Application-only data (never shown to the model), e.g. the raw return value."""
+
+    @property
+    def ok(self) -> bool:
+        """True for a successful call."""
+        return self.status == "success"
+
+    def to_message(self) -> Message:
+        """The tool message that answers the call."""
+        return Message(
+            role="tool",
+            content=self.content,
+            tool_call_id=self.tool_call_id,
+            name=self.name,
+            status=self.status,
+        )
+
+    def summary(self) -> dict[str, Any]:
+        """JSON-ready fields for traces and reports (no content, no artifact)."""
+        return {
+            "id": self.tool_call_id,
+            "name": self.name,
+            "status": self.status,
+            "error_kind": self.error_kind,
+            "outcome": self.outcome,
+            "side_effects_possible": self.side_effects_possible,
+            "chars": len(self.content),
+            "truncated": self.truncated,
+        }
+
+
+def error_result(
+    tool_call_id: str,
+    name: str,
+    kind: ErrorKind,
+    message: str,
+    *,
+    redaction: RedactionPolicy,
+    outcome: Outcome = "not_run",
+    side_effects_possible: bool = False,
+    duration_seconds: float = 0.0,
+) -> ToolResult:
+    """A failed :class:`ToolResult` with a redacted public message."""
+    public = redaction.redact(message) or f"{kind}: no details"
+    return ToolResult(
+        tool_call_id=tool_call_id,
+        name=name,
+        status="error",
+        content=error_content(
+            kind, public, outcome=outcome, side_effects_possible=side_effects_possible
+        ),
+        error_kind=kind,
+        error_message=public,
+        outcome=outcome,
+        side_effects_possible=side_effects_possible,
+        duration_seconds=duration_seconds,
+    )
+
+
+def classify_exception(
+    exc: BaseException, name: str, *, expose_exception_text: bool = False
+) -> tuple[ErrorKind, str]:
+    """The kind and public message for an exception a tool raised.
+
+    A :class:`ToolError` keeps its kind and its public message. Anything else is
+    ``tool_error`` with the exception's type name only, unless
+    ``expose_exception_text`` is set (the text is then redacted by the caller).
+    """
+    if isinstance(exc, ToolError):
+        return exc.kind, exc.message or f"tool {name!r} failed ({exc.kind})"
+    detail = f": {exc}" if expose_exception_text and str(exc) else ""
+    return "tool_error", f"tool {name!r} failed ({type(exc).__name__}){detail}"
+
+
+def success_result(
+    tool_call_id: str,
+    name: str,
+    value: Any,
+    *,
+    max_result_chars: int,
+    on_oversize: Literal["truncate", "error"],
+    redaction: RedactionPolicy,
+    duration_seconds: float = 0.0,
+    artifact: Any = None,
+) -> ToolResult:
+    """Serialize, redact and size-limit a tool's return value.
+
+    Returns an error result (``tool_error`` or ``result_too_large``, outcome
+    ``succeeded`` with side effects possible for writes decided by the caller) when the
+    value cannot be serialized or is too large and truncation is off.
+    """
+    try:
+        text = redaction.redact(serialize_result(value))
+    except ResultNotSerializableError as exc:
+        return error_result(
+            tool_call_id,
+            name,
+            "tool_error",
+            exc.message,
+            redaction=redaction,
+            outcome="succeeded",
+            duration_seconds=duration_seconds,
+        )
+    total = len(text)
+    if total <= max_result_chars:
+        return ToolResult(
+            tool_call_id=tool_call_id,
+            name=name,
+            status="success",
+            content=text,
+            original_chars=total,
+            duration_seconds=duration_seconds,
+            artifact=artifact,
+        )
+    if on_oversize == "error":
+        return replace(
+            error_result(
+                tool_call_id,
+                name,
+                "result_too_large",
+                f"result of {total} chars exceeds max_result_chars of {max_result_chars}",
+                redaction=redaction,
+                outcome="succeeded",
+                duration_seconds=duration_seconds,
+            ),
+            original_chars=total,
+        )
+    shown = max_result_chars - len(TRUNCATION_MARKER.format(shown=max_result_chars, total=total))
+    content = text[:shown] + TRUNCATION_MARKER.format(shown=shown, total=total)
+    return ToolResult(
+        tool_call_id=tool_call_id,
+        name=name,
+        status="success",
+        content=content,
+        truncated=True,
+        original_chars=total,
+        duration_seconds=duration_seconds,
+        artifact=artifact,
+    )

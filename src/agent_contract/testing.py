@@ -1,0 +1,256 @@
+"""Test doubles for the model boundary: a scripted :class:`FakeModel` and the
+deterministic :class:`DemoModel`. No pytest import here; any test runner works.
+
+Script a FakeModel three ways: literal strings (final answers), :class:`Completion`
+objects (built with :func:`tool_call` / :func:`tool_calls`), or callables that read
+the transcript and return either. It records every call and raises
+:class:`~agent_contract.errors.ScriptExhaustedError` when the script runs out; it never
+returns ``""`` and never wraps around.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Final
+
+from .errors import ConfigurationError, ScriptExhaustedError
+from .messages import Completion, Message, ToolCall, Usage
+
+AUTO_ID: Final = "\x00auto"
+"""Marker id: the FakeModel replaces it with ``call_<step>_<n>`` when it replies."""
+
+Reply = str | Completion | Callable[[list[Message]], "str | Completion"]
+
+
+def estimate_tokens(text: str) -> int:
+    """A crude token estimate, ``max(1, len(text) // 4)``: fine for fakes, never for billing."""
+    return max(1, len(text) // 4)
+
+
+def tool_call(name: str, arguments: Any = None, *, id: str | None = AUTO_ID) -> Completion:  # noqa: A002
+    """A completion that requests one tool call.
+
+    Args:
+        name: the tool.
+        arguments: a dict normally; anything else to script a malformed call.
+        id: the tool_call_id; by default a deterministic id is assigned at reply time;
+            pass ``None`` to script a call with a missing id.
+    """
+    return tool_calls((name, {} if arguments is None else arguments, id))
+
+
+def tool_calls(*calls: tuple[Any, ...] | ToolCall) -> Completion:
+    """A completion that requests several calls at once (in this order).
+
+    Each call is a ``ToolCall``, a ``(name, arguments)`` pair, or a
+    ``(name, arguments, id)`` triple.
+
+    Raises:
+        ConfigurationError: a call is not one of those shapes.
+    """
+    built: list[ToolCall] = []
+    for call in calls:
+        if isinstance(call, ToolCall):
+            built.append(call)
+        elif isinstance(call, tuple) and len(call) in (2, 3):
+            call_id = call[2] if len(call) == 3 else AUTO_ID
+            built.append(ToolCall(id=call_id, name=call[0], arguments=call[1]))
+        else:
+            raise ConfigurationError(f"not a tool call: {call!r}")
+    return Completion(tool_calls=tuple(built), finish_reason="tool_calls")
+
+
+def _materialize(completion: Completion, step: int, messages: Sequence[Message]) -> Completion:
+    calls = tuple(
+        ToolCall(id=f"call_{step}_{n}", name=c.name, arguments=copy.deepcopy(c.arguments))
+        if c.id == AUTO_ID
+        else c
+        for n, c in enumerate(completion.tool_calls, start=1)
+    )
+    prompt = sum(estimate_tokens(m.content) for m in messages)
+    usage = completion.usage
+    if usage == Usage():
+        usage = Usage(
+            input_tokens=prompt,
+            output_tokens=estimate_tokens(
+                completion.text or json.dumps([c.to_dict() for c in calls], default=str)
+            ),
+        )
+    return Completion(
+        text=completion.text,
+        tool_calls=calls,
+        finish_reason=completion.finish_reason,
+        usage=usage,
+    )
+
+
+class FakeModel:
+    """A scripted, deterministic :class:`~agent_contract.model.Model`.
+
+    Args:
+        script: the replies, in order.
+        stateless: pick the reply by the number of assistant messages already in the
+            transcript instead of an in-memory counter, so that a run resumed in
+            another process continues where it stopped.
+
+    Attributes:
+        calls: one dict per call, ``{"messages", "tools", "max_output_tokens",
+            "temperature"}``, in call order (copies: later mutation does not leak in).
+    """
+
+    def __init__(self, script: Sequence[Reply], *, stateless: bool = False) -> None:
+        self._script: tuple[Reply, ...] = tuple(script)
+        for reply in self._script:
+            if not (isinstance(reply, str | Completion) or callable(reply)):
+                raise ConfigurationError(f"not a scripted reply: {reply!r}")
+        self.stateless = stateless
+        self.calls: list[dict[str, Any]] = []
+        self._position = 0
+        self._lock = threading.Lock()
+
+    def complete(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[dict[str, Any]] | None = None,
+        max_output_tokens: int = 512,
+        temperature: float = 0.0,
+    ) -> Completion:
+        """Return the next scripted reply.
+
+        Raises:
+            ScriptExhaustedError: no reply is left for this step.
+            ConfigurationError: a callable reply returned neither a str nor a Completion.
+        """
+        with self._lock:
+            self.calls.append(
+                {
+                    "messages": list(messages),
+                    "tools": copy.deepcopy(list(tools)) if tools is not None else None,
+                    "max_output_tokens": max_output_tokens,
+                    "temperature": temperature,
+                }
+            )
+            if self.stateless:
+                index = sum(1 for m in messages if m.role == "assistant")
+            else:
+                index = self._position
+                self._position += 1
+            if index >= len(self._script):
+                raise ScriptExhaustedError(len(self.calls), len(self._script))
+            reply = self._script[index]
+        if callable(reply) and not isinstance(reply, str | Completion):
+            reply = reply(list(messages))
+        if isinstance(reply, str):
+            reply = Completion(text=reply)
+        if not isinstance(reply, Completion):
+            raise ConfigurationError(f"a scripted callable returned {type(reply).__name__}")
+        return _materialize(reply, index + 1, messages)
+
+    def last_messages(self) -> list[Message]:
+        """The transcript sent on the most recent call.
+
+        Raises:
+            AssertionError: the model was never called.
+        """
+        if not self.calls:
+            raise AssertionError("model was never called")
+        return list(self.calls[-1]["messages"])
+
+    @property
+    def remaining(self) -> int:
+        """Scripted replies not yet used (counter mode)."""
+        return max(0, len(self._script) - self._position)
+
+
+_CALCULATE = re.compile(r"^\s*(?:calculate|计算)\s*[:：]?\s*(?P<arg>.+?)\s*$", re.I | re.S)
+_POLICY = re.compile(
+    r"^\s*(?:look\s+up\s+policy|查询政策)\s*[:：]?\s*(?P<arg>.+?)\s*$", re.I | re.S
+)
+_CJK = re.compile(r"[\u3400-\u9fff]")
+
+
+class DemoModel:
+    """A deterministic stand-in for a real model, for the demo CLI.
+
+    - ``calculate <expr>`` or ``计算 <expr>``: one ``calculator`` call.
+    - ``look up policy <topic>`` or ``查询政策 <topic>``: one ``policy_lookup`` call.
+    - anything else: a direct answer, no tools.
+
+    After a tool result it answers in words that cite the result (and a policy's source
+    id); after a tool error it says so plainly, with the error kind. It is stateless:
+    everything it needs is in the transcript.
+    """
+
+    def complete(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[dict[str, Any]] | None = None,
+        max_output_tokens: int = 512,
+        temperature: float = 0.0,
+    ) -> Completion:
+        """Reply to the transcript (see the class doc)."""
+        user = next((m for m in reversed(messages) if m.role == "user"), None)
+        request = user.content if user else ""
+        chinese = bool(_CJK.search(request))
+        step = sum(1 for m in messages if m.role == "assistant") + 1
+        last = messages[-1] if messages else None
+        if last is not None and last.role == "tool":
+            results = []
+            for message in reversed(messages):
+                if message.role != "tool":
+                    break
+                results.append(message)
+            results.reverse()
+            return Completion(text=" ".join(_describe(m, chinese) for m in results))
+        offered = {t.get("function", {}).get("name") for t in tools or ()}
+        for pattern, tool, key in (
+            (_CALCULATE, "calculator", "expression"),
+            (_POLICY, "policy_lookup", "topic"),
+        ):
+            match = pattern.match(request)
+            if match and tool in offered:
+                return Completion(
+                    tool_calls=(
+                        ToolCall(id=f"call_{step}_1", name=tool, arguments={key: match["arg"]}),
+                    ),
+                    finish_reason="tool_calls",
+                )
+        if chinese:
+            text = (
+                "（演示模型）这个请求不需要工具，直接回答：工具调用是模型提出结构化请求、"
+                "由运行时校验并执行的过程。试试“计算 1 + 2”或“查询政策 privacy”。"
+            )
+        else:
+            text = (
+                "(demo model) No tool is needed for this, so here is a direct answer: "
+                "tool calling means the model proposes a structured call and the runtime "
+                "validates it, runs it from an allowlist and returns the result bound to "
+                "the call id. Try 'calculate 1 + 2' or 'look up policy privacy'."
+            )
+        return Completion(text=text)
+
+
+def _describe(message: Message, chinese: bool) -> str:
+    try:
+        data: Any = json.loads(message.content)
+    except ValueError:
+        data = message.content
+    if message.status == "error":
+        kind = data.get("error", "tool_error") if isinstance(data, Mapping) else "tool_error"
+        detail = data.get("message", "") if isinstance(data, Mapping) else ""
+        if chinese:
+            return f"工具 {message.name} 未能完成请求（{kind}）：{detail}"
+        return f"The {message.name} tool could not complete the request ({kind}): {detail}"
+    if isinstance(data, Mapping) and "source_id" in data:
+        if chinese:
+            return f"政策《{data.get('title')}》：{data.get('text')}（来源：{data['source_id']}）"
+        return f"Policy '{data.get('title')}': {data.get('text')} (source: {data['source_id']})"
+    if isinstance(data, Mapping) and "result" in data:
+        if chinese:
+            return f"{data.get('expression')} 的计算结果是 {data['result']}。"
+        return f"The result of {data.get('expression')} is {data['result']}."
+    return f"The {message.name} tool returned: {message.content}"
