@@ -106,6 +106,14 @@ class BudgetUsage:
             "elapsed_before": self.elapsed(),
         }
 
+    def summary(self) -> dict[str, Any]:
+        """What a report shows: steps, tool calls and elapsed seconds."""
+        return {
+            "model_steps": self.model_steps,
+            "tool_calls": self.tool_calls,
+            "elapsed_seconds": round(self.elapsed(), 6),
+        }
+
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> BudgetUsage:
         """Restore a snapshot; the clock restarts now.

@@ -797,6 +797,6 @@ class RunState:
                 messages=tuple(messages),
                 trace=self.trace,
                 tool_calls=tuple(self._records),
-                usage=self.usage.to_dict(),
+                usage=self.usage.summary(),
                 harness=harness,
             )

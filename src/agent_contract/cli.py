@@ -1,0 +1,294 @@
+"""The ``agent-contract`` command line.
+
+Commands:
+
+- ``run TEXT``: run the deterministic demo agent (calculator and policy lookup) on a
+  request and print a short summary; ``--json`` for one JSON object, ``--trace`` for
+  the redacted trace as JSONL. Raw messages are never printed.
+- ``self-test``: deterministic built-in checks, one line each.
+- ``lcel TEXT``: the keyless LCEL demo (needs ``langchain-core``).
+
+Exit codes (:data:`EXIT_CODES`): 0 answered; 1 a self-test or internal failure; 2 a
+usage error; 3 a budget stop (``max_model_steps``, ``max_tool_calls``,
+``repeated_call``, ``deadline``, ``max_trace_bytes``); 4 a missing optional dependency
+(``dependency_missing``); 5 a contract violation (``invalid_response``); 6 the model
+failed (``model_error``); 7 paused for approval (``pending_approval``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any, Final, TextIO
+
+from . import __version__
+from .budget import Budget
+from .builtin_tools import calculator_tool, policy_lookup_tool
+from .errors import AgentContractError, DependencyMissingError, ScriptExhaustedError
+from .loop import run as run_offline
+from .policy import RunResult
+from .testing import DemoModel, FakeModel, tool_call
+from .tools import ToolSpec
+
+EXIT_OK: Final = 0
+EXIT_FAILURE: Final = 1
+EXIT_USAGE: Final = 2
+EXIT_BUDGET: Final = 3
+EXIT_DEPENDENCY_MISSING: Final = 4
+EXIT_CONTRACT_VIOLATION: Final = 5
+EXIT_MODEL_ERROR: Final = 6
+EXIT_PENDING_APPROVAL: Final = 7
+
+EXIT_CODES: Final[dict[str, int]] = {
+    "answered": EXIT_OK,
+    "max_model_steps": EXIT_BUDGET,
+    "max_tool_calls": EXIT_BUDGET,
+    "repeated_call": EXIT_BUDGET,
+    "deadline": EXIT_BUDGET,
+    "max_trace_bytes": EXIT_BUDGET,
+    "invalid_response": EXIT_CONTRACT_VIOLATION,
+    "model_error": EXIT_MODEL_ERROR,
+    "pending_approval": EXIT_PENDING_APPROVAL,
+}
+"""Exit code for each stop reason of ``run``."""
+
+HARNESSES: Final = ("offline", "langchain")
+
+
+def demo_tools() -> list[ToolSpec]:
+    """The demo agent's tools: ``calculator`` and ``policy_lookup`` (both read-only)."""
+    return [calculator_tool(), policy_lookup_tool()]
+
+
+def load_binding(module: str = "agent_contract_langchain") -> Any:
+    """Import the LangChain binding on demand.
+
+    Raises:
+        DependencyMissingError: the binding or LangChain is not installed.
+    """
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise DependencyMissingError(
+            "agent-contract-langchain", f"cannot import {exc.name or module}"
+        ) from exc
+
+
+def run_demo(
+    text: str, *, harness: str = "offline", budget: Budget | None = None, secrets: Sequence[str] = ()
+) -> RunResult:
+    """Run the demo model and tools on ``text`` with the chosen harness.
+
+    Raises:
+        DependencyMissingError: ``harness="langchain"`` without the binding installed.
+    """
+    tools = demo_tools()
+    if harness == "langchain":
+        binding = load_binding()
+        result: RunResult = binding.run_agent(
+            DemoModel(), tools, text, budget=budget, secrets=secrets
+        )
+        return result
+    return run_offline(DemoModel(), tools, text, budget=budget, secrets=secrets)
+
+
+def _summary(result: RunResult) -> str:
+    lines = []
+    if result.output is not None:
+        lines.append(f"answer: {result.output}")
+    else:
+        lines.append("answer: (none: the run stopped without an answer)")
+    if result.tool_calls:
+        calls = ", ".join(
+            f"{c.name} [{c.id}] {c.status}" + (f" ({c.error_kind})" if c.error_kind else "")
+            for c in result.tool_calls
+        )
+        lines.append(f"tools called: {calls}")
+    else:
+        lines.append("tools called: none")
+    stop = result.stop_reason + (f" ({result.stop_detail})" if result.stop_detail else "")
+    lines.append(f"stop reason: {stop}")
+    lines.append(f"harness: {result.harness}")
+    return "\n".join(lines)
+
+
+def _cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    budget = Budget(
+        max_model_steps=args.max_steps,
+        max_tool_calls=args.max_tool_calls,
+        max_identical_calls=args.max_repeats,
+    )
+    result = run_demo(args.text, harness=args.harness, budget=budget, secrets=args.secret)
+    redact = result.trace.redaction.redact
+    if args.json:
+        out.write(redact(json.dumps(result.to_dict(), ensure_ascii=False)) + "\n")
+    else:
+        out.write(redact(_summary(result)) + "\n")
+    if args.trace:
+        out.write(result.trace.to_jsonl())
+    return EXIT_CODES[result.stop_reason]
+
+
+def _check(name: str, fn: Callable[[], str | None]) -> tuple[str, bool, str]:
+    try:
+        problem = fn()
+    except Exception as exc:  # noqa: BLE001 - a self-test reports, it does not crash
+        problem = f"raised {type(exc).__name__}"
+    return name, problem is None, problem or ""
+
+
+def self_test_checks() -> list[tuple[str, Callable[[], str | None]]]:
+    """The built-in checks: ``(name, check)``; a check returns None or a problem."""
+
+    def expect(text: str, stop: str, trajectory: list[str], status: str | None) -> str | None:
+        result = run_demo(text)
+        seen = (result.stop_reason, result.trajectory(), [c.status for c in result.tool_calls])
+        wanted = (stop, trajectory, [status] if status else [])
+        return None if seen == wanted else f"expected {wanted}, got {seen}"
+
+    def calculator_60() -> str | None:
+        result = run_demo("calculate 12 * (3 + 2)")
+        problem = expect("calculate 12 * (3 + 2)", "answered", ["calculator"], "success")
+        if problem is None and "60" not in (result.output or ""):
+            problem = "answer does not cite 60"
+        return problem
+
+    def policy_source() -> str | None:
+        result = run_demo("look up policy privacy")
+        return None if "offline-policy:privacy:v1" in (result.output or "") else "no source id"
+
+    def dangerous(text: str) -> Callable[[], str | None]:
+        def check() -> str | None:
+            result = run_demo(text)
+            kinds = [c.error_kind for c in result.tool_calls]
+            return None if kinds == ["invalid_arguments"] else f"error kinds {kinds}"
+
+        return check
+
+    def dry_script() -> str | None:
+        model = FakeModel([tool_call("calculator", {"expression": "1+1"})])
+        try:
+            run_offline(model, demo_tools(), "x")
+        except ScriptExhaustedError:
+            return None
+        return "a dry script did not raise ScriptExhaustedError"
+
+    def step_budget() -> str | None:
+        model = FakeModel([tool_call("calculator", {"expression": f"{i}+1"}) for i in range(5)])
+        result = run_offline(model, demo_tools(), "loop", budget=Budget(max_model_steps=2))
+        ok = result.stop_reason == "max_model_steps" and result.output is None
+        return None if ok else f"stopped with {result.stop_reason}"
+
+    def secret_redacted() -> str | None:
+        secret = "sk-selftest-0123456789abcdef"
+        result = run_demo(f"calculate {secret}", secrets=[secret])
+        dump = result.trace.to_jsonl() + json.dumps(result.to_dict())
+        return "secret leaked" if secret in dump else None
+
+    return [
+        ("calculator call returns 60", calculator_60),
+        ("policy lookup cites offline-policy:privacy:v1", policy_source),
+        ("direct answer uses no tool", lambda: expect("explain tool calling", "answered", [], None)),
+        ("function call rejected", dangerous("calculate __import__('os').getcwd()")),
+        ("exponentiation rejected", dangerous("calculate 2 ** 1000000")),
+        ("dry FakeModel is loud", dry_script),
+        ("step budget stops without an answer", step_budget),
+        ("secrets never reach trace or output", secret_redacted),
+    ]
+
+
+def _cmd_self_test(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    results = [_check(name, fn) for name, fn in self_test_checks()]
+    for name, ok, problem in results:
+        out.write(f"{'PASS' if ok else 'FAIL'} {name}" + (f": {problem}" if problem else "") + "\n")
+    failed = sum(1 for _, ok, _ in results if not ok)
+    out.write(f"{len(results) - failed} passed, {failed} failed\n")
+    return EXIT_FAILURE if failed else EXIT_OK
+
+
+def _cmd_lcel(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    try:
+        lcel = importlib.import_module("agent_contract_langchain.lcel")
+    except ImportError as exc:
+        err.write(f"dependency_missing: langchain-core is not installed ({exc.name})\n")
+        return EXIT_DEPENDENCY_MISSING
+    out.write(json.dumps(lcel.run_lcel(args.text), ensure_ascii=False) + "\n")
+    return EXIT_OK
+
+
+def _positive(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"{value!r} must be >= 1")
+    return number
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (exposed for documentation and tests)."""
+    parser = argparse.ArgumentParser(
+        prog="agent-contract",
+        description="The tool-calling agent contract: run the demo agent, check harnesses.",
+        epilog="exit codes: 0 answered, 1 failure, 2 usage, 3 budget stop, "
+        "4 dependency missing, 5 contract violation, 6 model error, 7 pending approval",
+    )
+    parser.add_argument("--version", action="version", version=f"agent-contract {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    run_p = sub.add_parser("run", help="run the demo agent on a request")
+    run_p.add_argument("text", help="the request, e.g. 'calculate 12 * (3 + 2)'")
+    run_p.add_argument("--harness", choices=HARNESSES, default="offline")
+    run_p.add_argument("--json", action="store_true", help="print one JSON object")
+    run_p.add_argument("--trace", action="store_true", help="also print the redacted trace (JSONL)")
+    run_p.add_argument("--max-steps", type=_positive, default=8, help="model steps (default 8)")
+    run_p.add_argument(
+        "--max-tool-calls", type=_positive, default=8, help="tool calls (default 8)"
+    )
+    run_p.add_argument(
+        "--max-repeats",
+        type=_positive,
+        default=2,
+        help="times one identical tool call may be requested (default 2)",
+    )
+    run_p.add_argument(
+        "--secret", action="append", default=[], help="a value to redact everywhere (repeatable)"
+    )
+    run_p.set_defaults(handler=_cmd_run)
+
+    test_p = sub.add_parser("self-test", help="run the deterministic built-in checks")
+    test_p.set_defaults(handler=_cmd_self_test)
+
+    lcel_p = sub.add_parser("lcel", help="the keyless LCEL demo (needs langchain-core)")
+    lcel_p.add_argument("text")
+    lcel_p.set_defaults(handler=_cmd_lcel)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
+         err: TextIO | None = None) -> int:
+    """Entry point; returns the exit code (see the module doc)."""
+    out = out or sys.stdout
+    err = err or sys.stderr
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code) if isinstance(exc.code, int) else EXIT_USAGE
+    try:
+        code: int = args.handler(args, out, err)
+    except DependencyMissingError as exc:
+        err.write(f"{exc}\n")
+        return EXIT_DEPENDENCY_MISSING
+    except AgentContractError as exc:
+        err.write(f"error: {type(exc).__name__}: {exc}\n")
+        return EXIT_USAGE if isinstance(exc, ValueError) else EXIT_FAILURE
+    return code
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
