@@ -65,14 +65,9 @@ def run(
         ScriptExhaustedError: a scripted model ran dry (a test bug; never a stop).
         ConfigurationError: bad wiring (also when a Contract is combined with options).
     """
-    if isinstance(tools, Contract):
-        if budget is not None or allowlist is not None or redaction is not None or secrets != ():
-            raise ConfigurationError("pass budget/allowlist/redaction/secrets to the Contract")
-        contract = tools
-    else:
-        contract = Contract(
-            tools, budget=budget, allowlist=allowlist, redaction=redaction, secrets=secrets
-        )
+    contract = Contract.of(
+        tools, budget=budget, allowlist=allowlist, redaction=redaction, secrets=secrets
+    )
     state = contract.start(run_id=run_id, caller=caller, context=context)
     transcript: list[Message] = []
     if system is not None:

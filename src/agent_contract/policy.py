@@ -350,6 +350,29 @@ class Contract:
         self._executor = executor
         self.expose_exception_text = expose_exception_text
 
+    @classmethod
+    def of(
+        cls,
+        tools: ToolRegistry | Iterable[ToolSpec] | Contract,
+        *,
+        budget: Budget | None = None,
+        allowlist: Iterable[str] | None = None,
+        redaction: RedactionPolicy | None = None,
+        secrets: Iterable[str] = (),
+    ) -> Contract:
+        """``tools`` if it is a Contract already (then the options must be unset), else a
+        new Contract built from the tools and options. Harness entry points use it.
+
+        Raises:
+            ConfigurationError: a Contract combined with options.
+        """
+        if isinstance(tools, Contract):
+            secrets = tuple(secrets)
+            if budget is not None or allowlist is not None or redaction is not None or secrets:
+                raise ConfigurationError("pass budget/allowlist/redaction/secrets to the Contract")
+            return tools
+        return cls(tools, budget=budget, allowlist=allowlist, redaction=redaction, secrets=secrets)
+
     @property
     def executor(self) -> ToolExecutor:
         """The worker pool tool handlers run on."""
@@ -403,6 +426,8 @@ class RunState:
         self._answered: dict[str, ToolResult] = {}
         self._batch: list[PlannedCall] = []
         self.stopped: Stop | None = None
+        self.halted: Stop | None = None
+        self.answer: str | None = None
         self.trace.append(
             "run_started",
             run_id=run_id,
@@ -753,6 +778,22 @@ class RunState:
                 "tool_result", **result.summary(), preview=result.content[:PREVIEW_CHARS]
             )
         self._batch = []
+
+    def planned_call(self, tool_call_id: str) -> PlannedCall | None:
+        """The call with this id in the open batch, or ``None`` (never planned)."""
+        with self._lock:
+            return next((p for p in self._batch if p.call_id == tool_call_id), None)
+
+    def halt(self, stop: Stop, output: str | None = None) -> None:
+        """Record the stop a driver decided on, before it can call :meth:`finish`.
+
+        Drivers that end inside a framework (the LangChain middleware) record the
+        decision here; the harness reads :attr:`halted` and :attr:`answer` when the
+        framework returns.
+        """
+        with self._lock:
+            self.halted = stop
+            self.answer = output if stop.reason == "answered" else None
 
     def result_for(self, tool_call_id: str) -> ToolResult | None:
         """The result bound to ``tool_call_id``, if any."""

@@ -168,6 +168,7 @@ def test_create_agent_stream_messages_delivers_tool_calls() -> None:
         {"messages": [HumanMessage(content="1+2 and 3+4?")]}, stream_mode="messages"
     ):
         chunk, _metadata = item
+        assert isinstance(chunk, BaseMessage)
         streamed.append(chunk)
     streamed_ai = ai_messages(streamed)
     assert [len(m.tool_calls) for m in streamed_ai] == [2, 0]
@@ -190,6 +191,27 @@ def test_create_agent_ainvoke_runs_the_loop() -> None:
     state = asyncio.run(agent.ainvoke({"messages": [HumanMessage(content="5+6?")]}))
     assert state["messages"][-1].content == "11"
     assert ran == [(5, 6)]
+
+
+def test_create_agent_astream_messages_delivers_tool_calls() -> None:
+    ran: list[tuple[int, int]] = []
+    fake = FakeModel([tool_call("add", {"a": 2, "b": 2}), "4"])
+    agent = create_agent(ContractChatModel(model=fake), tools=[make_add_tool(ran)])
+
+    async def collect() -> list[BaseMessage]:
+        out: list[BaseMessage] = []
+        async for item in agent.astream(
+            {"messages": [HumanMessage(content="2+2?")]}, stream_mode="messages"
+        ):
+            chunk, _metadata = item
+            assert isinstance(chunk, BaseMessage)
+            out.append(chunk)
+        return out
+
+    streamed_ai = ai_messages(asyncio.run(collect()))
+    assert [[tc["args"] for tc in m.tool_calls] for m in streamed_ai] == [[{"a": 2, "b": 2}], []]
+    assert streamed_ai[-1].content == "4"
+    assert ran == [(2, 2)]
 
 
 def test_message_ids_are_unique_across_a_multi_step_run() -> None:
@@ -218,7 +240,7 @@ def test_stateless_fake_resumes_after_a_completed_tool_round() -> None:
     first_process = FakeModel(script, stateless=True)
     first_reply = ContractChatModel(model=first_process).bind_tools([ADD_DEFINITION]).invoke("1+2?")
     assert isinstance(first_reply, AIMessage)
-    transcript: list[BaseMessage] = [
+    transcript: list[Any] = [
         HumanMessage(content="1+2?"),
         first_reply,
         ToolMessage(content="3", tool_call_id="call_1", name="add"),

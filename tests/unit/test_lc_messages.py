@@ -15,6 +15,7 @@ from langchain_core.messages import (
     SystemMessage,
     ToolMessage,
 )
+from langchain_core.messages.tool import invalid_tool_call
 
 from agent_contract.errors import ConfigurationError
 from agent_contract.messages import Completion, Message, ToolCall, Usage
@@ -59,9 +60,7 @@ def roundtrip(message: Message) -> Message:
             id="tool-success",
         ),
         pytest.param(
-            Message(
-                role="tool", content="division by zero", tool_call_id="c2", status="error"
-            ),
+            Message(role="tool", content="division by zero", tool_call_id="c2", status="error"),
             ToolMessage,
             id="tool-error-no-name",
         ),
@@ -183,10 +182,10 @@ def test_foreign_ai_message_puts_valid_calls_first() -> None:
     foreign = AIMessage(
         content="",
         invalid_tool_calls=[
-            {"type": "invalid_tool_call", "id": "i1", "name": "add", "args": "{oops", "error": None},
-            {"type": "invalid_tool_call", "id": "i2", "name": None, "args": "[1]", "error": None},
-            {"type": "invalid_tool_call", "id": None, "name": "x", "args": '{"k": 1}', "error": None},
-            {"type": "invalid_tool_call", "id": "i4", "name": "y", "args": None, "error": None},
+            invalid_tool_call(id="i1", name="add", args="{oops"),
+            invalid_tool_call(id="i2", name=None, args="[1]"),
+            invalid_tool_call(id=None, name="x", args='{"k": 1}'),
+            invalid_tool_call(id="i4", name="y", args=None),
         ],
         tool_calls=[{"type": "tool_call", "id": "v1", "name": "add", "args": {"a": 1}}],
     )

@@ -1,0 +1,199 @@
+"""A LangChain chat model that is driven by any agent_contract :class:`Model`.
+
+:class:`ContractChatModel` lets the scripted
+:class:`~agent_contract.testing.FakeModel` (or any other ``Model``) stand in for a
+provider under LangChain's ``create_agent``. It exists because LangChain's own fake
+chat models cannot: they raise ``NotImplementedError`` from ``bind_tools`` (which
+``create_agent`` calls whenever tools are given), drop tool calls when streamed,
+and wrap around silently when their script runs out.
+
+Design points, each pinned by a test:
+
+- ``bind_tools`` only binds the OpenAI-format definitions; it never runs a tool.
+- There is no ``_stream``/``_astream`` override, so ``invoke``, ``ainvoke``,
+  ``stream(stream_mode="messages")`` and ``astream`` all go through
+  :meth:`ContractChatModel._generate` and keep the tool calls.
+- Message ids are deterministic and unique within a run:
+  ``"ac-<transcript length>-<12 hex digits of a hash of the completion>"``.
+- Malformed calls (no id, empty name, arguments that are not an object) go to
+  ``AIMessage.invalid_tool_calls``, never to ``tool_calls`` with ``id=None``.
+- Whatever the wrapped model raises (e.g. ``ScriptExhaustedError``) propagates.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Sequence
+from typing import Any, Final
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.runnables import Runnable
+from langchain_core.tools import BaseTool
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from pydantic import ConfigDict
+
+from agent_contract.errors import ConfigurationError, ModelError
+from agent_contract.messages import Completion
+from agent_contract.model import Model
+
+from .messages import completion_to_ai_message, from_langchain_messages
+
+__all__ = ["ContractChatModel", "message_id_for"]
+
+_LLM_TYPE: Final = "agent-contract"
+
+
+def message_id_for(transcript_length: int, completion: Completion) -> str:
+    """The deterministic AIMessage id for ``completion`` answering a transcript.
+
+    Shape: ``"ac-<transcript_length>-<first 12 hex digits of sha256>"`` over the
+    completion's text, calls and finish reason. Each model step of a run sees a longer
+    transcript, so ids are unique within a run (and within a thread that continues
+    it); equal inputs give equal ids, so reruns are reproducible.
+    """
+    payload = json.dumps(
+        {
+            "text": completion.text,
+            "tool_calls": [c.to_dict() for c in completion.tool_calls],
+            "finish_reason": completion.finish_reason,
+        },
+        sort_keys=True,
+        ensure_ascii=False,
+        default=repr,  # a malformed call may hold arguments JSON cannot write
+    )
+    digest = hashlib.sha256(payload.encode("utf-8")).hexdigest()[:12]
+    return f"ac-{transcript_length}-{digest}"
+
+
+class ContractChatModel(BaseChatModel):
+    """A ``BaseChatModel`` whose replies come from an agent_contract ``Model``.
+
+    Example::
+
+        from langchain.agents import create_agent
+        from agent_contract.testing import FakeModel, tool_call
+
+        model = ContractChatModel(model=FakeModel([tool_call("add", {"a": 1}), "2"]))
+        agent = create_agent(model, tools=[add])
+
+    Per-call keyword arguments read by :meth:`_generate` (usually bound with
+    :meth:`bind_tools` or ``bind``): ``tools`` (OpenAI-format definitions, passed to
+    ``Model.complete``), ``max_output_tokens`` or ``max_tokens``, ``temperature``.
+    ``tool_choice`` is recorded by the binding but has no counterpart in the
+    ``Model`` protocol: the wrapped model decides. Other keyword arguments are
+    ignored.
+
+    Raises:
+        ConfigurationError: at construction, ``model`` has no ``complete`` method.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    model: Any
+    """The agent_contract :class:`~agent_contract.model.Model` that answers."""
+    max_output_tokens: int = 512
+    """Default cap on the reply length, in tokens, passed to ``Model.complete``."""
+    temperature: float = 0.0
+    """Default sampling temperature passed to ``Model.complete``."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        """Build the chat model; keyword arguments are the fields above.
+
+        Raises:
+            ConfigurationError: ``model`` does not implement the ``Model`` protocol.
+        """
+        # Checked before pydantic runs: a ValueError raised inside validation would be
+        # wrapped in pydantic's ValidationError and lose its place in our error tree.
+        if "model" in kwargs and not isinstance(kwargs["model"], Model):
+            raise ConfigurationError(
+                "ContractChatModel needs an agent_contract Model (an object with a "
+                f"complete() method), got {type(kwargs['model']).__name__}"
+            )
+        super().__init__(**kwargs)
+
+    @property
+    def _llm_type(self) -> str:
+        """``"agent-contract"``."""
+        return _LLM_TYPE
+
+    @property
+    def _identifying_params(self) -> dict[str, Any]:
+        """What identifies this model in traces: the wrapped model's type and defaults."""
+        return {
+            "model": type(self.model).__name__,
+            "max_output_tokens": self.max_output_tokens,
+            "temperature": self.temperature,
+        }
+
+    def bind_tools(
+        self,
+        tools: Sequence[dict[str, Any] | type | Callable[..., Any] | BaseTool],
+        *,
+        tool_choice: str | None = None,
+        **kwargs: Any,
+    ) -> Runnable[LanguageModelInput, AIMessage]:
+        """Bind tool definitions to the model; nothing is executed.
+
+        Args:
+            tools: LangChain tools, functions, pydantic classes or tool dicts; each is
+                converted with ``convert_to_openai_tool`` to
+                ``{"type": "function", "function": {"name", "description",
+                "parameters"}}``.
+            tool_choice: recorded in the binding when not ``None``; the wrapped
+                ``Model`` has no tool choice, so it does not change the reply.
+            **kwargs: further keyword arguments to bind (e.g. ``max_tokens``).
+
+        Returns:
+            ``self.bind(tools=[...], ...)``: a runnable that calls this model with the
+            definitions as the ``tools`` keyword argument.
+        """
+        formatted = [convert_to_openai_tool(tool) for tool in tools]
+        if tool_choice is not None:
+            kwargs["tool_choice"] = tool_choice
+        return self.bind(tools=formatted, **kwargs)
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        """Ask the wrapped model for one completion and return it as one AIMessage.
+
+        Raises:
+            ConfigurationError: ``stop`` sequences were given (the ``Model`` protocol
+                cannot honour them), or a message has no agent_contract role.
+            ModelError: the wrapped model returned something that is not a Completion.
+            Exception: anything the wrapped model raises propagates unchanged, e.g.
+                :class:`~agent_contract.errors.ScriptExhaustedError`.
+        """
+        if stop:
+            raise ConfigurationError(
+                "stop sequences are not supported: the agent_contract Model protocol "
+                "has no stop parameter"
+            )
+        transcript = from_langchain_messages(messages)
+        max_output_tokens = kwargs.get(
+            "max_output_tokens", kwargs.get("max_tokens", self.max_output_tokens)
+        )
+        temperature = kwargs.get("temperature", self.temperature)
+        completion = self.model.complete(
+            transcript,
+            tools=kwargs.get("tools"),
+            max_output_tokens=max_output_tokens,
+            temperature=temperature,
+        )
+        if not isinstance(completion, Completion):
+            raise ModelError(
+                f"{type(self.model).__name__}.complete returned "
+                f"{type(completion).__name__}, not a Completion"
+            )
+        message = completion_to_ai_message(
+            completion, message_id=message_id_for(len(messages), completion)
+        )
+        return ChatResult(generations=[ChatGeneration(message=message)])

@@ -1,0 +1,180 @@
+"""The LangChain harness: ``create_agent`` + :class:`ContractMiddleware`, returning the
+same :class:`~agent_contract.policy.RunResult` as the offline loop.
+
+Three ways to drive the graph, all through the same middleware:
+
+- ``"invoke"``: ``graph.invoke``;
+- ``"ainvoke"``: ``graph.ainvoke`` (async hooks, async tool path);
+- ``"stream"``: ``graph.stream(stream_mode=["messages", "values"])``: the tool calls
+  must arrive through the ``messages`` stream (the path ``GenericFakeChatModel``
+  breaks); the last ``values`` chunk gives the final state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Final, Literal
+
+from langchain.agents import create_agent
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+
+from agent_contract.budget import Budget
+from agent_contract.errors import ConfigurationError
+from agent_contract.messages import Message
+from agent_contract.model import Model
+from agent_contract.policy import Contract, RunResult, RunState, Stop
+from agent_contract.tools import ToolRegistry, ToolSpec
+from agent_contract.trace import RedactionPolicy
+
+from .chat_model import ContractChatModel
+from .messages import from_langchain_messages, to_langchain_messages
+from .middleware import ContractContext, ContractMiddleware
+from .tools import to_langchain_tools
+
+__all__ = ["MODES", "Mode", "build_agent", "run_agent", "run_graph"]
+
+Mode = Literal["invoke", "ainvoke", "stream"]
+MODES: Final[tuple[str, ...]] = ("invoke", "ainvoke", "stream")
+
+
+def build_agent(
+    model: Model,
+    contract: Contract,
+    *,
+    system: str | None = None,
+    checkpointer: Any = None,
+    middleware: Sequence[Any] = (),
+) -> Any:
+    """``create_agent`` over the contract's tools, with the contract middleware first.
+
+    Args:
+        model: any agent_contract Model; wrapped in :class:`ContractChatModel`.
+        contract: tools, allowlist, budget, redaction.
+        system: system prompt.
+        checkpointer: a LangGraph checkpointer, or None.
+        middleware: more middleware, placed inside the contract's (the contract's
+            is outermost, so it sees every model and tool call first).
+
+    Returns:
+        The compiled graph.
+    """
+    return create_agent(
+        ContractChatModel(model=model),
+        tools=to_langchain_tools(contract.registry),
+        system_prompt=system,
+        middleware=[ContractMiddleware(contract), *middleware],
+        checkpointer=checkpointer,
+    )
+
+
+def _stream(graph: Any, payload: Any, config: Any, context: ContractContext) -> dict[str, Any]:
+    final: dict[str, Any] = {}
+    streamed: list[BaseMessage] = []
+    for mode, chunk in graph.stream(
+        payload, config=config, context=context, stream_mode=["messages", "values"]
+    ):
+        if mode == "messages":
+            streamed.append(chunk[0])
+        elif mode == "values":
+            final = chunk
+    _check_streamed_calls(streamed, final)
+    return final
+
+
+def _check_streamed_calls(streamed: Sequence[BaseMessage], final: Mapping[str, Any]) -> None:
+    """Every tool call in the final state must have come through the messages stream."""
+    sent = {
+        call["id"]
+        for message in streamed
+        if isinstance(message, AIMessage | AIMessageChunk)
+        for call in message.tool_calls
+    }
+    wanted = {
+        call["id"]
+        for message in final.get("messages", ())
+        if isinstance(message, AIMessage)
+        for call in message.tool_calls
+    }
+    lost = wanted - sent
+    if lost:
+        raise ConfigurationError(f"tool calls missing from the messages stream: {sorted(lost)}")
+
+
+def run_graph(
+    graph: Any,
+    state: RunState,
+    messages: Sequence[Message],
+    *,
+    mode: Mode = "invoke",
+    config: Mapping[str, Any] | None = None,
+    system: str | None = None,
+) -> RunResult:
+    """Drive a compiled contract agent once and build the RunResult.
+
+    Args:
+        graph: from :func:`build_agent` (or any ``create_agent`` graph whose middleware
+            includes a ContractMiddleware for ``state.contract``).
+        state: from ``contract.start()``.
+        messages: the input turns (history, then the new user message).
+        mode: ``"invoke"``, ``"ainvoke"`` or ``"stream"``.
+        config: LangGraph config (``thread_id`` for checkpointers).
+        system: the system prompt the graph was built with, to put first in the
+            transcript as the offline loop does.
+
+    Raises:
+        ScriptExhaustedError: a scripted model ran dry.
+        ConfigurationError: unknown ``mode``, or tool calls lost from the stream.
+    """
+    payload = {"messages": to_langchain_messages(messages)}
+    context = ContractContext(state)
+    cfg = dict(config or {})
+    if mode == "invoke":
+        final = graph.invoke(payload, config=cfg, context=context)
+    elif mode == "ainvoke":
+        final = asyncio.run(graph.ainvoke(payload, config=cfg, context=context))
+    elif mode == "stream":
+        final = _stream(graph, payload, cfg, context)
+    else:
+        raise ConfigurationError(f"unknown mode {mode!r}; expected one of {MODES}")
+    transcript = from_langchain_messages(final.get("messages", ()))
+    if system is not None:
+        transcript.insert(0, Message(role="system", content=system))
+    stop = state.halted or Stop(
+        reason="invalid_response", detail="the graph ended without a contract decision"
+    )
+    return state.finish(stop, messages=transcript, output=state.answer, harness=f"langchain-{mode}")
+
+
+def run_agent(
+    model: Model,
+    tools: ToolRegistry | Iterable[ToolSpec] | Contract,
+    user_message: str,
+    *,
+    budget: Budget | None = None,
+    history: Sequence[Message] = (),
+    allowlist: Iterable[str] | None = None,
+    redaction: RedactionPolicy | None = None,
+    secrets: Iterable[str] = (),
+    system: str | None = None,
+    caller: str | None = None,
+    context: Mapping[str, Any] | None = None,
+    run_id: str | None = None,
+    mode: Mode = "invoke",
+) -> RunResult:
+    """The LangChain twin of :func:`agent_contract.run`: same arguments, same result.
+
+    Builds ``create_agent`` with :class:`ContractMiddleware`, runs it once in ``mode``
+    and returns a :class:`RunResult` (``harness`` is ``"langchain-<mode>"``).
+
+    Raises:
+        ScriptExhaustedError: a scripted model ran dry.
+        ConfigurationError: bad wiring.
+    """
+    contract = Contract.of(
+        tools, budget=budget, allowlist=allowlist, redaction=redaction, secrets=secrets
+    )
+    graph = build_agent(model, contract, system=system)
+    state = contract.start(run_id=run_id, caller=caller, context=context)
+    turns = [*history, Message(role="user", content=user_message)]
+    return run_graph(graph, state, turns, mode=mode, system=system)

@@ -1,0 +1,377 @@
+"""Map agent_contract messages to LangChain messages and back.
+
+The mapping is a translation, not a judgement: an assistant turn that carries both
+text and tool calls, or a call with no id, is carried across faithfully so that the
+contract's response validator (not this module) can refuse it.
+
+Roles map one to one::
+
+    Message(role="system")     <-> SystemMessage
+    Message(role="user")       <-> HumanMessage
+    Message(role="assistant")  <-> AIMessage
+    Message(role="tool")       <-> ToolMessage(content, tool_call_id, name, status)
+
+Tool calls on an assistant turn are split by LangChain into two lists. A call is
+*well-formed* when its id is a non-empty ``str``, its name a non-empty ``str`` and its
+arguments a ``dict``; those go to ``AIMessage.tool_calls``. Every other call goes to
+``AIMessage.invalid_tool_calls`` with ``args`` holding the raw string the model sent
+(or the JSON text of a non-string value such as a list) and ``error`` a short reason.
+
+Splitting loses the order in which the model issued the calls, so
+:func:`to_langchain` records it under :data:`CALL_ORDER_KEY` in
+``AIMessage.additional_kwargs`` (only when there is at least one invalid call; with
+valid calls alone the order is that of ``tool_calls``). :func:`from_langchain` uses
+the marker to restore the original interleaving and the exact arguments; without it
+(an AIMessage made elsewhere) valid calls come first, then invalid ones.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any, Final
+
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    InvalidToolCall,
+    SystemMessage,
+    ToolMessage,
+)
+from langchain_core.messages import ToolCall as LCToolCall
+from langchain_core.messages.ai import UsageMetadata
+from langchain_core.messages.tool import invalid_tool_call, tool_call
+
+from agent_contract.errors import ConfigurationError
+from agent_contract.messages import Completion, Message, ToolCall, Usage
+
+__all__ = [
+    "CALL_ORDER_KEY",
+    "ai_message_to_completion",
+    "completion_to_ai_message",
+    "from_langchain",
+    "from_langchain_messages",
+    "is_well_formed",
+    "to_langchain",
+    "to_langchain_messages",
+]
+
+CALL_ORDER_KEY: Final = "agent_contract_call_order"
+"""Key in ``AIMessage.additional_kwargs`` holding the original call order.
+
+Its value is a list with one entry per call, in the order the model issued them:
+
+- ``"tool_call"``: the next entry of ``AIMessage.tool_calls``;
+- ``"invalid_tool_call:str"``: the next entry of ``invalid_tool_calls``, whose
+  ``args`` is the raw string the model sent;
+- ``"invalid_tool_call:json"``: the next entry of ``invalid_tool_calls``, whose
+  ``args`` is the JSON text of a non-string value (a list, a number, ``None``...).
+"""
+
+_VALID: Final = "tool_call"
+_INVALID_STR: Final = "invalid_tool_call:str"
+_INVALID_JSON: Final = "invalid_tool_call:json"
+
+_FINISH_REASON_KEY: Final = "finish_reason"
+
+
+def is_well_formed(call: ToolCall) -> bool:
+    """True when ``call`` fits ``AIMessage.tool_calls``.
+
+    Well-formed means: ``id`` is a non-empty ``str``, ``name`` a non-empty ``str`` and
+    ``arguments`` a ``dict``. Anything else is carried as an invalid tool call.
+    """
+    return (
+        isinstance(call.id, str)
+        and bool(call.id)
+        and isinstance(call.name, str)
+        and bool(call.name)
+        and isinstance(call.arguments, dict)
+    )
+
+
+def _invalid_reason(call: ToolCall) -> str:
+    """A short reason why ``call`` is not well-formed (for ``InvalidToolCall.error``)."""
+    reasons = []
+    if not call.id:
+        reasons.append("missing id")
+    if not call.name:
+        reasons.append("empty name")
+    if not isinstance(call.arguments, dict):
+        reasons.append(f"arguments are a {type(call.arguments).__name__}, not a JSON object")
+    return "; ".join(reasons)
+
+
+def _json_text(value: Any) -> str:
+    """``value`` as JSON text, non-ASCII kept.
+
+    Raises:
+        ConfigurationError: ``value`` cannot be written as JSON (e.g. a set, NaN).
+    """
+    try:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise ConfigurationError(
+            f"tool-call arguments of type {type(value).__name__} cannot be written as JSON"
+        ) from exc
+
+
+def _split_calls(
+    calls: Sequence[ToolCall],
+) -> tuple[list[LCToolCall], list[InvalidToolCall], list[str]]:
+    """Split ``calls`` into LangChain's valid and invalid lists plus the order marker."""
+    valid: list[LCToolCall] = []
+    invalid: list[InvalidToolCall] = []
+    order: list[str] = []
+    for call in calls:
+        if is_well_formed(call):
+            valid.append(tool_call(name=call.name, args=dict(call.arguments), id=call.id))
+            order.append(_VALID)
+        else:
+            if isinstance(call.arguments, str):
+                args, kind = call.arguments, _INVALID_STR
+            else:
+                args, kind = _json_text(call.arguments), _INVALID_JSON
+            invalid.append(
+                invalid_tool_call(
+                    name=call.name, args=args, id=call.id, error=_invalid_reason(call)
+                )
+            )
+            order.append(kind)
+    return valid, invalid, order
+
+
+def _decode_invalid_args(args: str | None, kind: str | None) -> Any:
+    """Recover the arguments of an invalid call from its ``args`` text.
+
+    ``kind`` comes from the order marker; ``None`` means a foreign message, for which
+    the text is parsed and a non-dict result kept (a dict means the call was invalid
+    for another reason, e.g. a missing id, and the dict is kept too); text that does
+    not parse stays a string. ``args=None`` (no arguments sent) becomes ``""``.
+    """
+    if args is None:
+        return ""
+    if kind == _INVALID_STR:
+        return args
+    try:
+        return json.loads(args)
+    except ValueError:
+        return args
+
+
+def _join_calls(message: AIMessage) -> tuple[ToolCall, ...]:
+    """The calls of ``message`` as agent_contract ToolCalls, in the original order."""
+    valid = [
+        ToolCall(id=tc.get("id"), name=tc.get("name") or "", arguments=tc.get("args", {}))
+        for tc in message.tool_calls
+    ]
+    invalid_raw = list(message.invalid_tool_calls)
+    order = _read_order(message, n_valid=len(valid), n_invalid=len(invalid_raw))
+    if order is None:
+        order = [_VALID] * len(valid) + [None] * len(invalid_raw)
+    out: list[ToolCall] = []
+    next_valid = iter(valid)
+    next_invalid = iter(invalid_raw)
+    for kind in order:
+        if kind == _VALID:
+            out.append(next(next_valid))
+        else:
+            itc = next(next_invalid)
+            out.append(
+                ToolCall(
+                    id=itc.get("id"),
+                    name=itc.get("name") or "",
+                    arguments=_decode_invalid_args(itc.get("args"), kind),
+                )
+            )
+    return tuple(out)
+
+
+def _read_order(message: AIMessage, *, n_valid: int, n_invalid: int) -> list[str | None] | None:
+    """The order marker of ``message`` if it is present and matches its call lists.
+
+    A marker that does not match the lists (a middleware edited the calls after the
+    marker was written) is ignored rather than trusted.
+    """
+    marker = message.additional_kwargs.get(CALL_ORDER_KEY)
+    if not isinstance(marker, list) or not all(isinstance(k, str) for k in marker):
+        return None
+    kinds: list[str | None] = list(marker)
+    if kinds.count(_VALID) != n_valid:
+        return None
+    if kinds.count(_INVALID_STR) + kinds.count(_INVALID_JSON) != n_invalid:
+        return None
+    if len(kinds) != n_valid + n_invalid:
+        return None
+    return kinds
+
+
+def _text(content: str | list[str | dict[Any, Any]]) -> str:
+    """The text of a LangChain content value: a string, or the text blocks joined."""
+    if isinstance(content, str):
+        return content
+    parts: list[str] = []
+    for block in content:
+        if isinstance(block, str):
+            parts.append(block)
+        elif block.get("type") == "text" and isinstance(block.get("text"), str):
+            parts.append(block["text"])
+    return "".join(parts)
+
+
+def _ai_message(message: Message | Completion, **fields: Any) -> AIMessage:
+    """An AIMessage holding the text and calls of ``message`` plus ``fields``."""
+    text = message.text if isinstance(message, Completion) else message.content
+    valid, invalid, order = _split_calls(message.tool_calls)
+    extra: dict[str, Any] = {CALL_ORDER_KEY: order} if invalid else {}
+    return AIMessage(
+        content=text,
+        tool_calls=valid,
+        invalid_tool_calls=invalid,
+        additional_kwargs=extra,
+        **fields,
+    )
+
+
+def to_langchain(message: Message) -> BaseMessage:
+    """Translate one agent_contract message into the LangChain message of its role.
+
+    Shapes: ``system`` -> SystemMessage, ``user`` -> HumanMessage, ``assistant`` ->
+    AIMessage (calls split as described in the module docstring), ``tool`` ->
+    ToolMessage. ``Message.name`` becomes the LangChain ``name``. No message id is set.
+
+    Raises:
+        ConfigurationError: the message is not a :class:`Message`, or an invalid
+            call's arguments cannot be written as JSON.
+    """
+    if not isinstance(message, Message):
+        raise ConfigurationError(f"expected an agent_contract Message, got {type(message)!r}")
+    if message.role == "system":
+        return SystemMessage(content=message.content, name=message.name)
+    if message.role == "user":
+        return HumanMessage(content=message.content, name=message.name)
+    if message.role == "assistant":
+        return _ai_message(message, name=message.name)
+    # role == "tool"; Message.__post_init__ guarantees tool_call_id and status.
+    return ToolMessage(
+        content=message.content,
+        tool_call_id=message.tool_call_id,
+        name=message.name,
+        status=message.status,
+    )
+
+
+def from_langchain(message: BaseMessage) -> Message:
+    """Translate one LangChain message into an agent_contract :class:`Message`.
+
+    List content (content blocks) becomes the concatenation of its text blocks; other
+    blocks (images, reasoning, provider tool-use blocks) are dropped. AIMessage calls
+    are restored in their original order when the :data:`CALL_ORDER_KEY` marker is
+    present and consistent, otherwise valid calls come first. Subclasses (e.g.
+    ``AIMessageChunk``) map like their base class.
+
+    Raises:
+        ConfigurationError: the message type has no agent_contract role (e.g.
+            ``ChatMessage``, ``FunctionMessage``, ``RemoveMessage``), or its fields
+            do not make a valid Message (e.g. a ToolMessage with an empty
+            ``tool_call_id``).
+    """
+    if not isinstance(message, BaseMessage):
+        raise ConfigurationError(f"expected a LangChain BaseMessage, got {type(message)!r}")
+    text = _text(message.content)
+    if isinstance(message, SystemMessage):
+        return Message(role="system", content=text, name=message.name)
+    if isinstance(message, HumanMessage):
+        return Message(role="user", content=text, name=message.name)
+    if isinstance(message, AIMessage):
+        return Message(
+            role="assistant", content=text, tool_calls=_join_calls(message), name=message.name
+        )
+    if isinstance(message, ToolMessage):
+        return Message(
+            role="tool",
+            content=text,
+            tool_call_id=message.tool_call_id,
+            name=message.name,
+            status=message.status,
+        )
+    raise ConfigurationError(
+        f"no agent_contract role for LangChain message type {type(message).__name__!r}; "
+        "expected SystemMessage, HumanMessage, AIMessage or ToolMessage"
+    )
+
+
+def to_langchain_messages(messages: Iterable[Message]) -> list[BaseMessage]:
+    """:func:`to_langchain` applied to each message, order kept.
+
+    Raises:
+        ConfigurationError: as :func:`to_langchain`.
+    """
+    return [to_langchain(m) for m in messages]
+
+
+def from_langchain_messages(messages: Iterable[BaseMessage]) -> list[Message]:
+    """:func:`from_langchain` applied to each message, order kept.
+
+    Raises:
+        ConfigurationError: as :func:`from_langchain`.
+    """
+    return [from_langchain(m) for m in messages]
+
+
+def completion_to_ai_message(completion: Completion, *, message_id: str) -> AIMessage:
+    """The AIMessage a chat model returns for ``completion``.
+
+    Shape: ``content`` = ``completion.text``; calls split as in :func:`to_langchain`;
+    ``id`` = ``message_id``; ``usage_metadata`` = input/output/total tokens;
+    ``response_metadata["finish_reason"]`` = ``completion.finish_reason``.
+
+    Raises:
+        ConfigurationError: ``completion`` is not a Completion, ``message_id`` is not
+            a non-empty str, or an invalid call's arguments cannot be written as JSON.
+    """
+    if not isinstance(completion, Completion):
+        raise ConfigurationError(f"expected a Completion, got {type(completion)!r}")
+    if not isinstance(message_id, str) or not message_id:
+        raise ConfigurationError("message_id must be a non-empty str")
+    usage = completion.usage
+    usage_metadata: UsageMetadata = {
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+        "total_tokens": usage.input_tokens + usage.output_tokens,
+    }
+    return _ai_message(
+        completion,
+        id=message_id,
+        usage_metadata=usage_metadata,
+        response_metadata={_FINISH_REASON_KEY: completion.finish_reason},
+    )
+
+
+def ai_message_to_completion(message: AIMessage) -> Completion:
+    """The :class:`Completion` that ``message`` stands for (inverse of the above).
+
+    ``finish_reason`` comes from ``response_metadata["finish_reason"]`` when it is a
+    str, else ``"tool_calls"`` when there are calls and ``"stop"`` otherwise. Usage
+    comes from ``usage_metadata`` when present, else zero.
+
+    Raises:
+        ConfigurationError: ``message`` is not an AIMessage, or its usage counts are
+            not ints >= 0.
+    """
+    if not isinstance(message, AIMessage):
+        raise ConfigurationError(f"expected an AIMessage, got {type(message)!r}")
+    calls = _join_calls(message)
+    finish: Any = message.response_metadata.get(_FINISH_REASON_KEY)
+    if not isinstance(finish, str):
+        finish = "tool_calls" if calls else "stop"
+    meta = message.usage_metadata
+    usage = (
+        Usage(input_tokens=meta["input_tokens"], output_tokens=meta["output_tokens"])
+        if meta is not None
+        else Usage()
+    )
+    return Completion(
+        text=_text(message.content), tool_calls=calls, finish_reason=finish, usage=usage
+    )

@@ -1,0 +1,299 @@
+"""The contract as ``create_agent`` middleware: a thin driver of the core RunState.
+
+:class:`ContractMiddleware` uses only the two wrap hooks, which are composed inside
+the model and tools nodes (no extra graph steps):
+
+- ``wrap_model_call`` / ``awrap_model_call``: checks the step budget, deadline and
+  trace size before the model runs; offers only allowlisted tools; judges the
+  response (shape, ids, arguments); plans the whole batch of tool calls (tool-call
+  budget, identical repeats, allowlist, JSON-Schema validation) before any runs. A
+  stop ends the graph with ``jump_to="end"`` and leaves the reason in the
+  :class:`~agent_contract.policy.RunState` (and in the ``agent_contract_stop`` state
+  key); every refused call gets its bound error ``ToolMessage``. No ``AIMessage`` is
+  invented, so a stop can never look like an answer.
+- ``wrap_tool_call`` / ``awrap_tool_call``: answers refused calls without running
+  them and runs admitted calls through the contract's executor (timeout,
+  serializer, size limit, classified errors). A tool exception never escapes.
+
+The run's state travels in the graph's runtime context: invoke the agent with
+``context=ContractContext(run_state)`` (the harness in
+:mod:`agent_contract_langchain.harness` does it).
+
+It does not use ``ModelCallLimitMiddleware``, ``ToolCallLimitMiddleware`` or the
+recursion limit: their semantics differ from the contract's and changed between
+releases (see docs and ``shared/LANGCHAIN_NOTES.md``).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Annotated, Any, Final, NotRequired
+
+from langchain.agents.middleware.types import (
+    AgentMiddleware,
+    AgentState,
+    ExtendedModelResponse,
+    ModelRequest,
+    ModelResponse,
+    PrivateStateAttr,
+)
+from langchain_core.messages import AIMessage, ToolMessage
+from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.types import Command
+
+from agent_contract.errors import ConfigurationError, ScriptExhaustedError, ToolError
+from agent_contract.policy import Contract, PlannedCall, RunState, Stop
+from agent_contract.results import ToolResult, error_content
+from agent_contract.tools import ToolContext
+
+from .messages import ai_message_to_completion
+from .tools import RawValue, current_tool_context, to_tool_message
+
+__all__ = ["STOP_KEY", "ContractAgentState", "ContractContext", "ContractMiddleware"]
+
+STOP_KEY: Final = "agent_contract_stop"
+"""Graph state key holding ``{"reason", "detail"}`` once the contract stopped the run."""
+
+
+class ContractAgentState(AgentState[Any]):
+    """``AgentState`` plus the contract's stop record."""
+
+    agent_contract_stop: NotRequired[Annotated[dict[str, str] | None, PrivateStateAttr]]
+
+
+@dataclass(frozen=True)
+class ContractContext:
+    """The runtime context a contract agent is invoked with."""
+
+    run_state: RunState
+    """The core state of this run (usage, ledger, trace)."""
+
+
+def _tool_name(tool: Any) -> str:
+    if isinstance(tool, dict):
+        function = tool.get("function", tool)
+        return str(function.get("name", ""))
+    return str(getattr(tool, "name", ""))
+
+
+class ToolReportedError(ToolError):
+    """A foreign tool returned an error ToolMessage (kind ``tool_error``)."""
+
+
+def _unwrap(output: Any) -> Any:
+    """The raw value inside what a LangChain tool handler returned."""
+    if isinstance(output, ToolMessage):
+        if output.status == "error":
+            raise ToolReportedError("the tool reported an error")
+        if isinstance(output.artifact, RawValue):
+            return output.artifact.value
+        return output.content
+    if isinstance(output, Command):
+        raise ToolReportedError("the tool returned a graph Command, which the contract refuses")
+    return output
+
+
+class ContractMiddleware(AgentMiddleware[ContractAgentState, Any, Any]):
+    """Enforces an :class:`~agent_contract.policy.Contract` inside ``create_agent``.
+
+    Args:
+        contract: the tools' allowlist, budget, redaction and executor. Its registry
+            must name the tools given to ``create_agent``; a LangChain tool that is
+            not registered is refused as ``unknown_tool``.
+    """
+
+    state_schema = ContractAgentState
+
+    def __init__(self, contract: Contract) -> None:
+        super().__init__()
+        self.contract = contract
+
+    @property
+    def name(self) -> str:
+        """Middleware name used by ``create_agent``."""
+        return "AgentContract"
+
+    # -- shared ------------------------------------------------------------------------
+
+    def _run_state(self, runtime: Any) -> RunState:
+        context = getattr(runtime, "context", None)
+        if isinstance(context, ContractContext) and context.run_state.contract is self.contract:
+            return context.run_state
+        raise ConfigurationError(
+            "ContractMiddleware needs context=ContractContext(contract.start()) for the same "
+            "Contract; use agent_contract_langchain.run_agent or ContractAgent"
+        )
+
+    def _stop_response(
+        self, state: RunState, stop: Stop, messages: list[Any], model_result: list[Any]
+    ) -> ExtendedModelResponse[Any]:
+        state.halt(stop)
+        update: dict[str, Any] = {
+            "jump_to": "end",
+            STOP_KEY: {"reason": stop.reason, "detail": stop.detail},
+        }
+        if messages:
+            update["messages"] = messages
+        return ExtendedModelResponse(
+            model_response=ModelResponse(result=model_result), command=Command(update=update)
+        )
+
+    def _before(self, request: ModelRequest[Any]) -> tuple[RunState, Stop | None, ModelRequest[Any]]:
+        state = self._run_state(request.runtime)
+        stop = state.check_before_model_call()
+        allowed = [t for t in request.tools if self.contract.is_allowed(_tool_name(t))]
+        return state, stop, request.override(tools=allowed)
+
+    def _after(
+        self, state: RunState, response: ModelResponse[Any] | AIMessage
+    ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
+        if isinstance(response, AIMessage):
+            response = ModelResponse(result=[response])
+        ai = next((m for m in reversed(response.result) if isinstance(m, AIMessage)), None)
+        if ai is None:
+            return self._stop_response(
+                state, Stop(reason="invalid_response", detail="the model returned no AIMessage"),
+                [], response.result,
+            )
+        decision = state.accept_response(ai_message_to_completion(ai))
+        redaction = self.contract.redaction
+        if decision.shape == "final":
+            state.halt(Stop(reason="answered"), decision.text)
+            return ExtendedModelResponse(
+                model_response=response,
+                command=Command(update={STOP_KEY: {"reason": "answered", "detail": ""}}),
+            )
+        if decision.shape == "invalid":
+            stop = decision.stop or Stop(reason="invalid_response")
+            messages = [to_tool_message(r, redaction) for r in decision.refusals]
+            return self._stop_response(state, stop, messages, response.result)
+        plan = state.plan_tool_calls(decision.calls)
+        if plan.stop is not None:
+            messages = [
+                to_tool_message(state.result_for(p.call_id) or _missing(p), redaction)
+                for p in plan.calls
+            ]
+            return self._stop_response(state, plan.stop, messages, response.result)
+        return response
+
+    def _model_failed(self, state: RunState, exc: Exception) -> ExtendedModelResponse[Any]:
+        return self._stop_response(state, state.model_failed(exc), [], [])
+
+    # -- model hooks -------------------------------------------------------------------
+
+    def wrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
+    ) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
+        """Budget checks, allowlisted tools, response judgment, batch planning."""
+        state, stop, request = self._before(request)
+        if stop is not None:
+            return self._stop_response(state, stop, [], [])
+        try:
+            response = handler(request)
+        except ScriptExhaustedError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - any model failure is a typed stop
+            return self._model_failed(state, exc)
+        return self._after(state, response)
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
+    ) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
+        """Async :meth:`wrap_model_call`."""
+        state, stop, request = self._before(request)
+        if stop is not None:
+            return self._stop_response(state, stop, [], [])
+        try:
+            response = await handler(request)
+        except ScriptExhaustedError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - any model failure is a typed stop
+            return self._model_failed(state, exc)
+        return self._after(state, response)
+
+    # -- tool hooks --------------------------------------------------------------------
+
+    def _planned(self, request: ToolCallRequest) -> tuple[RunState, PlannedCall | None, str]:
+        state = self._run_state(request.runtime)
+        call_id = str(request.tool_call.get("id") or "")
+        return state, state.planned_call(call_id), call_id
+
+    def _unplanned(self, call_id: str, request: ToolCallRequest) -> ToolMessage:
+        return ToolMessage(
+            content=error_content(
+                "not_allowed",
+                "this call was not admitted by the contract",
+                outcome="not_run",
+                side_effects_possible=False,
+            ),
+            tool_call_id=call_id,
+            name=str(request.tool_call.get("name", "")),
+            status="error",
+        )
+
+    def _context(self, state: RunState, planned: PlannedCall) -> ToolContext:
+        return ToolContext(
+            run_id=state.run_id,
+            tool_call_id=planned.call_id,
+            caller=state.caller,
+            values=state.context,
+        )
+
+    def _prepared(self, request: ToolCallRequest, planned: PlannedCall) -> ToolCallRequest:
+        call = dict(request.tool_call)
+        call["args"] = copy.deepcopy(planned.arguments)
+        return request.override(tool_call=call)  # type: ignore[arg-type]
+
+    def wrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
+    ) -> ToolMessage | Command[Any]:
+        """Answer refused calls; run admitted ones under the contract's executor."""
+        state, planned, call_id = self._planned(request)
+        if planned is None:
+            return self._unplanned(call_id, request)
+        if planned.refusal is not None:
+            return to_tool_message(planned.refusal, self.contract.redaction)
+        prepared = self._prepared(request, planned)
+        context = self._context(state, planned)
+
+        def invoke() -> Any:
+            current_tool_context.set(context)
+            return _unwrap(handler(prepared))
+
+        result = state.execute(planned, invoke)
+        return to_tool_message(result, self.contract.redaction)
+
+    async def awrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
+    ) -> ToolMessage | Command[Any]:
+        """Async :meth:`wrap_tool_call` (an async tool is cancelled at its timeout)."""
+        state, planned, call_id = self._planned(request)
+        if planned is None:
+            return self._unplanned(call_id, request)
+        if planned.refusal is not None:
+            return to_tool_message(planned.refusal, self.contract.redaction)
+        prepared = self._prepared(request, planned)
+        context = self._context(state, planned)
+
+        async def ainvoke() -> Any:
+            current_tool_context.set(context)
+            return _unwrap(await handler(prepared))
+
+        result = await state.aexecute(planned, ainvoke)
+        return to_tool_message(result, self.contract.redaction)
+
+
+def _missing(planned: PlannedCall) -> ToolResult:
+    if planned.refusal is None:
+        raise ConfigurationError(f"no result recorded for {planned.call_id!r}")
+    return planned.refusal
