@@ -98,14 +98,20 @@ class RedactionPolicy:
     def redact_value(self, value: Any) -> Any:
         """A deep copy of a JSON-like ``value`` with every string redacted.
 
-        Dicts, lists and tuples are walked (tuples become lists); other scalars are
-        kept; anything else becomes its redacted ``repr`` so that no object with a
-        secret in its attributes slips through.
+        Dicts, lists and tuples are walked (tuples become lists); ``None``, booleans
+        and numbers are kept, except a number whose JSON text holds a secret (it
+        becomes the redacted text); anything else becomes its redacted ``repr`` so
+        that no object with a secret in its attributes slips through.
         """
         if isinstance(value, str):
             return self.redact(value)
-        if value is None or isinstance(value, bool | int | float):
+        if value is None or isinstance(value, bool):
             return value
+        if isinstance(value, int | float):
+            # A secret made of digits must not survive as a JSON number.
+            text = json.dumps(value)
+            redacted = self.redact(text)
+            return value if redacted == text else redacted
         if isinstance(value, Mapping):
             return {self.redact(str(k)): self.redact_value(v) for k, v in value.items()}
         if isinstance(value, list | tuple):

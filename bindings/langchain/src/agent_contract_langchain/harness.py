@@ -13,7 +13,7 @@ Three ways to drive the graph, all through the same middleware:
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final, Literal
 
 from langchain.agents import create_agent
@@ -24,6 +24,7 @@ from agent_contract.errors import ConfigurationError
 from agent_contract.messages import Message
 from agent_contract.model import Model
 from agent_contract.policy import Contract, RunResult, RunState, Stop
+from agent_contract.scenarios import RunOptions
 from agent_contract.tools import ToolRegistry, ToolSpec
 from agent_contract.trace import RedactionPolicy
 
@@ -32,7 +33,7 @@ from .messages import from_langchain_messages, to_langchain_messages
 from .middleware import ContractContext, ContractMiddleware
 from .tools import to_langchain_tools
 
-__all__ = ["MODES", "Mode", "build_agent", "run_agent", "run_graph"]
+__all__ = ["MODES", "Mode", "build_agent", "run_agent", "run_graph", "suite_harness"]
 
 Mode = Literal["invoke", "ainvoke", "stream"]
 MODES: Final[tuple[str, ...]] = ("invoke", "ainvoke", "stream")
@@ -178,3 +179,21 @@ def run_agent(
     state = contract.start(run_id=run_id, caller=caller, context=context)
     turns = [*history, Message(role="user", content=user_message)]
     return run_graph(graph, state, turns, mode=mode, system=system)
+
+
+def suite_harness(mode: Mode = "invoke") -> Callable[[Model, list[ToolSpec], RunOptions], RunResult]:
+    """:func:`run_agent` in ``mode`` as a contract-suite harness."""
+
+    def harness(model: Model, tools: list[ToolSpec], options: RunOptions) -> RunResult:
+        return run_agent(
+            model,
+            tools,
+            options.user,
+            budget=options.budget,
+            allowlist=options.allowlist,
+            history=options.history,
+            secrets=options.secrets,
+            mode=mode,
+        )
+
+    return harness

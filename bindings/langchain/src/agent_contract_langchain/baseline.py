@@ -1,0 +1,120 @@
+"""The negative control: a plain ``create_agent``, built the way a team first migrates.
+
+Stock tools (a ``StructuredTool`` over each handler, the JSON Schema as a dict
+``args_schema``), every registered tool handed to ``create_agent``, no contract
+middleware, default settings. The contract suite runs on it to show, by name, which
+boundaries break when a hand-rolled loop is swapped for ``create_agent`` without
+keeping them; the tests assert the breakage, so they fail if the suite stops
+detecting it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from langchain.agents import create_agent
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.tools import StructuredTool
+
+from agent_contract.messages import Message
+from agent_contract.model import Model
+from agent_contract.scenarios import Observation, RunOptions
+from agent_contract.tools import ToolSpec
+
+from .chat_model import ContractChatModel
+from .messages import to_langchain_messages
+
+__all__ = ["plain_agent", "plain_create_agent_harness", "plain_tool"]
+
+
+def plain_tool(spec: ToolSpec) -> StructuredTool:
+    """What ``@tool`` gives a team: the handler, the schema as a dict, nothing else."""
+    return StructuredTool(
+        name=spec.name,
+        description=spec.description,
+        args_schema=dict(spec.parameters),
+        func=spec.handler,
+    )
+
+
+def plain_agent(model: Model, tools: list[ToolSpec]) -> Any:
+    """``create_agent`` with stock tools and no middleware."""
+    return create_agent(ContractChatModel(model=model), tools=[plain_tool(t) for t in tools])
+
+
+def _content(message: BaseMessage) -> str:
+    content = message.content
+    return content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+
+
+def _kind(message: ToolMessage) -> str | None:
+    if message.status != "error":
+        return None
+    try:
+        data = json.loads(_content(message))
+    except ValueError:
+        return "unclassified"
+    if isinstance(data, dict) and isinstance(data.get("error"), str):
+        return str(data["error"])
+    return "unclassified"
+
+
+def plain_create_agent_harness(
+    model: Model, tools: list[ToolSpec], options: RunOptions
+) -> Observation:
+    """Run the plain agent and report what it showed (see module doc).
+
+    The stop reason is ``answered`` whenever the graph returns (that is how
+    ``create_agent`` ends: the last AIMessage has no tool calls), or
+    ``crashed:<ExceptionType>`` when ``invoke`` raised.
+    """
+    turns = [*options.history, Message(role="user", content=options.user)]
+    agent = plain_agent(model, tools)
+    try:
+        final = agent.invoke({"messages": to_langchain_messages(turns)})
+    except Exception as exc:  # noqa: BLE001 - the control observes crashes
+        return Observation(
+            harness="plain-create-agent",
+            stop_reason=f"crashed:{type(exc).__name__}",
+            output=None,
+            trajectory=(),
+            tool_messages=(),
+            trace_types=(),
+            emitted=str(exc),
+        )
+    messages: list[BaseMessage] = list(final["messages"])
+    trajectory: list[str] = []
+    issued: list[str | None] = []
+    for message in messages:
+        if isinstance(message, AIMessage):
+            for call in message.tool_calls:
+                trajectory.append(call["name"])
+                issued.append(call["id"])
+            for bad in message.invalid_tool_calls:
+                trajectory.append(bad.get("name") or "")
+                issued.append(bad.get("id"))
+    tool_messages = tuple(
+        {
+            "id": m.tool_call_id,
+            "name": m.name,
+            "status": m.status,
+            "error_kind": _kind(m),
+            "side_effects_possible": False,
+            "content": _content(m),
+        }
+        for m in messages
+        if isinstance(m, ToolMessage)
+    )
+    last = messages[-1] if messages else None
+    output = _content(last) if isinstance(last, AIMessage) else None
+    return Observation(
+        harness="plain-create-agent",
+        stop_reason="answered",
+        output=output,
+        trajectory=tuple(trajectory),
+        tool_messages=tool_messages,
+        trace_types=(),
+        emitted="\n".join([*(m["content"] for m in tool_messages), output or ""]),
+        issued_ids=tuple(issued),
+    )

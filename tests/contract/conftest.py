@@ -1,0 +1,37 @@
+"""One harness fixture, parametrized over every harness the contract must hold on.
+
+Outcomes are cached per (scenario, harness) for the session, so the per-scenario
+tests and the cross-harness agreement tests share one run of each.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from agent_contract.scenarios import Outcome, Scenario, load_harness, run_scenario
+
+CONTRACT_HARNESSES = ("offline", "langchain", "langchain-async", "langchain-stream")
+
+_cache: dict[tuple[str, str], Outcome] = {}
+
+
+def outcome_of(scenario: Scenario, harness: str) -> Outcome:
+    """Run (once per session) and return the outcome of ``scenario`` on ``harness``."""
+    key = (scenario.name, harness)
+    if key not in _cache:
+        _cache[key] = run_scenario(scenario, load_harness(harness), harness)
+    return _cache[key]
+
+
+@pytest.fixture(scope="session")
+def outcomes() -> Callable[[Scenario, str], Outcome]:
+    """``outcomes(scenario, harness)``: the cached outcome."""
+    return outcome_of
+
+
+@pytest.fixture(params=CONTRACT_HARNESSES, ids=CONTRACT_HARNESSES)
+def harness_name(request: pytest.FixtureRequest) -> str:
+    """The name of the harness under test."""
+    return str(request.param)

@@ -1,0 +1,96 @@
+"""The suite must be able to fail: on a plain ``create_agent`` (stock tools, no contract
+middleware) it reports, by name, the boundaries that break.
+
+These tests assert the breakage. If LangChain changes a default so that a boundary
+starts to hold (or breaks differently), the map below must be updated on purpose,
+together with the migration checklist in the README.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from agent_contract.scenarios import SCENARIOS, Outcome, Scenario
+
+Outcomes = Callable[[Scenario, str], Outcome]
+
+T = "trace_redaction"  # a bare create_agent keeps no contract trace at all
+
+EXPECTED_BROKEN: dict[str, set[str]] = {
+    "direct_answer": {T},
+    "single_tool_call": {T},
+    "parallel_calls_issue_order": {T},
+    "unknown_tool": {"allowlist", T},
+    "outside_allowlist": {"allowlist", T},
+    "invalid_arguments_missing_field": {"argument_validation", T},
+    "invalid_arguments_wrong_type": {"argument_validation", T},
+    "invalid_arguments_extra_property": {"argument_validation", T},
+    "invalid_arguments_failed_constraint": {"argument_validation", T},
+    "malformed_json_arguments": {"response_shape", T},
+    "arguments_not_object": {"response_shape", T},
+    "missing_call_id": {"response_shape", T},
+    "duplicate_call_ids": {"response_shape", T},
+    "empty_response": {"response_shape", T},
+    "text_and_tool_calls": {"response_shape", T},
+    "tool_raises": {"tool_errors", T},
+    "classified_unauthorized": {"tool_errors", T},
+    "classified_not_found": {"tool_errors", T},
+    "classified_transient": {"tool_errors", T},
+    "tool_timeout": {"timeouts", T},
+    "oversized_result": {"result_size", T},
+    "non_string_results": {"serialization", T},
+    "non_ascii": {T},
+    "step_budget": {"model_step_budget", T},
+    "tool_call_budget_parallel_batch": {"tool_call_budget", T},
+    "repeated_identical_calls": {"repeated_calls", T},
+    "history_replayed": {T},
+    "tool_schemas_offered": {T},
+    "secret_in_result": {T},
+}
+
+
+def broken(outcome: Outcome) -> set[str]:
+    return {p.boundary for p in outcome.problems}
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=[s.name for s in SCENARIOS])
+def test_plain_create_agent_breaks_as_measured(scenario: Scenario, outcomes: Outcomes) -> None:
+    """The control breaks exactly the measured boundaries for this scenario.
+
+    When it fails: LangChain's defaults changed, or a scenario stopped detecting a
+    breakage. Re-measure with `agent-contract check --harness plain-create-agent`.
+    """
+    assert broken(outcomes(scenario, "plain-create-agent")) == EXPECTED_BROKEN[scenario.name]
+
+
+def test_map_covers_every_scenario() -> None:
+    assert set(EXPECTED_BROKEN) == {s.name for s in SCENARIOS}
+
+
+def test_control_breaks_every_enforced_boundary(outcomes: Outcomes) -> None:
+    """Every boundary the contract enforces is broken somewhere on the control, except
+    the two a bare create_agent keeps by itself (call-ID binding, history replay)."""
+    seen: set[str] = set()
+    for scenario in SCENARIOS:
+        seen |= broken(outcomes(scenario, "plain-create-agent"))
+    assert seen == {
+        "allowlist",
+        "argument_validation",
+        "model_step_budget",
+        "repeated_calls",
+        "response_shape",
+        "result_size",
+        "serialization",
+        "timeouts",
+        "tool_call_budget",
+        "tool_errors",
+        "trace_redaction",
+    }
+
+
+def test_secret_leaks_on_the_control(outcomes: Outcomes) -> None:
+    """Beyond the missing trace, the control hands a tool's secret to the model."""
+    outcome = outcomes(next(s for s in SCENARIOS if s.name == "secret_in_result"), "plain-create-agent")
+    assert any("secret" in p.message for p in outcome.problems)

@@ -1,0 +1,239 @@
+"""The worker pool: long-lived, honest about timeouts in thread mode, context-preserving."""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import pytest
+
+from agent_contract import executor as executor_module
+from agent_contract.errors import ConfigurationError
+from agent_contract.executor import ToolExecutor, arun_with_timeout, default_executor
+
+REQUEST_ID: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="unset")
+
+
+@pytest.fixture
+def pool() -> Iterator[ToolExecutor]:
+    executor = ToolExecutor(max_workers=4)
+    yield executor
+    executor.shutdown()
+
+
+@pytest.mark.parametrize(
+    "workers",
+    [pytest.param(0, id="zero"), pytest.param(-2, id="negative"),
+     pytest.param(1.0, id="float"), pytest.param(True, id="bool")],
+)
+def test_max_workers_validation(workers: Any) -> None:
+    with pytest.raises(ConfigurationError, match="max_workers"):
+        ToolExecutor(max_workers=workers)
+
+
+def test_one_pool_for_many_calls(monkeypatch: pytest.MonkeyPatch) -> None:
+    created: list[ThreadPoolExecutor] = []
+
+    class CountingPool(ThreadPoolExecutor):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            created.append(self)
+
+    monkeypatch.setattr(executor_module, "ThreadPoolExecutor", CountingPool)
+    executor = ToolExecutor(max_workers=2)
+    try:
+        pool = executor._pool
+        for i in range(10):
+            assert executor.run(lambda i=i: i * 2, timeout=2.0).value == i * 2
+        assert len(created) == 1
+        assert executor._pool is pool
+    finally:
+        executor.shutdown()
+
+
+def test_default_executor_is_shared() -> None:
+    first = default_executor()
+    assert default_executor() is first
+    assert first._pool is default_executor()._pool
+
+
+def test_returns_value_and_duration(pool: ToolExecutor) -> None:
+    invocation = pool.run(lambda: {"ok": True}, timeout=2.0)
+    assert invocation.value == {"ok": True}
+    assert invocation.error is None
+    assert not invocation.timed_out
+    assert invocation.started
+    assert 0 <= invocation.duration_seconds < 2.0
+
+
+def test_errors_are_captured_not_raised(pool: ToolExecutor) -> None:
+    problem = ValueError("boom")
+
+    def fail() -> None:
+        raise problem
+
+    invocation = pool.run(fail, timeout=2.0)
+    assert invocation.error is problem
+    assert invocation.value is None
+    assert not invocation.timed_out
+
+
+def test_base_exceptions_are_captured_too(pool: ToolExecutor) -> None:
+    def exit_() -> None:
+        raise SystemExit(3)
+
+    invocation = pool.run(exit_, timeout=2.0)
+    assert isinstance(invocation.error, SystemExit)
+
+
+def test_timeout_returns_early_and_late_side_effect_still_lands(pool: ToolExecutor) -> None:
+    """Thread mode cannot kill a handler: the caller stops waiting, the write still happens."""
+    release = threading.Event()
+    landed = threading.Event()
+    writes: list[str] = []
+
+    def slow_write() -> str:
+        release.wait(timeout=1.0)  # a 1.0 s handler (released early to keep the test fast)
+        writes.append("written")
+        landed.set()
+        return "done"
+
+    begun = time.monotonic()
+    invocation = pool.run(slow_write, timeout=0.2)
+    waited = time.monotonic() - begun
+
+    assert invocation.timed_out
+    assert invocation.started
+    assert invocation.value is None
+    assert 0.15 <= waited < 0.6
+    assert writes == []  # not yet: the handler is still running
+    release.set()
+    assert landed.wait(timeout=2.0)
+    assert writes == ["written"]  # ...and then the side effect lands after the timeout
+
+
+def test_timeout_before_start_reports_not_started() -> None:
+    executor = ToolExecutor(max_workers=1)
+    release = threading.Event()
+    ran: list[str] = []
+    try:
+        blocker = executor.submit(lambda: release.wait(timeout=2.0))
+        invocation = executor.run(lambda: ran.append("queued"), timeout=0.1)
+        assert invocation.timed_out
+        assert not invocation.started  # cancelled in the queue: it was never run
+        release.set()
+        assert blocker.result(timeout=2.0).value is True
+        assert ran == []
+    finally:
+        release.set()
+        executor.shutdown()
+
+
+def test_timeout_is_measured_from_submission(pool: ToolExecutor) -> None:
+    release = threading.Event()
+    handle = pool.submit(lambda: release.wait(timeout=1.0))
+    time.sleep(0.15)
+    begun = time.monotonic()
+    invocation = handle.result(timeout=0.1)
+    assert invocation.timed_out
+    assert time.monotonic() - begun < 0.09  # the budget was already spent: no new wait
+    release.set()
+
+
+def test_contextvars_propagate_into_the_handler(pool: ToolExecutor) -> None:
+    token = REQUEST_ID.set("req-42")
+    try:
+        assert pool.run(REQUEST_ID.get, timeout=2.0).value == "req-42"
+    finally:
+        REQUEST_ID.reset(token)
+    assert pool.run(REQUEST_ID.get, timeout=2.0).value == "unset"
+
+
+def test_handler_context_changes_do_not_leak_back(pool: ToolExecutor) -> None:
+    def change() -> str:
+        REQUEST_ID.set("inside")
+        return REQUEST_ID.get()
+
+    assert pool.run(change, timeout=2.0).value == "inside"
+    assert REQUEST_ID.get() == "unset"
+
+
+def test_parallel_submissions_run_concurrently(pool: ToolExecutor) -> None:
+    first_waiting = threading.Event()
+    second_done = threading.Event()
+
+    def first() -> bool:
+        first_waiting.set()
+        return second_done.wait(timeout=2.0)
+
+    def second() -> str:
+        first_waiting.wait(timeout=2.0)
+        second_done.set()
+        return "second"
+
+    a = pool.submit(first)
+    b = pool.submit(second)
+    assert a.result(timeout=2.0).value is True
+    assert b.result(timeout=2.0).value == "second"
+
+
+# -- async --------------------------------------------------------------------------------
+
+
+def test_arun_returns_value() -> None:
+    async def fine() -> int:
+        await asyncio.sleep(0)
+        return 7
+
+    invocation = asyncio.run(arun_with_timeout(fine, timeout=1.0))
+    assert invocation.value == 7
+    assert not invocation.timed_out
+
+
+def test_arun_captures_errors() -> None:
+    async def fail() -> None:
+        raise LookupError("nope")
+
+    invocation = asyncio.run(arun_with_timeout(fail, timeout=1.0))
+    assert isinstance(invocation.error, LookupError)
+    assert not invocation.timed_out
+
+
+def test_arun_cancels_the_coroutine_at_the_timeout() -> None:
+    cancelled = threading.Event()
+    finished: list[str] = []
+
+    async def slow() -> str:
+        try:
+            await asyncio.sleep(1.0)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+        finished.append("finished")
+        return "late"
+
+    begun = time.monotonic()
+    invocation = asyncio.run(arun_with_timeout(slow, timeout=0.1))
+    assert invocation.timed_out
+    assert time.monotonic() - begun < 0.6
+    assert cancelled.is_set()  # unlike a thread, a coroutine is really stopped
+    assert finished == []
+
+
+def test_arun_lets_outer_cancellation_through() -> None:
+    async def main() -> None:
+        async def forever() -> None:
+            await asyncio.sleep(10)
+
+        task = asyncio.ensure_future(arun_with_timeout(forever, timeout=5.0))
+        await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
