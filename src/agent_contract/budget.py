@@ -54,7 +54,9 @@ class Budget:
         if deadline is not None and (
             isinstance(deadline, bool) or not isinstance(deadline, int | float) or deadline <= 0
         ):
-            raise ConfigurationError(f"Budget.deadline_seconds must be > 0 or None, got {deadline!r}")
+            raise ConfigurationError(
+                f"Budget.deadline_seconds must be > 0 or None, got {deadline!r}"
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """The limits as a JSON-ready dict."""

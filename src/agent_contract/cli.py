@@ -78,7 +78,11 @@ def load_binding(module: str = "agent_contract_langchain") -> Any:
 
 
 def run_demo(
-    text: str, *, harness: str = "offline", budget: Budget | None = None, secrets: Sequence[str] = ()
+    text: str,
+    *,
+    harness: str = "offline",
+    budget: Budget | None = None,
+    secrets: Sequence[str] = (),
 ) -> RunResult:
     """Run the demo model and tools on ``text`` with the chosen harness.
 
@@ -135,7 +139,7 @@ def _cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def _check(name: str, fn: Callable[[], str | None]) -> tuple[str, bool, str]:
     try:
         problem = fn()
-    except Exception as exc:  # noqa: BLE001 - a self-test reports, it does not crash
+    except Exception as exc:
         problem = f"raised {type(exc).__name__}"
     return name, problem is None, problem or ""
 
@@ -183,7 +187,7 @@ def self_test_checks() -> list[tuple[str, Callable[[], str | None]]]:
         return None if ok else f"stopped with {result.stop_reason}"
 
     def secret_redacted() -> str | None:
-        secret = "sk-selftest-0123456789abcdef"
+        secret = "sk-selftest-0123456789abcdef"  # noqa: S105 - a fake secret, planted on purpose
         result = run_demo(f"calculate {secret}", secrets=[secret])
         dump = result.trace.to_jsonl() + json.dumps(result.to_dict())
         return "secret leaked" if secret in dump else None
@@ -191,7 +195,10 @@ def self_test_checks() -> list[tuple[str, Callable[[], str | None]]]:
     return [
         ("calculator call returns 60", calculator_60),
         ("policy lookup cites offline-policy:privacy:v1", policy_source),
-        ("direct answer uses no tool", lambda: expect("explain tool calling", "answered", [], None)),
+        (
+            "direct answer uses no tool",
+            lambda: expect("explain tool calling", "answered", [], None),
+        ),
         ("function call rejected", dangerous("calculate __import__('os').getcwd()")),
         ("exponentiation rejected", dangerous("calculate 2 ** 1000000")),
         ("dry FakeModel is loud", dry_script),
@@ -246,9 +253,7 @@ def build_parser() -> argparse.ArgumentParser:
     run_p.add_argument("--json", action="store_true", help="print one JSON object")
     run_p.add_argument("--trace", action="store_true", help="also print the redacted trace (JSONL)")
     run_p.add_argument("--max-steps", type=_positive, default=8, help="model steps (default 8)")
-    run_p.add_argument(
-        "--max-tool-calls", type=_positive, default=8, help="tool calls (default 8)"
-    )
+    run_p.add_argument("--max-tool-calls", type=_positive, default=8, help="tool calls (default 8)")
     run_p.add_argument(
         "--max-repeats",
         type=_positive,
@@ -269,8 +274,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
-         err: TextIO | None = None) -> int:
+def main(
+    argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None
+) -> int:
     """Entry point; returns the exit code (see the module doc)."""
     out = out or sys.stdout
     err = err or sys.stderr

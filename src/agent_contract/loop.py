@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from .budget import Budget
-from .errors import ConfigurationError, ModelError, ScriptExhaustedError
+from .errors import ModelError, ScriptExhaustedError
 from .messages import Completion, Message
 from .model import Model
 from .policy import Contract, RunResult, Stop
@@ -91,7 +91,7 @@ def run(
                 raise ModelError(f"model returned {type(completion).__name__}, not a Completion")
         except ScriptExhaustedError:
             raise
-        except Exception as exc:  # noqa: BLE001 - any model failure stops the run, typed
+        except Exception as exc:
             return state.finish(state.model_failed(exc), messages=transcript)
 
         decision = state.accept_response(completion)
@@ -99,9 +99,7 @@ def run(
             Message(role="assistant", content=completion.text, tool_calls=decision.calls)
         )
         if decision.shape == "final":
-            return state.finish(
-                Stop(reason="answered"), messages=transcript, output=decision.text
-            )
+            return state.finish(Stop(reason="answered"), messages=transcript, output=decision.text)
         if decision.shape == "invalid":
             transcript.extend(r.to_message() for r in decision.refusals)
             stop = decision.stop or Stop(reason="invalid_response")

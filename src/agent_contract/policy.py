@@ -96,8 +96,7 @@ def _normalize_arguments(call: ToolCall) -> tuple[Any, Violation | None]:
         return args, Violation(
             code="arguments_not_object",
             message=(
-                f"arguments of call {call.id!r} must be a JSON object, "
-                f"got {type(args).__name__}"
+                f"arguments of call {call.id!r} must be a JSON object, got {type(args).__name__}"
             ),
             tool_call_id=call.id or None,
         )
@@ -400,8 +399,12 @@ class Contract:
             caller: the identity the run acts for (tools read it from ToolContext).
             context: application values handed to context-aware tools.
         """
-        return RunState(self, run_id=run_id or f"run-{uuid.uuid4().hex[:12]}", caller=caller,
-                        context=dict(context or {}))
+        return RunState(
+            self,
+            run_id=run_id or f"run-{uuid.uuid4().hex[:12]}",
+            caller=caller,
+            context=dict(context or {}),
+        )
 
 
 class RunState:
@@ -501,7 +504,9 @@ class RunState:
         general = [v.code for v in violations if v.tool_call_id is None]
         refusals: list[ToolResult] = []
         for call in calls:
-            own = [v for v in violations if v.tool_call_id is not None and v.tool_call_id == call.id]
+            own = [
+                v for v in violations if v.tool_call_id is not None and v.tool_call_id == call.id
+            ]
             self._records.append(
                 ToolCallRecord(
                     id=call.id or None,
@@ -522,7 +527,9 @@ class RunState:
             )
             self._issued.append(call.id)
             self._answered[call.id] = result
-            self.trace.append("tool_result", **result.summary(), preview=result.content[:PREVIEW_CHARS])
+            self.trace.append(
+                "tool_result", **result.summary(), preview=result.content[:PREVIEW_CHARS]
+            )
             refusals.append(result)
         return tuple(refusals)
 
@@ -551,7 +558,9 @@ class RunState:
                 self._issued.append(call.id or "")
             if breach is not None:
                 planned = tuple(self._refuse_for_breach(c, breach) for c in calls)
-                plan = BatchPlan(calls=planned, stop=Stop(reason=breach.reason, detail=breach.message))
+                plan = BatchPlan(
+                    calls=planned, stop=Stop(reason=breach.reason, detail=breach.message)
+                )
             else:
                 budget_checks.admit_tool_calls(self.usage, keys)
                 plan = BatchPlan(calls=tuple(self._plan_one(c) for c in calls))
@@ -565,13 +574,17 @@ class RunState:
 
     def _refuse_for_breach(self, call: ToolCall, breach: Breach) -> PlannedCall:
         kind: ErrorKind = "repeated_call" if call.id in breach.call_ids else "budget_exceeded"
-        message = breach.message if kind == "repeated_call" or breach.reason != "repeated_call" else (
-            f"not run: the batch was refused ({breach.message})"
+        message = (
+            breach.message
+            if kind == "repeated_call" or breach.reason != "repeated_call"
+            else (f"not run: the batch was refused ({breach.message})")
         )
         return PlannedCall(call=call, refusal=self._error(call, kind, message))
 
     def _error(self, call: ToolCall, kind: ErrorKind, message: str) -> ToolResult:
-        return error_result(call.id or "", call.name, kind, message, redaction=self.contract.redaction)
+        return error_result(
+            call.id or "", call.name, kind, message, redaction=self.contract.redaction
+        )
 
     def _plan_one(self, call: ToolCall) -> PlannedCall:
         spec = self.contract.registry.get(call.name)
@@ -580,13 +593,17 @@ class RunState:
             return PlannedCall(
                 call=call,
                 refusal=self._error(
-                    call, "unknown_tool", f"unknown tool {call.name!r}; available: {offered or 'none'}"
+                    call,
+                    "unknown_tool",
+                    f"unknown tool {call.name!r}; available: {offered or 'none'}",
                 ),
             )
         if not self.contract.is_allowed(call.name):
             return PlannedCall(
                 call=call,
-                refusal=self._error(call, "not_allowed", f"tool {call.name!r} is not allowed in this run"),
+                refusal=self._error(
+                    call, "not_allowed", f"tool {call.name!r} is not allowed in this run"
+                ),
             )
         problem = spec.validate(call.arguments)
         if problem is not None:
@@ -671,9 +688,7 @@ class RunState:
 
         return wait
 
-    def execute(
-        self, planned: PlannedCall, invoke: Callable[[], Any] | None = None
-    ) -> ToolResult:
+    def execute(self, planned: PlannedCall, invoke: Callable[[], Any] | None = None) -> ToolResult:
         """Run one call and wait for it (see :meth:`submit`).
 
         Refused calls return their recorded refusal without running.
@@ -705,15 +720,22 @@ class RunState:
         if invocation.timed_out:
             if not invocation.started:
                 return error_result(
-                    call_id, name, "timeout",
+                    call_id,
+                    name,
+                    "timeout",
                     f"tool {name!r} did not start within {timeout:.3g} s; it was not run",
-                    redaction=redaction, outcome="not_run",
+                    redaction=redaction,
+                    outcome="not_run",
                 )
             return error_result(
-                call_id, name, "timeout",
+                call_id,
+                name,
+                "timeout",
                 f"tool {name!r} did not finish within {timeout:.3g} s; its outcome is unknown "
                 "and side effects are possible",
-                redaction=redaction, outcome="unknown", side_effects_possible=True,
+                redaction=redaction,
+                outcome="unknown",
+                side_effects_possible=True,
                 duration_seconds=invocation.duration_seconds,
             )
         if invocation.error is not None:
@@ -721,14 +743,23 @@ class RunState:
                 invocation.error, name, expose_exception_text=self.contract.expose_exception_text
             )
             return error_result(
-                call_id, name, kind, message, redaction=redaction, outcome="failed",
+                call_id,
+                name,
+                kind,
+                message,
+                redaction=redaction,
+                outcome="failed",
                 side_effects_possible=spec.effect == "write",
                 duration_seconds=invocation.duration_seconds,
             )
         return success_result(
-            call_id, name, invocation.value,
-            max_result_chars=spec.max_result_chars, on_oversize=spec.on_oversize,
-            redaction=redaction, duration_seconds=invocation.duration_seconds,
+            call_id,
+            name,
+            invocation.value,
+            max_result_chars=spec.max_result_chars,
+            on_oversize=spec.on_oversize,
+            redaction=redaction,
+            duration_seconds=invocation.duration_seconds,
             artifact=invocation.value,
         )
 

@@ -79,9 +79,7 @@ def serialize_result(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, allow_nan=False)
 
 
-def error_content(
-    kind: str, message: str, *, outcome: Outcome, side_effects_possible: bool
-) -> str:
+def error_content(kind: str, message: str, *, outcome: Outcome, side_effects_possible: bool) -> str:
     """The JSON text a model reads for a failed call (see module doc)."""
     return json.dumps(
         {

@@ -31,7 +31,7 @@ def estimate_tokens(text: str) -> int:
     return max(1, len(text) // 4)
 
 
-def tool_call(name: str, arguments: Any = None, *, id: str | None = AUTO_ID) -> Completion:  # noqa: A002
+def tool_call(name: str, arguments: Any = None, *, id: str | None = AUTO_ID) -> Completion:
     """A completion that requests one tool call.
 
     Args:

@@ -92,5 +92,7 @@ def test_control_breaks_every_enforced_boundary(outcomes: Outcomes) -> None:
 
 def test_secret_leaks_on_the_control(outcomes: Outcomes) -> None:
     """Beyond the missing trace, the control hands a tool's secret to the model."""
-    outcome = outcomes(next(s for s in SCENARIOS if s.name == "secret_in_result"), "plain-create-agent")
+    outcome = outcomes(
+        next(s for s in SCENARIOS if s.name == "secret_in_result"), "plain-create-agent"
+    )
     assert any("secret" in p.message for p in outcome.problems)

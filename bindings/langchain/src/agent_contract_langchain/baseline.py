@@ -73,7 +73,7 @@ def plain_create_agent_harness(
     agent = plain_agent(model, tools)
     try:
         final = agent.invoke({"messages": to_langchain_messages(turns)})
-    except Exception as exc:  # noqa: BLE001 - the control observes crashes
+    except Exception as exc:
         return Observation(
             harness="plain-create-agent",
             stop_reason=f"crashed:{type(exc).__name__}",
@@ -115,6 +115,6 @@ def plain_create_agent_harness(
         trajectory=tuple(trajectory),
         tool_messages=tool_messages,
         trace_types=(),
-        emitted="\n".join([*(m["content"] for m in tool_messages), output or ""]),
+        emitted="\n".join([*(str(m["content"]) for m in tool_messages), output or ""]),
         issued_ids=tuple(issued),
     )

@@ -99,7 +99,7 @@ def _check_streamed_calls(streamed: Sequence[BaseMessage], final: Mapping[str, A
     }
     lost = wanted - sent
     if lost:
-        raise ConfigurationError(f"tool calls missing from the messages stream: {sorted(lost)}")
+        raise ConfigurationError(f"tool calls missing from the messages stream: {sorted(str(i) for i in lost)}")
 
 
 def run_graph(
@@ -181,7 +181,9 @@ def run_agent(
     return run_graph(graph, state, turns, mode=mode, system=system)
 
 
-def suite_harness(mode: Mode = "invoke") -> Callable[[Model, list[ToolSpec], RunOptions], RunResult]:
+def suite_harness(
+    mode: Mode = "invoke",
+) -> Callable[[Model, list[ToolSpec], RunOptions], RunResult]:
     """:func:`run_agent` in ``mode`` as a contract-suite harness."""
 
     def harness(model: Model, tools: list[ToolSpec], options: RunOptions) -> RunResult:

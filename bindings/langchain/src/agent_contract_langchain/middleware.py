@@ -140,7 +140,9 @@ class ContractMiddleware(AgentMiddleware[ContractAgentState, Any, Any]):
             model_response=ModelResponse(result=model_result), command=Command(update=update)
         )
 
-    def _before(self, request: ModelRequest[Any]) -> tuple[RunState, Stop | None, ModelRequest[Any]]:
+    def _before(
+        self, request: ModelRequest[Any]
+    ) -> tuple[RunState, Stop | None, ModelRequest[Any]]:
         state = self._run_state(request.runtime)
         stop = state.check_before_model_call()
         allowed = [t for t in request.tools if self.contract.is_allowed(_tool_name(t))]
@@ -154,8 +156,10 @@ class ContractMiddleware(AgentMiddleware[ContractAgentState, Any, Any]):
         ai = next((m for m in reversed(response.result) if isinstance(m, AIMessage)), None)
         if ai is None:
             return self._stop_response(
-                state, Stop(reason="invalid_response", detail="the model returned no AIMessage"),
-                [], response.result,
+                state,
+                Stop(reason="invalid_response", detail="the model returned no AIMessage"),
+                [],
+                response.result,
             )
         decision = state.accept_response(ai_message_to_completion(ai))
         redaction = self.contract.redaction
@@ -196,7 +200,7 @@ class ContractMiddleware(AgentMiddleware[ContractAgentState, Any, Any]):
             response = handler(request)
         except ScriptExhaustedError:
             raise
-        except Exception as exc:  # noqa: BLE001 - any model failure is a typed stop
+        except Exception as exc:
             return self._model_failed(state, exc)
         return self._after(state, response)
 
@@ -213,7 +217,7 @@ class ContractMiddleware(AgentMiddleware[ContractAgentState, Any, Any]):
             response = await handler(request)
         except ScriptExhaustedError:
             raise
-        except Exception as exc:  # noqa: BLE001 - any model failure is a typed stop
+        except Exception as exc:
             return self._model_failed(state, exc)
         return self._after(state, response)
 
