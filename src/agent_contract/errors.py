@@ -15,6 +15,7 @@ that is bound to the ``tool_call_id`` and handed back to the model.
     ├── ScriptExhaustedError        a FakeModel ran out of scripted replies (also an AssertionError)
     ├── ModelError                  the model failed or returned something that is not a Completion
     ├── CheckpointError             saved run state cannot be read: locked, corrupt, wrong version
+    ├── ApprovalError               a human decision does not fit the pending approval
     └── ToolError                   raised *by tools* to classify their own failure
         ├── InvalidArgumentsError   kind "invalid_arguments"
         ├── UnauthorizedError       kind "unauthorized"
@@ -199,3 +200,19 @@ class TransientError(ToolError):
     """A temporary failure; the same call may succeed later (kind ``transient``)."""
 
     kind: ErrorKind = "transient"
+
+
+class ApprovalError(AgentContractError):
+    """A human decision does not fit a pending approval: an unknown call, a token bound
+    to other arguments or another run (an approval cannot be replayed), a decision that
+    conflicts with one already recorded, or edited arguments that fail the schema.
+
+    Nothing runs when it is raised; the approval stays pending.
+
+    Attributes:
+        tool_call_id: the call the decision named.
+    """
+
+    def __init__(self, message: str, *, tool_call_id: str = "") -> None:
+        self.tool_call_id = tool_call_id
+        super().__init__(message)

@@ -5,21 +5,28 @@ It is a thin driver of :class:`~agent_contract.policy.RunState`; every rule live
 both harnesses agree by construction and the contract suite proves they still do.
 
 Parallel tool calls run concurrently on the contract's worker pool and their tool
-messages are appended in the order the model issued the calls.
+messages are appended in the order the model issued the calls. A write call pauses the
+run with ``pending_approval`` (the result carries a JSON ``snapshot``); :func:`resume`
+continues it, in this process or another, once a human has decided.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from .approval import Approval
 from .budget import Budget
 from .errors import ModelError, ScriptExhaustedError
+from .faults import crashpoint
 from .messages import Completion, Message
 from .model import Model
-from .policy import Contract, RunResult, Stop
+from .policy import Contract, RunResult, RunState, Stop
 from .tools import ToolRegistry, ToolSpec
 from .trace import RedactionPolicy
+
+Checkpoint = Callable[[dict[str, Any]], None]
+"""Called with a run snapshot whenever it must be stored durably."""
 
 
 def run(
@@ -59,7 +66,8 @@ def run(
         temperature: passed to the model.
 
     Returns:
-        A :class:`RunResult`; ``output`` is set only when ``stop_reason == "answered"``.
+        A :class:`RunResult`; ``output`` is set only when ``stop_reason == "answered"``;
+        for ``pending_approval`` it carries ``pending_approvals`` and ``snapshot``.
 
     Raises:
         ScriptExhaustedError: a scripted model ran dry (a test bug; never a stop).
@@ -74,8 +82,67 @@ def run(
         transcript.append(Message(role="system", content=system))
     transcript.extend(history)
     transcript.append(Message(role="user", content=user_message))
-    offered = contract.offered_tools()
+    return _drive(model, state, transcript, max_output_tokens, temperature)
 
+
+def resume(
+    model: Model,
+    contract: Contract,
+    snapshot: Mapping[str, Any],
+    approvals: Sequence[Approval] = (),
+    *,
+    context: Mapping[str, Any] | None = None,
+    checkpoint: Checkpoint | None = None,
+    max_output_tokens: int = 512,
+    temperature: float = 0.0,
+) -> RunResult:
+    """Continue a run paused with ``pending_approval``, after human decisions.
+
+    Order of work, so that a crash at any point is safe: the decisions are checked and
+    recorded, the snapshot is handed to ``checkpoint`` (store it durably), and only then
+    do approved writes run (each settles an unknown outcome first; see
+    ``RunState.execute_write``). Decisions recorded by an earlier, crashed resume are
+    carried out again with no new decision needed, and a write that already happened
+    is verified, not repeated.
+
+    Args:
+        model: the model (a stateless script continues where it stopped).
+        contract: the same tools and budget the run started with.
+        snapshot: ``RunResult.snapshot`` or a stored copy.
+        approvals: decisions for some or all pending calls.
+        context: application values for context-aware tools.
+        checkpoint: stores a snapshot durably (called before any write runs).
+
+    Raises:
+        ApprovalError: a decision does not fit (nothing runs, nothing is recorded).
+        CheckpointError: the snapshot cannot be restored.
+    """
+    state, transcript = contract.restore(snapshot, context=context)
+    state.apply_approvals(approvals)
+    if checkpoint is not None:
+        checkpoint(state.snapshot(transcript))
+    crashpoint("after_approval")
+    for planned in state.decided_calls():
+        state.execute_write(planned)
+    messages = state.open_batch_messages()
+    if messages is None:
+        waiting = ", ".join(p.tool_call_id for p in state.pending_approvals())
+        return state.finish(
+            Stop(reason="pending_approval", detail=f"waiting for a decision on {waiting}"),
+            messages=transcript,
+        )
+    transcript.extend(messages)
+    return _drive(model, state, transcript, max_output_tokens, temperature)
+
+
+def _drive(
+    model: Model,
+    state: RunState,
+    transcript: list[Message],
+    max_output_tokens: int,
+    temperature: float,
+) -> RunResult:
+    offered = state.contract.offered_tools()
     while True:
         stop = state.check_before_model_call()
         if stop is not None:
@@ -91,7 +158,7 @@ def run(
                 raise ModelError(f"model returned {type(completion).__name__}, not a Completion")
         except ScriptExhaustedError:
             raise
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - any model failure stops the run, typed
             return state.finish(state.model_failed(exc), messages=transcript)
 
         decision = state.accept_response(completion)
@@ -102,14 +169,21 @@ def run(
             return state.finish(Stop(reason="answered"), messages=transcript, output=decision.text)
         if decision.shape == "invalid":
             transcript.extend(r.to_message() for r in decision.refusals)
-            stop = decision.stop or Stop(reason="invalid_response")
-            return state.finish(stop, messages=transcript)
+            return state.finish(
+                decision.stop or Stop(reason="invalid_response"), messages=transcript
+            )
 
         plan = state.plan_tool_calls(decision.calls)
         # Start every runnable call, then wait for each in issue order.
         waiters = [state.submit(p) for p in plan.runnable] if plan.stop is None else []
         for wait in waiters:
             wait()
+        if plan.stop is None and plan.pending:
+            waiting = ", ".join(f"{p.name} [{p.tool_call_id}]" for p in plan.pending)
+            return state.finish(
+                Stop(reason="pending_approval", detail=f"waiting for approval of {waiting}"),
+                messages=transcript,
+            )
         transcript.extend(state.batch_messages(plan))
         if plan.stop is not None:
             return state.finish(plan.stop, messages=transcript)

@@ -29,17 +29,24 @@ from typing import Any, Literal
 
 from . import budget as budget_checks
 from .budget import Breach, Budget, BudgetUsage
-from .errors import ConfigurationError, ErrorKind, StopReason
+from .approval import Approval, PendingApproval, approval_token, idempotency_key
+from .errors import ApprovalError, CheckpointError, ConfigurationError, ErrorKind, StopReason
+from .faults import crashpoint
 from .executor import Invocation, ToolExecutor, arun_with_timeout, default_executor
 from .messages import Completion, Message, ToolCall, canonical_json
 from .results import (
+    ResultNotSerializableError,
     ToolResult,
+    serialize_result,
     classify_exception,
     error_result,
     success_result,
 )
 from .tools import ToolContext, ToolRegistry, ToolSpec
 from .trace import PREVIEW_CHARS, RedactionPolicy, Trace
+
+SNAPSHOT_VERSION = 1
+"""Version of :meth:`RunState.snapshot`'s format; restore refuses other versions."""
 
 ViolationCode = Literal[
     "text_and_tool_calls",
@@ -208,11 +215,23 @@ class PlannedCall:
     """The validated arguments (the handler gets its own deep copy)."""
     refusal: ToolResult | None = None
     """Set when the call must not run; the bound error result to hand back."""
+    approval: PendingApproval | None = None
+    """Set for write calls: they wait for a human decision before they may run."""
 
     @property
     def call_id(self) -> str:
         """The call's id (always set: invalid responses never reach planning)."""
         return self.call.id or ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (the spec by name) for snapshots."""
+        return {
+            "call": self.call.to_dict(),
+            "spec": self.spec.name if self.spec else None,
+            "arguments": self.arguments,
+            "refusal": self.refusal.to_dict() if self.refusal else None,
+            "approval": self.approval.to_dict() if self.approval else None,
+        }
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -226,8 +245,13 @@ class BatchPlan:
 
     @property
     def runnable(self) -> tuple[PlannedCall, ...]:
-        """The calls that may run."""
-        return tuple(p for p in self.calls if p.refusal is None)
+        """The calls that may run now (not refused, not waiting for approval)."""
+        return tuple(p for p in self.calls if p.refusal is None and p.approval is None)
+
+    @property
+    def pending(self) -> tuple[PendingApproval, ...]:
+        """The write calls waiting for a human decision."""
+        return tuple(p.approval for p in self.calls if p.approval is not None)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -258,6 +282,28 @@ class ToolCallRecord:
             data["side_effects_possible"] = self.side_effects_possible
         return data
 
+    def to_state(self) -> dict[str, Any]:
+        """Complete JSON-ready form, for snapshots."""
+        return {
+            **self.to_dict(),
+            "outcome": self.outcome,
+            "side_effects_possible": self.side_effects_possible,
+            "arguments": self.arguments,
+        }
+
+    @classmethod
+    def from_state(cls, data: Mapping[str, Any]) -> ToolCallRecord:
+        """Inverse of :meth:`to_state`."""
+        return cls(
+            id=data.get("id"),
+            name=str(data["name"]),
+            status=data["status"],
+            error_kind=data.get("error_kind"),
+            outcome=str(data.get("outcome", "succeeded")),
+            side_effects_possible=bool(data.get("side_effects_possible", False)),
+            arguments=data.get("arguments"),
+        )
+
 
 @dataclass(frozen=True, kw_only=True)
 class RunResult:
@@ -281,6 +327,10 @@ class RunResult:
     """Budget usage at the end (model steps, tool calls, elapsed seconds)."""
     harness: str = "offline"
     """Which driver produced it."""
+    pending_approvals: tuple[PendingApproval, ...] = ()
+    """For ``pending_approval``: the write calls waiting for a decision."""
+    snapshot: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
+    """For ``pending_approval``: the JSON state to resume from (see ``Contract.restore``)."""
 
     @property
     def answered(self) -> bool:
@@ -300,6 +350,10 @@ class RunResult:
             "stop_detail": self.stop_detail,
             "output": self.output,
             "tool_calls": [record.to_dict() for record in self.tool_calls],
+            "pending_approvals": [
+                {k: v for k, v in p.to_dict().items() if k != "arguments"}
+                for p in self.pending_approvals
+            ],
             "usage": dict(self.usage),
         }
 
@@ -372,6 +426,20 @@ class Contract:
             return tools
         return cls(tools, budget=budget, allowlist=allowlist, redaction=redaction, secrets=secrets)
 
+    def restore(
+        self, snapshot: Mapping[str, Any], *, context: Mapping[str, Any] | None = None
+    ) -> tuple[RunState, list[Message]]:
+        """Rebuild a paused run from :meth:`RunState.snapshot` with this contract's tools.
+
+        Returns:
+            ``(state, transcript)``.
+
+        Raises:
+            CheckpointError: another snapshot version, a tool that is no longer
+                registered, or a snapshot that is not well-formed. Never starts afresh.
+        """
+        return restore_run(self, snapshot, context=context)
+
     @property
     def executor(self) -> ToolExecutor:
         """The worker pool tool handlers run on."""
@@ -407,6 +475,62 @@ class Contract:
         )
 
 
+def restore_run(
+    contract: Contract, snapshot: Mapping[str, Any], *, context: Mapping[str, Any] | None = None
+) -> tuple[RunState, list[Message]]:
+    """Rebuild a run from :meth:`RunState.snapshot` (see :meth:`Contract.restore`)."""
+    if not isinstance(snapshot, Mapping) or snapshot.get("version") != SNAPSHOT_VERSION:
+        found = (
+            snapshot.get("version") if isinstance(snapshot, Mapping) else type(snapshot).__name__
+        )
+        raise CheckpointError(
+            f"cannot restore a run snapshot of version {found!r}; expected {SNAPSHOT_VERSION}"
+        )
+    try:
+        state = RunState(
+            contract,
+            run_id=str(snapshot["run_id"]),
+            caller=snapshot.get("caller"),
+            context=dict(context or {}),
+            restoring=True,
+        )
+        state.usage = BudgetUsage.from_dict(snapshot["usage"])
+        state._records = [ToolCallRecord.from_state(r) for r in snapshot["records"]]
+        state._issued = [str(i) for i in snapshot["issued"]]
+        state._answered = {
+            str(k): ToolResult.from_dict(v) for k, v in dict(snapshot["answered"]).items()
+        }
+        batch: list[PlannedCall] = []
+        for item in snapshot["batch"]:
+            spec = contract.registry.get(item["spec"]) if item.get("spec") else None
+            if item.get("spec") and spec is None:
+                raise CheckpointError(f"snapshot names tool {item['spec']!r}, not registered")
+            call = item["call"]
+            batch.append(
+                PlannedCall(
+                    call=ToolCall(id=call["id"], name=call["name"], arguments=call["arguments"]),
+                    spec=spec,
+                    arguments=dict(item.get("arguments") or {}),
+                    refusal=ToolResult.from_dict(item["refusal"]) if item.get("refusal") else None,
+                    approval=(
+                        PendingApproval.from_dict(item["approval"])
+                        if item.get("approval")
+                        else None
+                    ),
+                )
+            )
+        state._batch = batch
+        state._decisions = {str(k): dict(v) for k, v in dict(snapshot["decisions"]).items()}
+        state.trace = Trace(contract.redaction, snapshot["trace"])
+        transcript = [Message.from_dict(m) for m in snapshot["transcript"]]
+    except CheckpointError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise CheckpointError(f"corrupt run snapshot: {type(exc).__name__}: {exc}") from exc
+    state.trace.append("run_resumed", run_id=state.run_id)
+    return state, transcript
+
+
 class RunState:
     """The mutable state of one run: usage, the call-ID ledger and the trace.
 
@@ -415,7 +539,13 @@ class RunState:
     """
 
     def __init__(
-        self, contract: Contract, *, run_id: str, caller: str | None, context: dict[str, Any]
+        self,
+        contract: Contract,
+        *,
+        run_id: str,
+        caller: str | None,
+        context: dict[str, Any],
+        restoring: bool = False,
     ) -> None:
         self.contract = contract
         self.run_id = run_id
@@ -431,6 +561,9 @@ class RunState:
         self.stopped: Stop | None = None
         self.halted: Stop | None = None
         self.answer: str | None = None
+        self._decisions: dict[str, dict[str, Any]] = {}
+        if restoring:
+            return
         self.trace.append(
             "run_started",
             run_id=run_id,
@@ -614,22 +747,340 @@ class RunState:
                 ),
             )
         if spec.effect == "write":
+            return self._plan_write(call, spec)
+        return PlannedCall(call=call, spec=spec, arguments=copy.deepcopy(call.arguments))
+
+    def _plan_write(self, call: ToolCall, spec: ToolSpec) -> PlannedCall:
+        """Preview a write call and make it wait for approval (or refuse it)."""
+        arguments = copy.deepcopy(call.arguments)
+        planned = PlannedCall(call=call, spec=spec, arguments=arguments)
+        preview = spec.preview
+        if preview is None:  # ToolSpec guarantees it for writes; fail closed anyway
+            return PlannedCall(call=call, refusal=self._error(call, "not_allowed", "no preview"))
+        context = self._tool_context(planned)
+        preview_args = copy.deepcopy(arguments)
+        invocation = self.contract.executor.run(
+            lambda: preview(context, **preview_args), self._timeout_for(spec)
+        )
+        if invocation.timed_out:
             return PlannedCall(
                 call=call,
-                refusal=self._error(
-                    call,
-                    "not_allowed",
-                    f"tool {call.name!r} writes and needs approval, but this run has no approver",
-                ),
+                refusal=self._error(call, "timeout", f"preview of {spec.name!r} timed out"),
             )
-        return PlannedCall(call=call, spec=spec, arguments=copy.deepcopy(call.arguments))
+        if invocation.error is not None:
+            kind, message = classify_exception(
+                invocation.error,
+                spec.name,
+                expose_exception_text=self.contract.expose_exception_text,
+            )
+            return PlannedCall(call=call, refusal=self._error(call, kind, message))
+        try:
+            serialize_result(invocation.value)
+        except ResultNotSerializableError as exc:
+            return PlannedCall(call=call, refusal=self._error(call, "tool_error", exc.message))
+        pending = PendingApproval(
+            tool_call_id=planned.call_id,
+            name=spec.name,
+            arguments=arguments,
+            preview=self.contract.redaction.redact_value(invocation.value),
+            token=approval_token(self.run_id, planned.call_id, spec.name, arguments),
+        )
+        self.trace.append(
+            "approval_requested",
+            id=pending.tool_call_id,
+            name=pending.name,
+            token=pending.token,
+            preview=pending.preview,
+        )
+        return PlannedCall(call=call, spec=spec, arguments=arguments, approval=pending)
+
+    # -- approvals and writes --------------------------------------------------------------
+
+    def pending_approvals(self) -> tuple[PendingApproval, ...]:
+        """Write calls of the open batch still waiting for a result."""
+        with self._lock:
+            return tuple(
+                p.approval
+                for p in self._batch
+                if p.approval is not None and p.call_id not in self._answered
+            )
+
+    def apply_approvals(self, approvals: Sequence[Approval]) -> tuple[PlannedCall, ...]:
+        """Check human decisions against the pending approvals and record them.
+
+        All decisions are checked before any is recorded, so one bad decision changes
+        nothing. A decision identical to one already recorded (a resume after a crash)
+        is accepted again; a different one is refused.
+
+        Returns:
+            The calls to run now (approved, or edited with the new arguments), in the
+            order the model issued them. Rejected calls are answered with a bound
+            ``rejected`` error and are not returned.
+
+        Raises:
+            ApprovalError: a decision names no pending call, carries a token bound to
+                other arguments, another call or another run, conflicts with a recorded
+                decision, or edits to arguments that fail the schema.
+        """
+        with self._lock:
+            waiting = {
+                p.call_id: p
+                for p in self._batch
+                if p.approval is not None and p.call_id not in self._answered
+            }
+            checked: list[tuple[PlannedCall, Approval]] = []
+            for approval in approvals:
+                planned = waiting.get(approval.tool_call_id)
+                if planned is None or planned.approval is None or planned.spec is None:
+                    raise ApprovalError(
+                        f"no pending approval for call {approval.tool_call_id!r} in run "
+                        f"{self.run_id!r}",
+                        tool_call_id=approval.tool_call_id,
+                    )
+                if approval.token != planned.approval.token:
+                    raise ApprovalError(
+                        f"the approval token does not match call {approval.tool_call_id!r}: it "
+                        "was issued for other arguments, another call or another run",
+                        tool_call_id=approval.tool_call_id,
+                    )
+                recorded = self._decisions.get(approval.tool_call_id)
+                if recorded is not None and recorded != approval.to_dict():
+                    raise ApprovalError(
+                        f"call {approval.tool_call_id!r} was already decided "
+                        f"({recorded['decision']}); a different decision is refused",
+                        tool_call_id=approval.tool_call_id,
+                    )
+                if approval.decision == "edit":
+                    problem = planned.spec.validate(approval.arguments)
+                    if problem is not None:
+                        raise ApprovalError(
+                            f"edited arguments are invalid: {problem}",
+                            tool_call_id=approval.tool_call_id,
+                        )
+                checked.append((planned, approval))
+            to_run: list[PlannedCall] = []
+            for planned, approval in checked:
+                self._decisions[planned.call_id] = approval.to_dict()
+                self.trace.append(
+                    "approval_decided",
+                    id=planned.call_id,
+                    name=planned.call.name,
+                    decision=approval.decision,
+                    decided_by=approval.decided_by,
+                    reason=approval.reason,
+                    arguments=approval.arguments if approval.decision == "edit" else None,
+                )
+                if approval.decision == "reject":
+                    reason = f": {approval.reason}" if approval.reason else ""
+                    self._answer(
+                        self._error(planned.call, "rejected", f"a human rejected this call{reason}")
+                    )
+                    continue
+                if approval.decision == "edit" and approval.arguments is not None:
+                    planned = PlannedCall(
+                        call=planned.call,
+                        spec=planned.spec,
+                        arguments=copy.deepcopy(approval.arguments),
+                        approval=planned.approval,
+                    )
+                    self._batch = [
+                        planned if p.call_id == planned.call_id else p for p in self._batch
+                    ]
+                to_run.append(planned)
+            order = [p.call_id for p in self._batch]
+            return tuple(sorted(to_run, key=lambda p: order.index(p.call_id)))
+
+    def decided_calls(self) -> tuple[PlannedCall, ...]:
+        """Approved or edited calls that have a recorded decision but no result yet
+        (their write may or may not have happened: a crash came in between)."""
+        with self._lock:
+            return tuple(
+                p
+                for p in self._batch
+                if p.approval is not None
+                and p.call_id not in self._answered
+                and self._decisions.get(p.call_id, {}).get("decision") in ("approve", "edit")
+            )
+
+    def _verify(
+        self, spec: ToolSpec, context: ToolContext, arguments: dict[str, Any]
+    ) -> Invocation:
+        verify = spec.verify
+        if verify is None:
+            raise ConfigurationError(f"write tool {spec.name!r} has no verify")
+        args = copy.deepcopy(arguments)
+        return self.contract.executor.run(lambda: verify(context, **args), self._timeout_for(spec))
+
+    def execute_write(self, planned: PlannedCall) -> ToolResult:
+        """Run an approved write once: settle any unknown outcome first, write with an
+        idempotency key, then read back to confirm.
+
+        1. ``verify`` with the idempotency key: if the write is already applied (a
+           retry, or a resume after a crash), it is not written again.
+        2. If ``verify`` cannot tell, nothing is written: ``transient``, outcome
+           unknown, side effects possible.
+        3. Otherwise the handler runs (with the timeout), then ``verify`` confirms. A
+           confirmed write succeeds even if the handler timed out; an unconfirmed one
+           is an error with outcome unknown unless the handler failed cleanly.
+
+        Raises:
+            ConfigurationError: ``planned`` is not an approved write.
+        """
+        spec = planned.spec
+        if spec is None or planned.approval is None or spec.effect != "write":
+            raise ConfigurationError("execute_write() needs an approved write call")
+        call_id, name, redaction = planned.call_id, spec.name, self.contract.redaction
+        key = idempotency_key(self.run_id, call_id, name, planned.arguments)
+        context = ToolContext(
+            run_id=self.run_id,
+            tool_call_id=call_id,
+            caller=self.caller,
+            values=self.context,
+            idempotency_key=key,
+        )
+        before = self._verify(spec, context, planned.arguments)
+        if before.timed_out or before.error is not None:
+            result = error_result(
+                call_id,
+                name,
+                "transient",
+                "could not check whether this write already happened; it was not written "
+                "again; retry later",
+                redaction=redaction,
+                outcome="unknown",
+                side_effects_possible=True,
+            )
+        elif before.value is not None:
+            result = success_result(
+                call_id,
+                name,
+                {
+                    "status": "applied",
+                    "verified": True,
+                    "already_applied": True,
+                    "idempotency_key": key,
+                    "record": before.value,
+                },
+                max_result_chars=spec.max_result_chars,
+                on_oversize=spec.on_oversize,
+                redaction=redaction,
+            )
+        else:
+            args = copy.deepcopy(planned.arguments)
+            handler = spec.handler
+            invocation = self.contract.executor.run(
+                lambda: handler(context, **args), self._timeout_for(spec)
+            )
+            crashpoint("after_write")
+            after = self._verify(spec, context, planned.arguments)
+            result = self._write_outcome(planned, spec, key, invocation, after)
+        self.trace.append(
+            "write_settled",
+            id=call_id,
+            name=name,
+            idempotency_key=key,
+            status=result.status,
+            outcome=result.outcome,
+        )
+        return self.record_result(result)
+
+    def _write_outcome(
+        self,
+        planned: PlannedCall,
+        spec: ToolSpec,
+        key: str,
+        invocation: Invocation,
+        after: Invocation,
+    ) -> ToolResult:
+        call_id, name, redaction = planned.call_id, spec.name, self.contract.redaction
+        confirmed = not after.timed_out and after.error is None and after.value is not None
+        if confirmed:
+            value: Any = (
+                invocation.value
+                if invocation.error is None and not invocation.timed_out
+                else {"status": "applied", "verified": True, "record": after.value}
+            )
+            return success_result(
+                call_id,
+                name,
+                value,
+                max_result_chars=spec.max_result_chars,
+                on_oversize=spec.on_oversize,
+                redaction=redaction,
+                duration_seconds=invocation.duration_seconds,
+            )
+        settled = not after.timed_out and after.error is None  # verify says: not applied
+        if invocation.error is not None and settled:
+            kind, message = classify_exception(
+                invocation.error, name, expose_exception_text=self.contract.expose_exception_text
+            )
+            return error_result(
+                call_id,
+                name,
+                kind,
+                message,
+                redaction=redaction,
+                outcome="failed",
+                duration_seconds=invocation.duration_seconds,
+            )
+        if invocation.timed_out:
+            return error_result(
+                call_id,
+                name,
+                "timeout",
+                f"write {name!r} did not finish in time and is not confirmed; its outcome is "
+                f"unknown and side effects are possible (idempotency key {key})",
+                redaction=redaction,
+                outcome="unknown",
+                side_effects_possible=True,
+                duration_seconds=invocation.duration_seconds,
+            )
+        return error_result(
+            call_id,
+            name,
+            "tool_error",
+            f"write {name!r} could not be confirmed by reading it back; its outcome is unknown "
+            f"(idempotency key {key})",
+            redaction=redaction,
+            outcome="unknown",
+            side_effects_possible=True,
+            duration_seconds=invocation.duration_seconds,
+        )
+
+    # -- snapshots -----------------------------------------------------------------------
+
+    def snapshot(self, transcript: Sequence[Message]) -> dict[str, Any]:
+        """The run's whole state as JSON data, to resume it in another process.
+
+        Holds the transcript, budget usage, the call-ID ledger, the open batch with its
+        approvals and recorded decisions, and the trace. Application context values
+        are not stored: pass them again to :meth:`Contract.restore`.
+        """
+        with self._lock:
+            return {
+                "version": SNAPSHOT_VERSION,
+                "run_id": self.run_id,
+                "caller": self.caller,
+                "usage": self.usage.to_dict(),
+                "records": [r.to_state() for r in self._records],
+                "issued": list(self._issued),
+                "answered": {k: v.to_dict() for k, v in self._answered.items()},
+                "batch": [p.to_dict() for p in self._batch],
+                "decisions": dict(self._decisions),
+                "trace": self.trace.events,
+                "transcript": [m.to_dict() for m in transcript],
+            }
 
     def _trace_call(self, planned: PlannedCall) -> None:
         fields: dict[str, Any] = {
             "id": planned.call.id,
             "name": planned.call.name,
             "arguments": planned.arguments if planned.refusal is None else planned.call.arguments,
-            "decision": "run" if planned.refusal is None else "refused",
+            "decision": (
+                "refused"
+                if planned.refusal is not None
+                else ("awaiting_approval" if planned.approval is not None else "run")
+            ),
         }
         if planned.refusal is not None:
             fields["error_kind"] = planned.refusal.error_kind
@@ -781,9 +1232,18 @@ class RunState:
             raise ConfigurationError(f"tool_call_id {result.tool_call_id!r} is already answered")
         self._answered[result.tool_call_id] = result
 
-    def _close_batch(self) -> None:
-        """Write the batch's results to the ledger records and the trace, in issue order."""
+    def _close_batch(self, *, force: bool = False) -> None:
+        """Write the batch's results to the ledger records and the trace, in issue order.
+
+        A batch with write calls still waiting for a decision stays open, unless
+        ``force`` (the run is ending): then every unanswered call gets an error.
+        """
         if not self._batch:
+            return
+        waiting = any(
+            p.approval is not None and p.call_id not in self._answered for p in self._batch
+        )
+        if waiting and not force:
             return
         for planned in self._batch:
             result = self._answered.get(planned.call_id)
@@ -831,6 +1291,14 @@ class RunState:
         with self._lock:
             return self._answered.get(tool_call_id)
 
+    def open_batch_messages(self) -> list[Message] | None:
+        """Tool messages answering the open batch in issue order, or ``None`` while a
+        call of it still waits (for a decision or a result)."""
+        with self._lock:
+            if any(p.call_id not in self._answered for p in self._batch):
+                return None
+            return [self._answered[p.call_id].to_message() for p in self._batch]
+
     def batch_messages(self, plan: BatchPlan) -> list[Message]:
         """The tool messages answering ``plan``, in the order the model issued the calls."""
         with self._lock:
@@ -852,7 +1320,8 @@ class RunState:
         output, so running out of budget can never pass for an answer.
         """
         with self._lock:
-            self._close_batch()
+            pausing = stop.reason == "pending_approval"
+            self._close_batch(force=not pausing)
             self.stopped = stop
             detail = self.contract.redaction.redact(stop.detail)
             self.trace.append("stop", reason=stop.reason, detail=detail)
@@ -871,4 +1340,6 @@ class RunState:
                 tool_calls=tuple(self._records),
                 usage=self.usage.summary(),
                 harness=harness,
+                pending_approvals=self.pending_approvals() if pausing else (),
+                snapshot=self.snapshot(messages) if pausing else None,
             )

@@ -37,6 +37,21 @@ running), ``not_run`` for calls refused before their handler started."""
 TRUNCATION_MARKER: Final = "\n[truncated by agent-contract: {shown} of {total} chars shown]"
 
 
+@dataclass(frozen=True)
+class ToolOutput:
+    """What a handler returns to keep data away from the model.
+
+    ``value`` is serialized for the model; ``artifact`` stays application-only (it is
+    kept on the :class:`ToolResult` and, in the LangChain binding, in the
+    ``ToolMessage.artifact``; it is never shown to the model or written to the trace).
+    """
+
+    value: Any
+    """What the model reads (through the serializer)."""
+    artifact: Any = None
+    """Application-only data."""
+
+
 class ResultNotSerializableError(ToolError):
     """A tool returned a value the result serializer does not accept (kind ``tool_error``)."""
 
@@ -137,6 +152,33 @@ class ToolResult:
             status=self.status,
         )
 
+    def to_dict(self) -> dict[str, Any]:
+        """Complete JSON-ready form for snapshots; the artifact only when it is JSON data."""
+        try:
+            _check_json(self.artifact)
+            artifact = self.artifact
+        except ResultNotSerializableError:
+            artifact = None
+        return {
+            "tool_call_id": self.tool_call_id,
+            "name": self.name,
+            "status": self.status,
+            "content": self.content,
+            "error_kind": self.error_kind,
+            "error_message": self.error_message,
+            "outcome": self.outcome,
+            "side_effects_possible": self.side_effects_possible,
+            "truncated": self.truncated,
+            "original_chars": self.original_chars,
+            "duration_seconds": self.duration_seconds,
+            "artifact": artifact,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ToolResult:
+        """Inverse of :meth:`to_dict`."""
+        return cls(**{k: data[k] for k in data if k in cls.__dataclass_fields__})
+
     def summary(self) -> dict[str, Any]:
         """JSON-ready fields for traces and reports (no content, no artifact)."""
         return {
@@ -211,6 +253,8 @@ def success_result(
     ``succeeded`` with side effects possible for writes decided by the caller) when the
     value cannot be serialized or is too large and truncation is off.
     """
+    if isinstance(value, ToolOutput):
+        value, artifact = value.value, value.artifact
     try:
         text = redaction.redact(serialize_result(value))
     except ResultNotSerializableError as exc:

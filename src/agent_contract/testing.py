@@ -170,6 +170,12 @@ _CALCULATE = re.compile(r"^\s*(?:calculate|计算)\s*[:：]?\s*(?P<arg>.+?)\s*$"
 _POLICY = re.compile(
     r"^\s*(?:look\s+up\s+policy|查询政策)\s*[:：]?\s*(?P<arg>.+?)\s*$", re.I | re.S
 )
+_LOOKUP_ORDER = re.compile(
+    r"^\s*(?:look\s+up\s+order|查询订单)\s*[:：]?\s*(?P<arg>\S+)\s*$", re.I | re.S
+)
+_REFUND_ORDER = re.compile(
+    r"^\s*(?:refund\s+order|退款订单)\s*[:：]?\s*(?P<arg>\S+)\s*$", re.I | re.S
+)
 _CJK = re.compile(r"[\u3400-\u9fff]")
 
 
@@ -178,6 +184,9 @@ class DemoModel:
 
     - ``calculate <expr>`` or ``计算 <expr>``: one ``calculator`` call.
     - ``look up policy <topic>`` or ``查询政策 <topic>``: one ``policy_lookup`` call.
+    - ``look up order <id>`` or ``查询订单 <id>``: one ``lookup_order`` call.
+    - ``refund order <id>`` or ``退款订单 <id>``: ``lookup_order``, then ``refund_order``
+      for the refundable amount (a write: the run pauses for approval).
     - anything else: a direct answer, no tools.
 
     After a tool result it answers in words that cite the result (and a policy's source
@@ -198,6 +207,29 @@ class DemoModel:
         chinese = bool(_CJK.search(request))
         step = sum(1 for m in messages if m.role == "assistant") + 1
         last = messages[-1] if messages else None
+        refund = _REFUND_ORDER.match(request)
+        if (
+            refund
+            and last is not None
+            and last.role == "tool"
+            and last.name == "lookup_order"
+            and last.status == "success"
+        ):
+            order = json.loads(last.content)
+            return Completion(
+                tool_calls=(
+                    ToolCall(
+                        id=f"call_{step}_1",
+                        name="refund_order",
+                        arguments={
+                            "order_id": order["order_id"],
+                            "amount_cents": order["refundable_cents"],
+                            "reason": "customer request",
+                        },
+                    ),
+                ),
+                finish_reason="tool_calls",
+            )
         if last is not None and last.role == "tool":
             results = []
             for message in reversed(messages):
@@ -210,6 +242,8 @@ class DemoModel:
         for pattern, tool, key in (
             (_CALCULATE, "calculator", "expression"),
             (_POLICY, "policy_lookup", "topic"),
+            (_LOOKUP_ORDER, "lookup_order", "order_id"),
+            (_REFUND_ORDER, "lookup_order", "order_id"),
         ):
             match = pattern.match(request)
             if match and tool in offered:
@@ -249,6 +283,26 @@ def _describe(message: Message, chinese: bool) -> str:
         if chinese:
             return f"政策《{data.get('title')}》：{data.get('text')}（来源：{data['source_id']}）"
         return f"Policy '{data.get('title')}': {data.get('text')} (source: {data['source_id']})"
+    if isinstance(data, Mapping) and "refund_id" in data:
+        if chinese:
+            return f"订单 {data['order_id']} 已退款 {data['amount_cents']} 分（退款编号 {data['refund_id']}）。"
+        return (
+            f"Refunded {data['amount_cents']} cents on order {data['order_id']} "
+            f"(refund {data['refund_id']})."
+        )
+    if isinstance(data, Mapping) and data.get("already_applied"):
+        record = data.get("record") or {}
+        return (
+            f"The refund on order {record.get('order_id')} had already been applied "
+            f"(refund {record.get('refund_id')}); it was not applied again."
+        )
+    if isinstance(data, Mapping) and "placed_on" in data:
+        if chinese:
+            return f"订单 {data['order_id']}：状态 {data['status']}，金额 {data['total']}。"
+        return (
+            f"Order {data['order_id']} is {data['status']} (placed {data['placed_on']}, "
+            f"total {data['total']}, refundable {data['refundable']})."
+        )
     if isinstance(data, Mapping) and "result" in data:
         if chinese:
             return f"{data.get('expression')} 的计算结果是 {data['result']}。"

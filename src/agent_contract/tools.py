@@ -106,6 +106,15 @@ class ToolSpec:
     ``"error"``: refuse with kind ``result_too_large``."""
     needs_context: bool = False
     """Pass a :class:`ToolContext` as the first positional argument."""
+    preview: Handler | None = None
+    """Write tools only: ``preview(context, **arguments)`` returns what the call would
+    change (JSON data), without changing anything. Runs before approval is asked; it
+    may raise ToolErrors (e.g. ``not_found``), which refuse the call."""
+    verify: Handler | None = None
+    """Write tools only: ``verify(context, **arguments)`` reads back whether the write
+    with ``context.idempotency_key`` has been applied; returns the applied record
+    (JSON data) or ``None``. Called before a write (to settle an unknown outcome after
+    a timeout or crash) and after it (completion verification)."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not TOOL_NAME_PATTERN.match(self.name):
@@ -118,6 +127,15 @@ class ToolSpec:
             raise ConfigurationError(f"tool {self.name!r}: handler is not callable")
         if self.effect not in ("read", "write"):
             raise ConfigurationError(f"tool {self.name!r}: effect must be 'read' or 'write'")
+        if self.effect == "write":
+            if not (callable(self.preview) and callable(self.verify)):
+                raise ConfigurationError(
+                    f"write tool {self.name!r} needs callable preview and verify "
+                    "(preview -> approval -> idempotent write -> verification)"
+                )
+            object.__setattr__(self, "needs_context", True)
+        elif self.preview is not None or self.verify is not None:
+            raise ConfigurationError(f"tool {self.name!r}: preview/verify are for write tools")
         if self.on_oversize not in ("truncate", "error"):
             raise ConfigurationError(f"tool {self.name!r}: on_oversize must be truncate|error")
         timeout = self.timeout_seconds

@@ -1,0 +1,163 @@
+"""Human approval for write tools: pending approvals, decisions, and the keys that bind
+them.
+
+A write call never runs on the model's word. The runtime previews it, pauses the run
+with ``pending_approval``, and waits for a human :class:`Approval`:
+
+- ``approve``: run it, once, with an idempotency key;
+- ``reject``: never run it; the call gets a bound ``rejected`` tool message;
+- ``edit``: run it once with the human's arguments (validated against the schema).
+
+An approval is bound to the exact call by :func:`approval_token`: a hash of the run id,
+the ``tool_call_id``, the tool name and the canonical arguments. A decision carrying a
+token for other arguments, another call or another run is refused
+(:class:`~agent_contract.errors.ApprovalError`), so an approval cannot be replayed.
+
+The idempotency key (:func:`idempotency_key`) is derived from the same parts plus the
+arguments actually written, so a retry or a resume after a crash computes the same key
+and the tool applies the write at most once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from .errors import ApprovalError
+from .messages import canonical_json
+
+DecisionKind = Literal["approve", "reject", "edit"]
+
+
+def _digest(*parts: str) -> str:
+    return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
+
+
+def approval_token(run_id: str, tool_call_id: str, name: str, arguments: Any) -> str:
+    """The token that binds an approval to one call (32 hex chars)."""
+    return _digest("approval", run_id, tool_call_id, name, canonical_json(arguments))[:32]
+
+
+def idempotency_key(run_id: str, tool_call_id: str, name: str, arguments: Any) -> str:
+    """The idempotency key of a write with these exact arguments (``idem-`` + 32 hex)."""
+    return "idem-" + _digest("write", run_id, tool_call_id, name, canonical_json(arguments))[:32]
+
+
+@dataclass(frozen=True, kw_only=True)
+class PendingApproval:
+    """A write call waiting for a human decision."""
+
+    tool_call_id: str
+    """The call waiting."""
+    name: str
+    """The write tool."""
+    arguments: dict[str, Any]
+    """The validated arguments the model proposed."""
+    preview: Any
+    """What the call would change (from the tool's ``preview``), redacted."""
+    token: str
+    """The :func:`approval_token` a decision must carry."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "tool_call_id": self.tool_call_id,
+            "name": self.name,
+            "arguments": self.arguments,
+            "preview": self.preview,
+            "token": self.token,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> PendingApproval:
+        """Inverse of :meth:`to_dict`."""
+        return cls(
+            tool_call_id=str(data["tool_call_id"]),
+            name=str(data["name"]),
+            arguments=dict(data["arguments"]),
+            preview=data.get("preview"),
+            token=str(data["token"]),
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class Approval:
+    """A human decision on one pending approval.
+
+    Raises:
+        ApprovalError: an unknown decision, or ``edit`` without arguments.
+    """
+
+    tool_call_id: str
+    """The call decided on."""
+    decision: DecisionKind
+    """``approve``, ``reject`` or ``edit``."""
+    token: str
+    """The pending approval's token (binds the decision to that call and arguments)."""
+    arguments: dict[str, Any] | None = None
+    """For ``edit``: the arguments to run with instead."""
+    reason: str = ""
+    """Free text for the audit trail (and, for ``reject``, the model)."""
+    decided_by: str = field(default="")
+    """Who decided, for the audit trail."""
+
+    def __post_init__(self) -> None:
+        if self.decision not in ("approve", "reject", "edit"):
+            raise ApprovalError(
+                f"unknown decision {self.decision!r}; expected approve, reject or edit",
+                tool_call_id=self.tool_call_id,
+            )
+        if self.decision == "edit" and not isinstance(self.arguments, dict):
+            raise ApprovalError("an edit needs the new arguments", tool_call_id=self.tool_call_id)
+
+    @classmethod
+    def for_pending(
+        cls,
+        pending: PendingApproval,
+        decision: DecisionKind,
+        *,
+        arguments: dict[str, Any] | None = None,
+        reason: str = "",
+        decided_by: str = "",
+    ) -> Approval:
+        """A decision on ``pending``, carrying its token."""
+        return cls(
+            tool_call_id=pending.tool_call_id,
+            decision=decision,
+            token=pending.token,
+            arguments=arguments,
+            reason=reason,
+            decided_by=decided_by,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "tool_call_id": self.tool_call_id,
+            "decision": self.decision,
+            "token": self.token,
+            "arguments": self.arguments,
+            "reason": self.reason,
+            "decided_by": self.decided_by,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Approval:
+        """Inverse of :meth:`to_dict`.
+
+        Raises:
+            ApprovalError: the dict is not a decision.
+        """
+        try:
+            return cls(
+                tool_call_id=str(data["tool_call_id"]),
+                decision=data["decision"],
+                token=str(data["token"]),
+                arguments=data.get("arguments"),
+                reason=str(data.get("reason", "")),
+                decided_by=str(data.get("decided_by", "")),
+            )
+        except (KeyError, TypeError) as exc:
+            raise ApprovalError(f"not a decision: {exc!r}") from exc
