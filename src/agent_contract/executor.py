@@ -74,7 +74,7 @@ class InvocationHandle:
             return Invocation(
                 timed_out=True, started=started, duration_seconds=time.monotonic() - begun
             )
-        except BaseException as exc:
+        except BaseException as exc:  # noqa: BLE001 - classified by the caller
             return Invocation(error=exc, duration_seconds=self._elapsed())
         return Invocation(value=value, duration_seconds=self._elapsed())
 
@@ -136,7 +136,7 @@ async def arun_with_timeout(fn: Callable[[], Awaitable[Any]], timeout: float) ->
         return Invocation(timed_out=True, duration_seconds=time.monotonic() - begun)
     except asyncio.CancelledError:
         raise
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - classified by the caller
         return Invocation(error=exc, duration_seconds=time.monotonic() - begun)
     return Invocation(value=value, duration_seconds=time.monotonic() - begun)
 

@@ -28,18 +28,18 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from . import budget as budget_checks
-from .budget import Breach, Budget, BudgetUsage
 from .approval import Approval, PendingApproval, approval_token, idempotency_key
+from .budget import Breach, Budget, BudgetUsage
 from .errors import ApprovalError, CheckpointError, ConfigurationError, ErrorKind, StopReason
-from .faults import crashpoint
 from .executor import Invocation, ToolExecutor, arun_with_timeout, default_executor
+from .faults import crashpoint
 from .messages import Completion, Message, ToolCall, canonical_json
 from .results import (
     ResultNotSerializableError,
     ToolResult,
-    serialize_result,
     classify_exception,
     error_result,
+    serialize_result,
     success_result,
 )
 from .tools import ToolContext, ToolRegistry, ToolSpec

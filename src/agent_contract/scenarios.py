@@ -900,7 +900,7 @@ def run_scenario(scenario: Scenario, harness: Harness, harness_name: str) -> Out
     tools = scenario.tools(probe)
     try:
         obs = observe(harness(model, tools, scenario.options()))
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - a crash is an observation, not a suite error
         obs = Observation(
             harness=harness_name,
             stop_reason=f"crashed:{type(exc).__name__}",

@@ -219,7 +219,7 @@ class OrderStore:
 
     def _own_order(self, db: sqlite3.Connection, caller: str, order_id: str) -> sqlite3.Row:
         row = db.execute("SELECT * FROM orders WHERE order_id = ?", (order_id,)).fetchone()
-        if row is None or row["owner"] != caller:
+        if not isinstance(row, sqlite3.Row) or row["owner"] != caller:
             raise NotFoundError(f"order {order_id} not found")
         return row
 

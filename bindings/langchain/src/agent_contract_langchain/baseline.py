@@ -73,7 +73,7 @@ def plain_create_agent_harness(
     agent = plain_agent(model, tools)
     try:
         final = agent.invoke({"messages": to_langchain_messages(turns)})
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - the control observes crashes
         return Observation(
             harness="plain-create-agent",
             stop_reason=f"crashed:{type(exc).__name__}",

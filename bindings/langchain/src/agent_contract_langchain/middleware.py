@@ -200,7 +200,7 @@ class ContractMiddleware(AgentMiddleware[ContractAgentState, Any, Any]):
             response = handler(request)
         except ScriptExhaustedError:
             raise
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - any model failure is a typed stop
             return self._model_failed(state, exc)
         return self._after(state, response)
 
@@ -217,7 +217,7 @@ class ContractMiddleware(AgentMiddleware[ContractAgentState, Any, Any]):
             response = await handler(request)
         except ScriptExhaustedError:
             raise
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - any model failure is a typed stop
             return self._model_failed(state, exc)
         return self._after(state, response)
 
