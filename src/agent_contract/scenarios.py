@@ -232,7 +232,9 @@ class Scenario:
     extra: tuple[Check, ...] = ()
     """Scenario-specific checks."""
     requires: tuple[str, ...] = ()
-    """Capabilities a harness must have (e.g. ``"write_tools"``); others skip it."""
+    """Capabilities a harness must have (e.g. ``"write_tools"``, ``"timeouts"``); others
+    skip it. A :class:`~agent_contract.suite.ContractSuite` declares each capability as a
+    boolean ``has_<capability>`` or ``supports_<capability>`` class attribute."""
 
     def options(self) -> RunOptions:
         """The harness options for this scenario."""
@@ -722,6 +724,7 @@ def build_scenarios() -> list[Scenario]:
             trajectory=("hang",),
             results=(("error", "timeout"),),
             extra=(_check_timeout,),
+            requires=("timeouts",),
         ),
         Scenario(
             name="oversized_result",
