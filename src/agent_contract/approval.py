@@ -132,6 +132,10 @@ class Approval:
             decided_by=decided_by,
         )
 
+    def binding(self) -> tuple[str, str, Any]:
+        """What makes two decisions the same: kind, token, edited arguments."""
+        return (self.decision, self.token, self.arguments)
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
         return {

@@ -844,7 +844,10 @@ class RunState:
                         tool_call_id=approval.tool_call_id,
                     )
                 recorded = self._decisions.get(approval.tool_call_id)
-                if recorded is not None and recorded != approval.to_dict():
+                if (
+                    recorded is not None
+                    and Approval.from_dict(recorded).binding() != approval.binding()
+                ):
                     raise ApprovalError(
                         f"call {approval.tool_call_id!r} was already decided "
                         f"({recorded['decision']}); a different decision is refused",
@@ -889,6 +892,12 @@ class RunState:
                 to_run.append(planned)
             order = [p.call_id for p in self._batch]
             return tuple(sorted(to_run, key=lambda p: order.index(p.call_id)))
+
+    def decision_for(self, tool_call_id: str) -> Approval | None:
+        """The recorded decision on a write call, if any."""
+        with self._lock:
+            recorded = self._decisions.get(tool_call_id)
+            return Approval.from_dict(recorded) if recorded is not None else None
 
     def decided_calls(self) -> tuple[PlannedCall, ...]:
         """Approved or edited calls that have a recorded decision but no result yet

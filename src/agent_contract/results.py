@@ -91,7 +91,13 @@ def serialize_result(value: Any) -> str:
     if isinstance(value, str):
         return value
     _check_json(value)
-    return json.dumps(value, ensure_ascii=False, allow_nan=False)
+    try:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except (ValueError, RecursionError) as exc:
+        # e.g. an int longer than sys.get_int_max_str_digits() digits (ValueError)
+        raise ResultNotSerializableError(
+            f"result cannot be written as JSON ({type(exc).__name__})"
+        ) from None
 
 
 def error_content(kind: str, message: str, *, outcome: Outcome, side_effects_possible: bool) -> str:

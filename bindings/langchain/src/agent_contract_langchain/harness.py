@@ -13,14 +13,18 @@ Three ways to drive the graph, all through the same middleware:
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final, Literal
 
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langgraph.types import Command
 
+from agent_contract.approval import Approval
 from agent_contract.budget import Budget
-from agent_contract.errors import ConfigurationError
+from agent_contract.errors import CheckpointError, ConfigurationError
+from agent_contract.faults import crashpoint
 from agent_contract.messages import Message
 from agent_contract.model import Model
 from agent_contract.policy import Contract, RunResult, RunState, Stop
@@ -33,7 +37,15 @@ from .messages import from_langchain_messages, to_langchain_messages
 from .middleware import ContractContext, ContractMiddleware
 from .tools import to_langchain_tools
 
-__all__ = ["MODES", "Mode", "build_agent", "run_agent", "run_graph", "suite_harness"]
+__all__ = [
+    "MODES",
+    "Mode",
+    "build_agent",
+    "resume_agent",
+    "run_agent",
+    "run_graph",
+    "suite_harness",
+]
 
 Mode = Literal["invoke", "ainvoke", "stream"]
 MODES: Final[tuple[str, ...]] = ("invoke", "ainvoke", "stream")
@@ -99,7 +111,9 @@ def _check_streamed_calls(streamed: Sequence[BaseMessage], final: Mapping[str, A
     }
     lost = wanted - sent
     if lost:
-        raise ConfigurationError(f"tool calls missing from the messages stream: {sorted(str(i) for i in lost)}")
+        raise ConfigurationError(
+            f"tool calls missing from the messages stream: {sorted(str(i) for i in lost)}"
+        )
 
 
 def run_graph(
@@ -110,6 +124,7 @@ def run_graph(
     mode: Mode = "invoke",
     config: Mapping[str, Any] | None = None,
     system: str | None = None,
+    resume: Command[Any] | None = None,
 ) -> RunResult:
     """Drive a compiled contract agent once and build the RunResult.
 
@@ -122,28 +137,44 @@ def run_graph(
         config: LangGraph config (``thread_id`` for checkpointers).
         system: the system prompt the graph was built with, to put first in the
             transcript as the offline loop does.
+        resume: a ``Command(resume=...)`` to continue an interrupted thread instead of
+            starting from ``messages``.
 
     Raises:
         ScriptExhaustedError: a scripted model ran dry.
         ConfigurationError: unknown ``mode``, or tool calls lost from the stream.
     """
-    payload = {"messages": to_langchain_messages(messages)}
+    payload: Any = {"messages": to_langchain_messages(messages)}
+    if resume is not None:
+        payload = resume
     context = ContractContext(state)
     cfg = dict(config or {})
-    if mode == "invoke":
-        final = graph.invoke(payload, config=cfg, context=context)
-    elif mode == "ainvoke":
-        final = asyncio.run(graph.ainvoke(payload, config=cfg, context=context))
-    elif mode == "stream":
-        final = _stream(graph, payload, cfg, context)
-    else:
-        raise ConfigurationError(f"unknown mode {mode!r}; expected one of {MODES}")
+    try:
+        if mode == "invoke":
+            final = graph.invoke(payload, config=cfg, context=context)
+        elif mode == "ainvoke":
+            final = asyncio.run(graph.ainvoke(payload, config=cfg, context=context))
+        elif mode == "stream":
+            final = _stream(graph, payload, cfg, context)
+        else:
+            raise ConfigurationError(f"unknown mode {mode!r}; expected one of {MODES}")
+    except sqlite3.DatabaseError as exc:
+        raise CheckpointError(f"the LangGraph checkpoint cannot be read: {exc}") from exc
     transcript = from_langchain_messages(final.get("messages", ()))
     if system is not None:
         transcript.insert(0, Message(role="system", content=system))
-    stop = state.halted or Stop(
-        reason="invalid_response", detail="the graph ended without a contract decision"
-    )
+    return _finish(state, transcript, mode)
+
+
+def _finish(state: RunState, transcript: list[Message], mode: str) -> RunResult:
+    pending = state.pending_approvals()
+    if pending:
+        waiting = ", ".join(f"{p.name} [{p.tool_call_id}]" for p in pending)
+        stop = Stop(reason="pending_approval", detail=f"waiting for approval of {waiting}")
+    else:
+        stop = state.halted or Stop(
+            reason="invalid_response", detail="the graph ended without a contract decision"
+        )
     return state.finish(stop, messages=transcript, output=state.answer, harness=f"langchain-{mode}")
 
 
@@ -162,6 +193,7 @@ def run_agent(
     context: Mapping[str, Any] | None = None,
     run_id: str | None = None,
     mode: Mode = "invoke",
+    checkpointer: Any = None,
 ) -> RunResult:
     """The LangChain twin of :func:`agent_contract.run`: same arguments, same result.
 
@@ -175,10 +207,62 @@ def run_agent(
     contract = Contract.of(
         tools, budget=budget, allowlist=allowlist, redaction=redaction, secrets=secrets
     )
-    graph = build_agent(model, contract, system=system)
+    graph = build_agent(model, contract, system=system, checkpointer=checkpointer)
     state = contract.start(run_id=run_id, caller=caller, context=context)
     turns = [*history, Message(role="user", content=user_message)]
-    return run_graph(graph, state, turns, mode=mode, system=system)
+    config = {"configurable": {"thread_id": state.run_id}} if checkpointer is not None else None
+    return run_graph(graph, state, turns, mode=mode, system=system, config=config)
+
+
+def resume_agent(
+    model: Model,
+    contract: Contract,
+    snapshot: Mapping[str, Any],
+    approvals: Sequence[Approval] = (),
+    *,
+    checkpointer: Any,
+    context: Mapping[str, Any] | None = None,
+    checkpoint: Callable[[dict[str, Any]], None] | None = None,
+    system: str | None = None,
+    mode: Mode = "invoke",
+) -> RunResult:
+    """Continue a ``create_agent`` run paused for approval, possibly in a new process.
+
+    Two stores work together: ``checkpointer`` (LangGraph's, e.g. ``SqliteSaver``)
+    holds the graph and its pending interrupt; ``snapshot`` (``RunResult.snapshot``,
+    e.g. kept in :class:`agent_contract.store.RunStore`) holds the contract's state —
+    budget usage, the call-ID ledger, decisions, the trace — so budgets hold across
+    resumes even though LangChain's own run counters reset on every ``invoke``.
+
+    The decisions are checked first (an :class:`ApprovalError` changes nothing), then
+    recorded and handed to ``checkpoint``, and only then is the graph resumed with
+    ``Command(resume=...)``: the interrupted tool task re-runs from its start, finds
+    the decision, and writes once (settling any earlier crash by the idempotency key).
+
+    Raises:
+        ApprovalError: a decision does not fit.
+        CheckpointError: the snapshot cannot be restored, or the thread has no
+            checkpoint or no pending interrupt (never a fresh start).
+    """
+    state, _ = contract.restore(snapshot, context=context)
+    graph = build_agent(model, contract, system=system, checkpointer=checkpointer)
+    config: dict[str, Any] = {"configurable": {"thread_id": state.run_id}}
+    try:
+        current = graph.get_state(config)
+    except sqlite3.DatabaseError as exc:
+        raise CheckpointError(f"the LangGraph checkpoint cannot be read: {exc}") from exc
+    if not current.values:
+        raise CheckpointError(f"no LangGraph checkpoint for thread {state.run_id!r}")
+    interrupts = list(current.interrupts)
+    if not interrupts and not state.decided_calls():
+        raise CheckpointError(f"thread {state.run_id!r} has no pending approval to resume")
+    state.apply_approvals(approvals)
+    if checkpoint is not None:
+        checkpoint(state.snapshot(from_langchain_messages(current.values.get("messages", ()))))
+    crashpoint("after_approval")
+    value = {"decisions": [a.to_dict() for a in approvals]}
+    command: Command[Any] = Command(resume={i.id: value for i in interrupts})
+    return run_graph(graph, state, [], mode=mode, system=system, config=config, resume=command)
 
 
 def suite_harness(

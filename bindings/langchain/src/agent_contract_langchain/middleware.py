@@ -26,6 +26,8 @@ releases (see docs and ``shared/LANGCHAIN_NOTES.md``).
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
 import copy
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -41,9 +43,16 @@ from langchain.agents.middleware.types import (
 )
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
-from langgraph.types import Command
+from langgraph.types import Command, interrupt
 
-from agent_contract.errors import ConfigurationError, ScriptExhaustedError, ToolError
+from agent_contract.approval import Approval
+from agent_contract.errors import (
+    ApprovalError,
+    ConfigurationError,
+    ScriptExhaustedError,
+    ToolError,
+)
+from agent_contract.faults import crashpoint
 from agent_contract.policy import Contract, PlannedCall, RunState, Stop
 from agent_contract.results import ToolResult, error_content
 from agent_contract.tools import ToolContext
@@ -51,7 +60,16 @@ from agent_contract.tools import ToolContext
 from .messages import ai_message_to_completion
 from .tools import RawValue, current_tool_context, to_tool_message
 
-__all__ = ["STOP_KEY", "ContractAgentState", "ContractContext", "ContractMiddleware"]
+__all__ = [
+    "APPROVAL_INTERRUPT",
+    "STOP_KEY",
+    "ContractAgentState",
+    "ContractContext",
+    "ContractMiddleware",
+]
+
+APPROVAL_INTERRUPT: Final = "agent_contract.approval"
+"""``type`` of the interrupt payload a write call raises while it waits for a decision."""
 
 STOP_KEY: Final = "agent_contract_stop"
 """Graph state key holding ``{"reason", "detail"}`` once the contract stopped the run."""
@@ -254,6 +272,42 @@ class ContractMiddleware(AgentMiddleware[ContractAgentState, Any, Any]):
         call["args"] = copy.deepcopy(planned.arguments)
         return request.override(tool_call=call)  # type: ignore[arg-type]
 
+    def _write(self, state: RunState, planned: PlannedCall) -> ToolMessage:
+        """A write call: wait for a decision (``interrupt``), then run it once.
+
+        Nothing with a side effect happens before ``interrupt()``: the preview ran when
+        the batch was planned (in the model node, which does not re-run on resume), and
+        on resume this task starts again from the top, finds the decision and writes.
+        A decision recorded by the harness before resuming is used as it is; a resume
+        value given straight to ``Command(resume=...)`` is checked the same way.
+        """
+        pending = planned.approval
+        if pending is None:
+            raise ConfigurationError("_write() needs a call waiting for approval")
+        if state.decision_for(planned.call_id) is None:
+            answer = interrupt(
+                {"type": APPROVAL_INTERRUPT, "run_id": state.run_id, **pending.to_dict()}
+            )
+            decisions = answer.get("decisions", []) if isinstance(answer, dict) else []
+            state.apply_approvals(
+                [
+                    Approval.from_dict(d)
+                    for d in decisions
+                    if isinstance(d, dict) and d.get("tool_call_id") == planned.call_id
+                ]
+            )
+            crashpoint("after_approval")
+        result = state.result_for(planned.call_id)
+        if result is None:
+            decided = next((p for p in state.decided_calls() if p.call_id == planned.call_id), None)
+            if decided is None:
+                raise ApprovalError(
+                    f"resumed without a decision for {planned.call_id!r}",
+                    tool_call_id=planned.call_id,
+                )
+            result = state.execute_write(decided)
+        return to_tool_message(result, self.contract.redaction)
+
     def wrap_tool_call(
         self,
         request: ToolCallRequest,
@@ -265,6 +319,8 @@ class ContractMiddleware(AgentMiddleware[ContractAgentState, Any, Any]):
             return self._unplanned(call_id, request)
         if planned.refusal is not None:
             return to_tool_message(planned.refusal, self.contract.redaction)
+        if planned.approval is not None:
+            return self._write(state, planned)
         prepared = self._prepared(request, planned)
         context = self._context(state, planned)
 
@@ -286,6 +342,10 @@ class ContractMiddleware(AgentMiddleware[ContractAgentState, Any, Any]):
             return self._unplanned(call_id, request)
         if planned.refusal is not None:
             return to_tool_message(planned.refusal, self.contract.redaction)
+        if planned.approval is not None:
+            return await asyncio.to_thread(
+                contextvars.copy_context().run, self._write, state, planned
+            )
         prepared = self._prepared(request, planned)
         context = self._context(state, planned)
 
