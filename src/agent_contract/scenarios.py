@@ -26,8 +26,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol, cast
 
+from .approval import Approval, PendingApproval, approval_token
 from .budget import Budget
 from .errors import (
+    ApprovalError,
     ConfigurationError,
     DependencyMissingError,
     NotFoundError,
@@ -38,7 +40,7 @@ from .messages import Completion, Message, ToolCall
 from .model import Model
 from .policy import RunResult
 from .testing import FakeModel, Reply, tool_call, tool_calls
-from .tools import ToolSpec
+from .tools import ToolContext, ToolSpec
 
 PLANTED_SECRET: Final = "sk-planted-7f3a9c1e5b2d4a6f8e0c"
 """A secret every scenario hands to the run; it must never be emitted."""
@@ -57,6 +59,7 @@ BOUNDARIES: Final[dict[str, str]] = {
     "serialization": "non-string results reach the model as JSON, non-ASCII kept",
     "history": "earlier turns are replayed to the model in order",
     "trace_redaction": "every run leaves a trace, and planted secrets appear nowhere",
+    "write_approval": "writes wait for a human decision bound to the exact call, and apply once",
 }
 """Each boundary the suite checks, with what holding it means."""
 
@@ -75,6 +78,75 @@ class RunOptions:
     """Earlier turns."""
     secrets: tuple[str, ...] = (PLANTED_SECRET,)
     """Values to redact."""
+    caller: str | None = "tester"
+    """The identity the run acts for."""
+    decider: Decider | None = None
+    """The scripted human who answers approvals (None: the run stays paused)."""
+
+
+class Decider:
+    """A scripted human: answers pending approvals one decision at a time.
+
+    Args:
+        decisions: consumed in order, one per pending approval: ``"approve"``,
+            ``"reject"``, ``("edit", arguments)``, or ``"replay"`` (an approval token
+            issued for other arguments, which the runtime must refuse).
+        probe: where refusals are noted (``probe.refusals``).
+    """
+
+    def __init__(self, decisions: Sequence[str | tuple[str, dict[str, Any]]], probe: Probe) -> None:
+        self._decisions = list(decisions)
+        self._probe = probe
+
+    def __call__(self, pending: Sequence[PendingApproval]) -> list[Approval]:
+        """Decisions for ``pending`` (as many as are left in the script)."""
+        approvals: list[Approval] = []
+        for item in pending:
+            if not self._decisions:
+                break
+            spec = self._decisions.pop(0)
+            if spec == "replay":
+                other = {**item.arguments, "replayed": True}
+                token = approval_token("another-run", item.tool_call_id, item.name, other)
+                approvals.append(
+                    Approval(tool_call_id=item.tool_call_id, decision="approve", token=token)
+                )
+            elif isinstance(spec, tuple):
+                approvals.append(Approval.for_pending(item, "edit", arguments=spec[1]))
+            elif spec == "approve":
+                approvals.append(Approval.for_pending(item, "approve"))
+            elif spec == "reject":
+                approvals.append(Approval.for_pending(item, "reject", reason="not today"))
+        return approvals
+
+    def refused(self, exc: ApprovalError) -> None:
+        """Note that the runtime refused a decision."""
+        self._probe.refusals.append(str(exc))
+
+
+def settle_approvals(
+    result: RunResult,
+    resume: Callable[[Mapping[str, Any], list[Approval]], RunResult],
+    options: RunOptions,
+    *,
+    max_rounds: int = 10,
+) -> RunResult:
+    """Answer ``pending_approval`` stops with the options' decider until the run ends,
+    the decider has nothing more to say, or ``max_rounds`` passes. A refused decision
+    (:class:`ApprovalError`) is noted and the run stays paused for the next one."""
+    for _ in range(max_rounds):
+        if result.stop_reason != "pending_approval" or options.decider is None:
+            return result
+        if result.snapshot is None:
+            return result
+        approvals = options.decider(result.pending_approvals)
+        if not approvals:
+            return result
+        try:
+            result = resume(result.snapshot, approvals)
+        except ApprovalError as exc:
+            options.decider.refused(exc)
+    return result
 
 
 class Harness(Protocol):
@@ -91,6 +163,10 @@ class Probe:
     def __init__(self) -> None:
         self.calls: list[tuple[str, dict[str, Any]]] = []
         self.late_writes: list[str] = []
+        self.writes: dict[str, dict[str, Any]] = {}
+        self.write_calls = 0
+        self.previews = 0
+        self.refusals: list[str] = []
         self._lock = threading.Lock()
 
     def record(self, name: str, arguments: Mapping[str, Any]) -> None:
@@ -236,10 +312,18 @@ class Scenario:
     skip it. A :class:`~agent_contract.suite.ContractSuite` declares each capability as a
     boolean ``has_<capability>`` or ``supports_<capability>`` class attribute."""
 
-    def options(self) -> RunOptions:
-        """The harness options for this scenario."""
+    decisions: tuple[str | tuple[str, dict[str, Any]], ...] = ()
+    """The scripted human's decisions on approvals (see :class:`Decider`)."""
+
+    def options(self, probe: Probe | None = None) -> RunOptions:
+        """The harness options for this scenario (a decider needs the run's probe)."""
+        decider = Decider(self.decisions, probe) if self.decisions and probe else None
         return RunOptions(
-            user=self.user, budget=self.budget, allowlist=self.allowlist, history=self.history
+            user=self.user,
+            budget=self.budget,
+            allowlist=self.allowlist,
+            history=self.history,
+            decider=decider,
         )
 
 
@@ -274,7 +358,8 @@ def evaluate(scenario: Scenario, obs: Observation, model: FakeModel, probe: Prob
     issued = [i for i in obs.issued_ids if i]
     answered = [m["id"] for m in obs.tool_messages]
     unique_issued = list(dict.fromkeys(issued))
-    if answered != unique_issued and scenario.stop_reason != "invalid_response":
+    paused_or_invalid = scenario.stop_reason in ("invalid_response", "pending_approval")
+    if answered != unique_issued and not paused_or_invalid:
         fail("call_id_binding", f"tool messages answer {answered}, calls issued {unique_issued}")
     if len(answered) != len(set(answered)):
         fail("call_id_binding", f"an id is answered more than once: {answered}")
@@ -435,6 +520,58 @@ def _secret_result(probe: Probe) -> ToolSpec:
     return ToolSpec(
         name="credentials", description="Returns credentials.", parameters=_TEXT, handler=handler
     )
+
+
+def _transfer(probe: Probe) -> ToolSpec:
+    """A write tool over the probe's in-memory ledger, idempotent by the runtime's key."""
+
+    def preview(context: ToolContext, to: str, amount: int) -> dict[str, Any]:
+        probe.previews += 1
+        return {"would_send": amount, "to": to}
+
+    def handler(context: ToolContext, to: str, amount: int) -> dict[str, Any]:
+        probe.write_calls += 1
+        key = context.idempotency_key or ""
+        if key not in probe.writes:
+            probe.writes[key] = {"to": to, "amount": amount, "caller": context.caller}
+        return {"sent": amount, "to": to}
+
+    def verify(context: ToolContext, to: str, amount: int) -> dict[str, Any] | None:
+        return probe.writes.get(context.idempotency_key or "")
+
+    return ToolSpec(
+        name="transfer",
+        description="Send credits to a user (a write: needs approval).",
+        parameters={
+            "type": "object",
+            "properties": {
+                "to": {"type": "string", "minLength": 1},
+                "amount": {"type": "integer", "minimum": 1, "maximum": 1000},
+            },
+            "required": ["to", "amount"],
+        },
+        handler=handler,
+        effect="write",
+        preview=preview,
+        verify=verify,
+    )
+
+
+def _check_writes(amounts: Sequence[int], *, previews: int, refusals: int = 0) -> Check:
+    def check(obs: Observation, model: FakeModel, probe: Probe) -> list[Problem]:
+        problems = []
+        written = sorted(w["amount"] for w in probe.writes.values())
+        if written != sorted(amounts):
+            problems.append(f"writes applied {written}, expected {sorted(amounts)}")
+        if probe.write_calls != len(amounts):
+            problems.append(f"the write handler ran {probe.write_calls} times")
+        if probe.previews != previews:
+            problems.append(f"preview ran {probe.previews} times, expected {previews}")
+        if len(probe.refusals) != refusals:
+            problems.append(f"{len(probe.refusals)} decisions refused, expected {refusals}")
+        return [Problem(boundary="write_approval", message=m) for m in problems]
+
+    return check
 
 
 def _basic(probe: Probe) -> list[ToolSpec]:
@@ -859,7 +996,96 @@ def build_scenarios() -> list[Scenario]:
     ]
 
 
-SCENARIOS: Final[tuple[Scenario, ...]] = tuple(build_scenarios())
+def build_approval_scenarios() -> list[Scenario]:
+    """Scenarios for write tools (capability ``write_tools``)."""
+    send = {"to": "bob", "amount": 10}
+    return [
+        Scenario(
+            name="write_waits_for_approval",
+            boundary="write_approval",
+            description="a write call pauses the run; nothing is written without a decision",
+            script=(tool_call("transfer", send),),
+            tools=_with(_transfer),
+            stop_reason="pending_approval",
+            trajectory=(),
+            must_not_run=(),
+            requires=("write_tools",),
+            extra=(_check_writes([], previews=1),),
+        ),
+        Scenario(
+            name="write_approved",
+            boundary="write_approval",
+            description="an approved write runs once and is verified",
+            script=(tool_call("transfer", send), "sent"),
+            tools=_with(_transfer),
+            decisions=("approve",),
+            stop_reason="answered",
+            trajectory=("transfer",),
+            results=(("success", None),),
+            requires=("write_tools",),
+            extra=(_check_writes([10], previews=1),),
+        ),
+        Scenario(
+            name="write_rejected",
+            boundary="write_approval",
+            description="a rejected write never runs and gets a bound rejection",
+            script=(tool_call("transfer", send), "not sent"),
+            tools=_with(_transfer),
+            decisions=("reject",),
+            stop_reason="answered",
+            trajectory=("transfer",),
+            results=(("error", "rejected"),),
+            requires=("write_tools",),
+            extra=(_check_writes([], previews=1),),
+        ),
+        Scenario(
+            name="write_edited",
+            boundary="write_approval",
+            description="an edited write runs once, with the human's arguments",
+            script=(tool_call("transfer", send), "sent less"),
+            tools=_with(_transfer),
+            decisions=(("edit", {"to": "bob", "amount": 5}),),
+            stop_reason="answered",
+            trajectory=("transfer",),
+            results=(("success", None),),
+            requires=("write_tools",),
+            extra=(_check_writes([5], previews=1),),
+        ),
+        Scenario(
+            name="approval_replay_refused",
+            boundary="write_approval",
+            description="an approval issued for other arguments is refused; nothing runs",
+            script=(tool_call("transfer", send), "not sent"),
+            tools=_with(_transfer),
+            decisions=("replay", "reject"),
+            stop_reason="answered",
+            trajectory=("transfer",),
+            results=(("error", "rejected"),),
+            requires=("write_tools",),
+            extra=(_check_writes([], previews=1, refusals=1),),
+        ),
+        Scenario(
+            name="write_budget_across_resumes",
+            boundary="write_approval",
+            description="the tool-call budget counts across resumes (LangChain's counters reset)",
+            script=(
+                tool_call("transfer", {"to": "bob", "amount": 1}),
+                tool_call("transfer", {"to": "bob", "amount": 2}),
+                tool_call("transfer", {"to": "bob", "amount": 3}),
+            ),
+            tools=_with(_transfer),
+            budget=Budget(deadline_seconds=30.0, max_tool_calls=2),
+            decisions=("approve", "approve", "approve"),
+            stop_reason="max_tool_calls",
+            trajectory=("transfer",) * 3,
+            results=(("success", None), ("success", None), ("error", "budget_exceeded")),
+            requires=("write_tools",),
+            extra=(_check_writes([1, 2], previews=2),),
+        ),
+    ]
+
+
+SCENARIOS: Final[tuple[Scenario, ...]] = tuple(build_scenarios() + build_approval_scenarios())
 """Every scenario, by stable name order of definition."""
 
 
@@ -902,7 +1128,7 @@ def run_scenario(scenario: Scenario, harness: Harness, harness_name: str) -> Out
     model = FakeModel(scenario.script)
     tools = scenario.tools(probe)
     try:
-        obs = observe(harness(model, tools, scenario.options()))
+        obs = observe(harness(model, tools, scenario.options(probe)))
     except Exception as exc:  # noqa: BLE001 - a crash is an observation, not a suite error
         obs = Observation(
             harness=harness_name,
@@ -970,14 +1196,13 @@ def load_harness(name: str) -> Harness:
 
 def offline_harness(model: Model, tools: list[ToolSpec], options: RunOptions) -> RunResult:
     """The offline loop as a suite harness."""
-    from .loop import run
+    from .loop import resume, run
+    from .policy import Contract
 
-    return run(
-        model,
-        tools,
-        options.user,
-        budget=options.budget,
-        allowlist=options.allowlist,
-        history=options.history,
-        secrets=options.secrets,
+    contract = Contract(
+        tools, budget=options.budget, allowlist=options.allowlist, secrets=options.secrets
+    )
+    result = run(model, contract, options.user, history=options.history, caller=options.caller)
+    return settle_approvals(
+        result, lambda snapshot, approvals: resume(model, contract, snapshot, approvals), options
     )

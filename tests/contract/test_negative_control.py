@@ -48,6 +48,13 @@ EXPECTED_BROKEN: dict[str, set[str]] = {
     "history_replayed": {T},
     "tool_schemas_offered": {T},
     "secret_in_result": {T},
+    # Write tools: a stock tool writes at once, with no preview, approval or key.
+    "write_waits_for_approval": {"write_approval", T},
+    "write_approved": {"write_approval", T},
+    "write_rejected": {"write_approval", T},
+    "write_edited": {"write_approval", T},
+    "approval_replay_refused": {"write_approval", T},
+    "write_budget_across_resumes": {"write_approval", T},
 }
 
 
@@ -87,6 +94,7 @@ def test_control_breaks_every_enforced_boundary(outcomes: Outcomes) -> None:
         "tool_call_budget",
         "tool_errors",
         "trace_redaction",
+        "write_approval",
     }
 
 

@@ -20,7 +20,7 @@ from langchain_core.tools import StructuredTool
 from agent_contract.messages import Message
 from agent_contract.model import Model
 from agent_contract.scenarios import Observation, RunOptions
-from agent_contract.tools import ToolSpec
+from agent_contract.tools import ToolContext, ToolSpec
 
 from .chat_model import ContractChatModel
 from .messages import to_langchain_messages
@@ -29,12 +29,24 @@ __all__ = ["plain_agent", "plain_create_agent_harness", "plain_tool"]
 
 
 def plain_tool(spec: ToolSpec) -> StructuredTool:
-    """What ``@tool`` gives a team: the handler, the schema as a dict, nothing else."""
+    """What ``@tool`` gives a team: the handler, the schema as a dict, nothing else.
+
+    Handlers that need a :class:`ToolContext` get a bare one (no caller, no
+    idempotency key), as a team wiring its functions by hand would; write tools run
+    straight away, with no preview or approval.
+    """
+    func = spec.handler
+    if spec.needs_context:
+        handler = spec.handler
+
+        def func(**arguments: Any) -> Any:
+            return handler(ToolContext(run_id="plain", tool_call_id=""), **arguments)
+
     return StructuredTool(
         name=spec.name,
         description=spec.description,
         args_schema=dict(spec.parameters),
-        func=spec.handler,
+        func=func,
     )
 
 

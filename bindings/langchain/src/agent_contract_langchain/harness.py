@@ -19,6 +19,7 @@ from typing import Any, Final, Literal
 
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from agent_contract.approval import Approval
@@ -28,7 +29,7 @@ from agent_contract.faults import crashpoint
 from agent_contract.messages import Message
 from agent_contract.model import Model
 from agent_contract.policy import Contract, RunResult, RunState, Stop
-from agent_contract.scenarios import RunOptions
+from agent_contract.scenarios import RunOptions, settle_approvals
 from agent_contract.tools import ToolRegistry, ToolSpec
 from agent_contract.trace import RedactionPolicy
 
@@ -82,6 +83,10 @@ def build_agent(
 
 
 def _stream(graph: Any, payload: Any, config: Any, context: ContractContext) -> dict[str, Any]:
+    if isinstance(payload, Command):
+        before = len(graph.get_state(config).values.get("messages", ()))
+    else:
+        before = len(payload["messages"])
     final: dict[str, Any] = {}
     streamed: list[BaseMessage] = []
     for mode, chunk in graph.stream(
@@ -91,12 +96,13 @@ def _stream(graph: Any, payload: Any, config: Any, context: ContractContext) -> 
             streamed.append(chunk[0])
         elif mode == "values":
             final = chunk
-    _check_streamed_calls(streamed, final)
+    _check_streamed_calls(streamed, list(final.get("messages", ()))[before:])
     return final
 
 
-def _check_streamed_calls(streamed: Sequence[BaseMessage], final: Mapping[str, Any]) -> None:
-    """Every tool call in the final state must have come through the messages stream."""
+def _check_streamed_calls(streamed: Sequence[BaseMessage], produced: Sequence[Any]) -> None:
+    """Every tool call in the messages this invocation produced must have come through
+    the messages stream."""
     sent = {
         call["id"]
         for message in streamed
@@ -105,7 +111,7 @@ def _check_streamed_calls(streamed: Sequence[BaseMessage], final: Mapping[str, A
     }
     wanted = {
         call["id"]
-        for message in final.get("messages", ())
+        for message in produced
         if isinstance(message, AIMessage)
         for call in message.tool_calls
     }
@@ -268,18 +274,32 @@ def resume_agent(
 def suite_harness(
     mode: Mode = "invoke",
 ) -> Callable[[Model, list[ToolSpec], RunOptions], RunResult]:
-    """:func:`run_agent` in ``mode`` as a contract-suite harness."""
+    """:func:`run_agent` in ``mode`` as a contract-suite harness.
+
+    Each run gets its own in-memory LangGraph checkpointer, so approval scenarios pause
+    on ``interrupt()`` and resume with :func:`resume_agent`.
+    """
 
     def harness(model: Model, tools: list[ToolSpec], options: RunOptions) -> RunResult:
-        return run_agent(
+        contract = Contract(
+            tools, budget=options.budget, allowlist=options.allowlist, secrets=options.secrets
+        )
+        saver = InMemorySaver()
+        result = run_agent(
             model,
-            tools,
+            contract,
             options.user,
-            budget=options.budget,
-            allowlist=options.allowlist,
             history=options.history,
-            secrets=options.secrets,
+            caller=options.caller,
             mode=mode,
+            checkpointer=saver,
+        )
+        return settle_approvals(
+            result,
+            lambda snapshot, approvals: resume_agent(
+                model, contract, snapshot, approvals, checkpointer=saver, mode=mode
+            ),
+            options,
         )
 
     return harness
