@@ -93,7 +93,7 @@ def _normalize_arguments(call: ToolCall) -> tuple[Any, Violation | None]:
     if isinstance(args, str):
         try:
             args = json.loads(args)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested too deep to parse
             return call.arguments, Violation(
                 code="unparseable_arguments",
                 message=f"arguments of call {call.id!r} are not valid JSON",

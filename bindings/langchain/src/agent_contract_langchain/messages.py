@@ -156,7 +156,7 @@ def _decode_invalid_args(args: str | None, kind: str | None) -> Any:
         return args
     try:
         return json.loads(args)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested too deep to parse
         return args
 
 
