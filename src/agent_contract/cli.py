@@ -7,12 +7,16 @@ Commands:
   the redacted trace as JSONL. Raw messages are never printed.
 - ``self-test``: deterministic built-in checks, one line each.
 - ``lcel TEXT``: the keyless LCEL demo (needs ``langchain-core``).
+- ``approve THREAD_ID --decision approve|reject|edit``: decide a run paused for
+  approval (``run 'refund order A-1001' --caller alice``) and resume it, in a new
+  process; see :mod:`agent_contract.demo` for the data folder.
 
 Exit codes (:data:`EXIT_CODES`): 0 answered; 1 a self-test or internal failure; 2 a
 usage error; 3 a budget stop (``max_model_steps``, ``max_tool_calls``,
 ``repeated_call``, ``deadline``, ``max_trace_bytes``); 4 a missing optional dependency
 (``dependency_missing``); 5 a contract violation (``invalid_response``); 6 the model
-failed (``model_error``); 7 paused for approval (``pending_approval``).
+failed (``model_error``); 7 paused for approval (``pending_approval``); 8 a decision
+was refused or a stored run cannot be read (``ApprovalError``, ``CheckpointError``).
 """
 
 from __future__ import annotations
@@ -22,16 +26,39 @@ import importlib
 import json
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, Final, TextIO
+from typing import Final, TextIO
 
 from . import __version__
 from .budget import Budget
-from .builtin_tools import calculator_tool, policy_lookup_tool
-from .errors import AgentContractError, DependencyMissingError, ScriptExhaustedError
+from .demo import (
+    DATA_DIR_ENV,
+    HARNESSES,
+    approve_demo,
+    demo_tools,
+    load_binding,
+    run_demo,
+    start_demo,
+)
+from .errors import (
+    AgentContractError,
+    ApprovalError,
+    CheckpointError,
+    DependencyMissingError,
+    ScriptExhaustedError,
+)
 from .loop import run as run_offline
 from .policy import RunResult
-from .testing import DemoModel, FakeModel, tool_call
-from .tools import ToolSpec
+from .testing import FakeModel, tool_call
+
+__all__ = [
+    "EXIT_CODES",
+    "build_parser",
+    "demo_tools",
+    "load_binding",
+    "main",
+    "run_demo",
+    "self_test_checks",
+]
 
 EXIT_OK: Final = 0
 EXIT_FAILURE: Final = 1
@@ -41,6 +68,7 @@ EXIT_DEPENDENCY_MISSING: Final = 4
 EXIT_CONTRACT_VIOLATION: Final = 5
 EXIT_MODEL_ERROR: Final = 6
 EXIT_PENDING_APPROVAL: Final = 7
+EXIT_APPROVAL_REFUSED: Final = 8
 
 EXIT_CODES: Final[dict[str, int]] = {
     "answered": EXIT_OK,
@@ -53,50 +81,8 @@ EXIT_CODES: Final[dict[str, int]] = {
     "model_error": EXIT_MODEL_ERROR,
     "pending_approval": EXIT_PENDING_APPROVAL,
 }
+"""Exit code for each stop reason of ``run`` and ``approve``."""
 """Exit code for each stop reason of ``run``."""
-
-HARNESSES: Final = ("offline", "langchain")
-
-
-def demo_tools() -> list[ToolSpec]:
-    """The demo agent's tools: ``calculator`` and ``policy_lookup`` (both read-only)."""
-    return [calculator_tool(), policy_lookup_tool()]
-
-
-def load_binding(module: str = "agent_contract_langchain") -> Any:
-    """Import the LangChain binding on demand.
-
-    Raises:
-        DependencyMissingError: the binding or LangChain is not installed.
-    """
-    try:
-        return importlib.import_module(module)
-    except ImportError as exc:
-        raise DependencyMissingError(
-            "agent-contract-langchain", f"cannot import {exc.name or module}"
-        ) from exc
-
-
-def run_demo(
-    text: str,
-    *,
-    harness: str = "offline",
-    budget: Budget | None = None,
-    secrets: Sequence[str] = (),
-) -> RunResult:
-    """Run the demo model and tools on ``text`` with the chosen harness.
-
-    Raises:
-        DependencyMissingError: ``harness="langchain"`` without the binding installed.
-    """
-    tools = demo_tools()
-    if harness == "langchain":
-        binding = load_binding()
-        result: RunResult = binding.run_agent(
-            DemoModel(), tools, text, budget=budget, secrets=secrets
-        )
-        return result
-    return run_offline(DemoModel(), tools, text, budget=budget, secrets=secrets)
 
 
 def _summary(result: RunResult) -> str:
@@ -119,21 +105,81 @@ def _summary(result: RunResult) -> str:
     return "\n".join(lines)
 
 
-def _cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    budget = Budget(
+def _budget(args: argparse.Namespace) -> Budget:
+    return Budget(
         max_model_steps=args.max_steps,
         max_tool_calls=args.max_tool_calls,
         max_identical_calls=args.max_repeats,
     )
-    result = run_demo(args.text, harness=args.harness, budget=budget, secrets=args.secret)
+
+
+def _pending_text(result: RunResult, data_dir: str | None) -> str:
+    lines = []
+    folder = f" --data-dir {data_dir}" if data_dir else ""
+    for pending in result.pending_approvals:
+        lines.append(f"pending approval: {pending.name} [{pending.tool_call_id}]")
+        lines.append(f"  preview: {json.dumps(pending.preview, ensure_ascii=False)}")
+    lines.append(
+        f"decide with: agent-contract approve {result.run_id} --decision approve|reject|edit"
+        f"{folder}  (edit takes --arguments JSON)"
+    )
+    return "\n".join(lines)
+
+
+def _report(result: RunResult, args: argparse.Namespace, out: TextIO) -> int:
     redact = result.trace.redaction.redact
     if args.json:
-        out.write(redact(json.dumps(result.to_dict(), ensure_ascii=False)) + "\n")
+        data = result.to_dict()
+        data["thread_id"] = result.run_id
+        out.write(redact(json.dumps(data, ensure_ascii=False)) + "\n")
     else:
-        out.write(redact(_summary(result)) + "\n")
+        text = _summary(result)
+        if result.stop_reason == "pending_approval":
+            text += "\n" + _pending_text(result, args.data_dir)
+        out.write(redact(text) + "\n")
     if args.trace:
         out.write(result.trace.to_jsonl())
     return EXIT_CODES[result.stop_reason]
+
+
+def _cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    demo = start_demo(
+        args.text,
+        harness=args.harness,
+        budget=_budget(args),
+        secrets=args.secret,
+        caller=args.caller,
+        folder=args.data_dir,
+    )
+    return _report(demo.result, args, out)
+
+
+def _cmd_approve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    arguments = None
+    if args.arguments is not None:
+        try:
+            arguments = json.loads(args.arguments)
+        except ValueError:
+            err.write("error: --arguments must be a JSON object\n")
+            return EXIT_USAGE
+        if not isinstance(arguments, dict):
+            err.write("error: --arguments must be a JSON object\n")
+            return EXIT_USAGE
+    if args.decision == "edit" and arguments is None:
+        err.write("error: --decision edit needs --arguments JSON\n")
+        return EXIT_USAGE
+    result = approve_demo(
+        args.thread_id,
+        args.decision,
+        arguments=arguments,
+        call_id=args.call_id,
+        reason=args.reason,
+        decided_by=args.decided_by,
+        budget=_budget(args),
+        secrets=args.secret,
+        folder=args.data_dir,
+    )
+    return _report(result, args, out)
 
 
 def _check(name: str, fn: Callable[[], str | None]) -> tuple[str, bool, str]:
@@ -236,22 +282,15 @@ def _positive(value: str) -> int:
     return number
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser (exposed for documentation and tests)."""
-    parser = argparse.ArgumentParser(
-        prog="agent-contract",
-        description="The tool-calling agent contract: run the demo agent, check harnesses.",
-        epilog="exit codes: 0 answered, 1 failure, 2 usage, 3 budget stop, "
-        "4 dependency missing, 5 contract violation, 6 model error, 7 pending approval",
-    )
-    parser.add_argument("--version", action="version", version=f"agent-contract {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
-
-    run_p = sub.add_parser("run", help="run the demo agent on a request")
-    run_p.add_argument("text", help="the request, e.g. 'calculate 12 * (3 + 2)'")
-    run_p.add_argument("--harness", choices=HARNESSES, default="offline")
+def _add_common(run_p: argparse.ArgumentParser) -> None:
     run_p.add_argument("--json", action="store_true", help="print one JSON object")
     run_p.add_argument("--trace", action="store_true", help="also print the redacted trace (JSONL)")
+    run_p.add_argument(
+        "--data-dir",
+        default=None,
+        help=f"orders and paused runs (default: ${DATA_DIR_ENV}, else "
+        "$XDG_DATA_HOME/agent-contract or ~/.local/share/agent-contract)",
+    )
     run_p.add_argument("--max-steps", type=_positive, default=8, help="model steps (default 8)")
     run_p.add_argument("--max-tool-calls", type=_positive, default=8, help="tool calls (default 8)")
     run_p.add_argument(
@@ -263,7 +302,36 @@ def build_parser() -> argparse.ArgumentParser:
     run_p.add_argument(
         "--secret", action="append", default=[], help="a value to redact everywhere (repeatable)"
     )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (exposed for documentation and tests)."""
+    parser = argparse.ArgumentParser(
+        prog="agent-contract",
+        description="The tool-calling agent contract: run the demo agent, check harnesses.",
+        epilog="exit codes: 0 answered, 1 failure, 2 usage, 3 budget stop, "
+        "4 dependency missing, 5 contract violation, 6 model error, 7 pending approval, "
+        "8 approval refused or stored run unreadable",
+    )
+    parser.add_argument("--version", action="version", version=f"agent-contract {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    run_p = sub.add_parser("run", help="run the demo agent on a request")
+    run_p.add_argument("text", help="the request, e.g. 'calculate 12 * (3 + 2)'")
+    run_p.add_argument("--harness", choices=HARNESSES, default="offline")
+    run_p.add_argument("--caller", default=None, help="the customer the run acts for (orders)")
+    _add_common(run_p)
     run_p.set_defaults(handler=_cmd_run)
+
+    approve_p = sub.add_parser("approve", help="decide a run paused for approval, and resume it")
+    approve_p.add_argument("thread_id", help="the run id printed by `run`")
+    approve_p.add_argument("--decision", choices=("approve", "reject", "edit"), required=True)
+    approve_p.add_argument("--arguments", help="for edit: the arguments to run with (JSON)")
+    approve_p.add_argument("--call-id", help="decide one pending call (default: all)")
+    approve_p.add_argument("--reason", default="", help="recorded in the trace")
+    approve_p.add_argument("--decided-by", default="", help="who decides (recorded)")
+    _add_common(approve_p)
+    approve_p.set_defaults(handler=_cmd_approve)
 
     test_p = sub.add_parser("self-test", help="run the deterministic built-in checks")
     test_p.set_defaults(handler=_cmd_self_test)
@@ -290,6 +358,9 @@ def main(
     except DependencyMissingError as exc:
         err.write(f"{exc}\n")
         return EXIT_DEPENDENCY_MISSING
+    except (ApprovalError, CheckpointError) as exc:
+        err.write(f"error: {type(exc).__name__}: {exc}\n")
+        return EXIT_APPROVAL_REFUSED
     except AgentContractError as exc:
         err.write(f"error: {type(exc).__name__}: {exc}\n")
         return EXIT_USAGE if isinstance(exc, ValueError) else EXIT_FAILURE

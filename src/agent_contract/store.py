@@ -19,6 +19,8 @@ from typing import Any, Final
 from .errors import CheckpointError
 
 LOCK_TIMEOUT_SECONDS: Final = 1.0
+FINISHED_PREFIX: Final = "finished:"
+"""Harness column prefix of a thread whose run has ended (see :meth:`RunStore.finish`)."""
 
 
 class RunStore:
@@ -74,6 +76,14 @@ class RunStore:
                 "snapshot = excluded.snapshot, updated_at = excluded.updated_at",
                 (thread_id, harness, text, time.time()),
             )
+
+    def finish(self, thread_id: str, summary: Mapping[str, Any], *, harness: str) -> None:
+        """Mark ``thread_id`` finished, keeping the result summary; it cannot be resumed.
+
+        Raises:
+            CheckpointError: the store is locked or corrupt.
+        """
+        self.save(thread_id, {"finished": dict(summary)}, harness=f"{FINISHED_PREFIX}{harness}")
 
     def load(self, thread_id: str) -> tuple[str, dict[str, Any]]:
         """``(harness, snapshot)`` of ``thread_id``.

@@ -164,6 +164,12 @@ class OrderStore:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+        self._ready = False
+
+    def _ensure(self) -> None:
+        """Create the file, the tables and the sample data on first use."""
+        if self._ready:
+            return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             setup = sqlite3.connect(self.path, timeout=LOCK_TIMEOUT_SECONDS)
@@ -173,6 +179,7 @@ class OrderStore:
                 setup.close()
         except sqlite3.Error as exc:
             raise TransientError("the order store is unavailable; retry later") from exc
+        self._ready = True
         with self._connect() as db:
             if db.execute("SELECT COUNT(*) FROM orders").fetchone()[0] == 0:
                 db.executemany(
@@ -197,6 +204,7 @@ class OrderStore:
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
+        self._ensure()
         try:
             db = sqlite3.connect(self.path, timeout=LOCK_TIMEOUT_SECONDS, isolation_level=None)
         except sqlite3.Error as exc:

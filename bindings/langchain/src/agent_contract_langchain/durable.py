@@ -1,0 +1,51 @@
+"""A file-backed LangGraph checkpointer whose failures are typed.
+
+``sqlite_checkpointer(path)`` opens LangGraph's ``SqliteSaver`` (sync path only; use
+``AsyncSqliteSaver`` under ``ainvoke``) on a SQLite file. A file that is not a
+database, is locked past the timeout, or otherwise cannot be read raises
+:class:`~agent_contract.errors.CheckpointError` when it is opened, instead of a
+LangGraph or sqlite3 error later, and never silently starts a fresh thread.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Final
+
+from langgraph.checkpoint.sqlite import SqliteSaver
+
+from agent_contract.errors import CheckpointError
+
+__all__ = ["LOCK_TIMEOUT_SECONDS", "sqlite_checkpointer"]
+
+LOCK_TIMEOUT_SECONDS: Final = 1.0
+
+
+@contextmanager
+def sqlite_checkpointer(path: str | Path) -> Iterator[SqliteSaver]:
+    """A ``SqliteSaver`` on ``path`` (created if missing), closed on exit.
+
+    Raises:
+        CheckpointError: the file is corrupt, locked, or cannot be opened.
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        conn = sqlite3.connect(target, timeout=LOCK_TIMEOUT_SECONDS, check_same_thread=False)
+    except sqlite3.Error as exc:
+        raise CheckpointError(f"cannot open checkpoint file: {exc}", path=str(target)) from exc
+    try:
+        saver = SqliteSaver(conn)
+        try:
+            saver.setup()
+            conn.execute("SELECT COUNT(*) FROM checkpoints").fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise CheckpointError(
+                f"checkpoint file is corrupt or locked: {exc}", path=str(target)
+            ) from exc
+        yield saver
+    finally:
+        conn.close()

@@ -1,0 +1,206 @@
+"""The demo agent behind ``agent-contract run`` and ``agent-contract approve``.
+
+Tools: ``calculator``, ``policy_lookup``, ``lookup_order`` and ``refund_order`` (a
+write). The order database and the stored runs live in the data folder:
+
+- ``--data-dir DIR`` on the command line, else
+- ``$AGENT_CONTRACT_DATA_DIR``, else
+- ``$XDG_DATA_HOME/agent-contract``, else ``~/.local/share/agent-contract``.
+
+Files there: ``orders.sqlite3`` (orders and refunds, created with sample data on first
+use), ``runs.sqlite3`` (snapshots of runs paused for approval, by thread id) and
+``checkpoints.sqlite3`` (LangGraph's checkpointer, for ``--harness langchain``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from .approval import Approval, DecisionKind
+from .budget import Budget
+from .builtin_tools import calculator_tool, policy_lookup_tool
+from .builtin_tools.orders import OrderStore, lookup_order_tool, refund_order_tool
+from .errors import ApprovalError, DependencyMissingError
+from .loop import resume as resume_offline
+from .loop import run as run_offline
+from .policy import Contract, RunResult
+from .store import FINISHED_PREFIX, RunStore
+from .testing import DemoModel
+from .tools import ToolSpec
+
+DATA_DIR_ENV: Final = "AGENT_CONTRACT_DATA_DIR"
+HARNESSES: Final = ("offline", "langchain")
+
+
+def data_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
+    """The data folder (see the module doc for the order of precedence)."""
+    if explicit:
+        return Path(explicit)
+    if os.environ.get(DATA_DIR_ENV):
+        return Path(os.environ[DATA_DIR_ENV])
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "agent-contract"
+
+
+def demo_tools(folder: Path | None = None) -> list[ToolSpec]:
+    """The demo agent's tools; the order tools use ``folder/orders.sqlite3``."""
+    store = OrderStore((folder or data_dir()) / "orders.sqlite3")
+    return [
+        calculator_tool(),
+        policy_lookup_tool(),
+        lookup_order_tool(store),
+        refund_order_tool(store),
+    ]
+
+
+def load_binding(module: str = "agent_contract_langchain") -> Any:
+    """Import the LangChain binding (or one of its modules) on demand.
+
+    Raises:
+        DependencyMissingError: the binding or LangChain is not installed.
+    """
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise DependencyMissingError(
+            "agent-contract-langchain", f"cannot import {exc.name or module}"
+        ) from exc
+
+
+@dataclass(frozen=True, kw_only=True)
+class DemoRun:
+    """A demo run and where its state lives."""
+
+    result: RunResult
+    thread_id: str
+    """The id to pass to ``approve`` (the run id)."""
+    folder: Path
+    """The data folder."""
+
+
+def _store(folder: Path) -> RunStore:
+    return RunStore(folder / "runs.sqlite3")
+
+
+def _record(store: RunStore, result: RunResult, harness: str) -> None:
+    if result.stop_reason == "pending_approval" and result.snapshot is not None:
+        store.save(result.run_id, result.snapshot, harness=harness)
+    else:
+        store.finish(result.run_id, result.to_dict(), harness=harness)
+
+
+def run_demo(
+    text: str,
+    *,
+    harness: str = "offline",
+    budget: Budget | None = None,
+    secrets: Sequence[str] = (),
+    caller: str | None = None,
+    folder: str | os.PathLike[str] | None = None,
+) -> RunResult:
+    """Run the demo model and tools on ``text``; see :func:`start_demo`."""
+    return start_demo(
+        text, harness=harness, budget=budget, secrets=secrets, caller=caller, folder=folder
+    ).result
+
+
+def start_demo(
+    text: str,
+    *,
+    harness: str = "offline",
+    budget: Budget | None = None,
+    secrets: Sequence[str] = (),
+    caller: str | None = None,
+    folder: str | os.PathLike[str] | None = None,
+) -> DemoRun:
+    """Run the demo agent on ``text`` with the chosen harness.
+
+    A run that pauses for approval is stored in the data folder under its run id.
+
+    Raises:
+        DependencyMissingError: ``harness="langchain"`` without the binding installed.
+        CheckpointError: the data folder's stores cannot be read.
+    """
+    where = data_dir(folder)
+    contract = Contract(demo_tools(where), budget=budget, secrets=secrets)
+    if harness == "langchain":
+        binding = load_binding()
+        durable = load_binding("agent_contract_langchain.durable")
+        with durable.sqlite_checkpointer(where / "checkpoints.sqlite3") as saver:
+            result: RunResult = binding.run_agent(
+                DemoModel(), contract, text, caller=caller, checkpointer=saver
+            )
+    else:
+        result = run_offline(DemoModel(), contract, text, caller=caller)
+    if result.stop_reason == "pending_approval":
+        _record(_store(where), result, harness)
+    return DemoRun(result=result, thread_id=result.run_id, folder=where)
+
+
+def approve_demo(
+    thread_id: str,
+    decision: DecisionKind,
+    *,
+    arguments: dict[str, Any] | None = None,
+    call_id: str | None = None,
+    reason: str = "",
+    decided_by: str = "",
+    budget: Budget | None = None,
+    secrets: Sequence[str] = (),
+    folder: str | os.PathLike[str] | None = None,
+) -> RunResult:
+    """Decide the pending approval(s) of a stored run and resume it in this process.
+
+    Args:
+        thread_id: the run id printed by ``run``.
+        decision: ``approve``, ``reject`` or ``edit``.
+        arguments: for ``edit``, the arguments to run with.
+        call_id: which pending call; default: every pending call of the run.
+
+    Raises:
+        CheckpointError: no such paused run, or a store that cannot be read.
+        ApprovalError: the run already finished, no such pending call, or a decision
+            that does not fit (nothing is recorded then).
+    """
+    where = data_dir(folder)
+    store = _store(where)
+    harness, snapshot = store.load(thread_id)
+    if harness.startswith(FINISHED_PREFIX):
+        stop = snapshot.get("finished", {}).get("stop_reason", "?")
+        raise ApprovalError(f"run {thread_id!r} already finished ({stop}); nothing to approve")
+    contract = Contract(demo_tools(where), budget=budget, secrets=secrets)
+    state, _ = contract.restore(snapshot)
+    pending = [p for p in state.pending_approvals() if call_id in (None, p.tool_call_id)]
+    if call_id is not None and not pending:
+        raise ApprovalError(
+            f"run {thread_id!r} has no pending call {call_id!r}", tool_call_id=call_id
+        )
+    approvals = [
+        Approval.for_pending(p, decision, arguments=arguments, reason=reason, decided_by=decided_by)
+        for p in pending
+    ]
+
+    def checkpoint(data: dict[str, Any]) -> None:
+        store.save(thread_id, data, harness=harness)
+
+    if harness == "langchain":
+        binding = load_binding("agent_contract_langchain.harness")
+        durable = load_binding("agent_contract_langchain.durable")
+        with durable.sqlite_checkpointer(where / "checkpoints.sqlite3") as saver:
+            result: RunResult = binding.resume_agent(
+                DemoModel(),
+                contract,
+                snapshot,
+                approvals,
+                checkpointer=saver,
+                checkpoint=checkpoint,
+            )
+    else:
+        result = resume_offline(DemoModel(), contract, snapshot, approvals, checkpoint=checkpoint)
+    _record(store, result, harness)
+    return result
