@@ -77,9 +77,16 @@ class RedactionPolicy:
         object.__setattr__(self, "secrets", secrets)
         variants: set[str] = set()
         for secret in secrets:
-            variants.add(secret)
-            variants.add(json.dumps(secret)[1:-1])  # as it appears inside JSON text
-            variants.add(json.dumps(secret, ensure_ascii=False)[1:-1])
+            # As it is, and as repr()/ascii() quote it inside a larger text (exception
+            # texts such as KeyError's, validation messages): with either quote style.
+            forms = {secret}
+            for quote in ('"', "'"):
+                forms.add(repr(secret + quote)[1:-2])
+                forms.add(ascii(secret + quote)[1:-2])
+            for form in forms:
+                variants.add(form)
+                variants.add(json.dumps(form)[1:-1])  # as it appears inside JSON text
+                variants.add(json.dumps(form, ensure_ascii=False)[1:-1])
         parts = [re.escape(v) for v in sorted(variants, key=len, reverse=True)]
         try:
             parts.extend(f"(?:{p})" for p in self.patterns)
