@@ -13,6 +13,10 @@ client.
 
 Handlers run in a copy of the caller's :mod:`contextvars` context, which LangGraph
 needs when its handlers are moved to another thread.
+
+Opt-in process isolation (:func:`run_isolated`, ``ToolSpec(isolation="process")``) runs
+a handler in a child process that is killed at the timeout, so a timed-out call's
+later side effects cannot land.
 """
 
 from __future__ import annotations
@@ -42,6 +46,8 @@ class Invocation:
     """True when the caller stopped waiting."""
     started: bool = True
     """False only when the handler never started before the timeout (pool saturated)."""
+    killed: bool = False
+    """True when an isolated handler's process was killed at the timeout."""
     duration_seconds: float = 0.0
     """Seconds from start until it returned, or until the caller stopped waiting."""
 
@@ -152,3 +158,80 @@ def default_executor() -> ToolExecutor:
         if _default is None:
             _default = ToolExecutor()
         return _default
+
+
+# -- process isolation -------------------------------------------------------------------
+
+ISOLATION_START_METHOD = "forkserver"
+"""Start method for isolated tools: ``forkserver`` forks from a clean, single-threaded
+server, so it is safe in a threaded process and starts a call in milliseconds after the
+first one (which starts the server)."""
+
+
+def _isolated_entry(
+    conn: Any, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> None:
+    try:
+        value = fn(*args, **kwargs)
+    except BaseException as exc:  # noqa: BLE001 - sent back to the parent to be classified
+        try:
+            conn.send(("error", exc))
+        except Exception:  # noqa: BLE001 - an exception that cannot be pickled
+            conn.send(("error", RuntimeError(type(exc).__name__)))
+    else:
+        try:
+            conn.send(("value", value))
+        except Exception as exc:  # noqa: BLE001 - a value that cannot be pickled
+            conn.send(
+                ("error", TypeError(f"result cannot leave the process: {type(exc).__name__}"))
+            )
+    finally:
+        conn.close()
+
+
+def run_isolated(
+    fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], timeout: float
+) -> Invocation:
+    """Run ``fn(*args, **kwargs)`` in a child process; kill it (SIGKILL) at ``timeout``.
+
+    Unlike thread mode, a killed call can do nothing more: a write it had not made
+    yet never lands. Work it did before the kill may have happened, so the caller still
+    reports side effects as possible. ``fn``, its arguments and its result must be
+    picklable; process start-up time counts against ``timeout``.
+
+    Returns:
+        An :class:`Invocation`; ``timed_out`` and ``killed`` are set on a kill.
+    """
+    import multiprocessing
+
+    context: Any = multiprocessing.get_context(ISOLATION_START_METHOD)
+    receiver, sender = context.Pipe(duplex=False)
+    process = context.Process(target=_isolated_entry, args=(sender, fn, args, kwargs), daemon=True)
+    begun = time.monotonic()
+    try:
+        process.start()
+    except Exception as exc:  # noqa: BLE001 - e.g. the function cannot be pickled
+        receiver.close()
+        sender.close()
+        return Invocation(error=exc, started=False)
+    sender.close()
+    try:
+        if receiver.poll(timeout):
+            try:
+                status, payload = receiver.recv()
+            except EOFError:
+                process.join(1.0)
+                return Invocation(
+                    error=RuntimeError(f"isolated tool process died (exit {process.exitcode})"),
+                    duration_seconds=time.monotonic() - begun,
+                )
+            process.join(1.0)
+            elapsed = time.monotonic() - begun
+            if status == "error":
+                return Invocation(error=payload, duration_seconds=elapsed)
+            return Invocation(value=payload, duration_seconds=elapsed)
+        process.kill()
+        process.join()
+        return Invocation(timed_out=True, killed=True, duration_seconds=time.monotonic() - begun)
+    finally:
+        receiver.close()

@@ -18,6 +18,7 @@ A rule written in a driver instead of here would drift between harnesses.
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import hashlib
 import json
@@ -31,7 +32,13 @@ from . import budget as budget_checks
 from .approval import Approval, PendingApproval, approval_token, idempotency_key
 from .budget import Breach, Budget, BudgetUsage
 from .errors import ApprovalError, CheckpointError, ConfigurationError, ErrorKind, StopReason
-from .executor import Invocation, ToolExecutor, arun_with_timeout, default_executor
+from .executor import (
+    Invocation,
+    ToolExecutor,
+    arun_with_timeout,
+    default_executor,
+    run_isolated,
+)
 from .faults import crashpoint
 from .messages import Completion, Message, ToolCall, canonical_json
 from .results import (
@@ -44,6 +51,9 @@ from .results import (
 )
 from .tools import ToolContext, ToolRegistry, ToolSpec
 from .trace import PREVIEW_CHARS, RedactionPolicy, Trace
+
+ISOLATION_GRACE_SECONDS = 5.0
+"""Extra seconds a pool thread may take to start and reap an isolated tool's process."""
 
 SNAPSHOT_VERSION = 1
 """Version of :meth:`RunState.snapshot`'s format; restore refuses other versions."""
@@ -1126,6 +1136,9 @@ class RunState:
     ) -> Callable[[], ToolResult]:
         """Start one admitted call on the worker pool; the returned function waits for it.
 
+        A tool with ``isolation="process"`` always runs its own handler in a child
+        process killed at the timeout (``invoke`` is then not used).
+
         Args:
             planned: a runnable call from :meth:`plan_tool_calls`.
             invoke: how to run it; defaults to :meth:`default_invoke`. A binding passes
@@ -1140,6 +1153,20 @@ class RunState:
         """
         spec = self._require_spec(planned)
         timeout = self._timeout_for(spec)
+        if spec.isolation == "process":
+            args = (self._tool_context(planned),) if spec.needs_context else ()
+            kwargs = copy.deepcopy(planned.arguments)
+            handler = spec.handler
+            isolated = self.contract.executor.submit(
+                lambda: run_isolated(handler, args, kwargs, timeout)
+            )
+
+            def wait_isolated() -> ToolResult:
+                outer = isolated.result(timeout + ISOLATION_GRACE_SECONDS)
+                invocation = outer.value if isinstance(outer.value, Invocation) else outer
+                return self.record_result(self._result_from(planned, spec, invocation, timeout))
+
+            return wait_isolated
         handle = self.contract.executor.submit(invoke or self.default_invoke(planned))
 
         def wait() -> ToolResult:
@@ -1164,6 +1191,8 @@ class RunState:
         if planned.refusal is not None:
             return planned.refusal
         spec = self._require_spec(planned)
+        if spec.isolation == "process":
+            return await asyncio.to_thread(self.execute, planned)
         timeout = self._timeout_for(spec)
         invocation = await arun_with_timeout(ainvoke, timeout)
         return self.record_result(self._result_from(planned, spec, invocation, timeout))
@@ -1177,6 +1206,19 @@ class RunState:
         self, planned: PlannedCall, spec: ToolSpec, invocation: Invocation, timeout: float
     ) -> ToolResult:
         call_id, name, redaction = planned.call_id, spec.name, self.contract.redaction
+        if invocation.killed:
+            return error_result(
+                call_id,
+                name,
+                "timeout",
+                f"tool {name!r} did not finish within {timeout:.3g} s and its process was "
+                "killed; nothing it had not done yet can happen, but work before the kill may "
+                "have happened",
+                redaction=redaction,
+                outcome="killed",
+                side_effects_possible=True,
+                duration_seconds=invocation.duration_seconds,
+            )
         if invocation.timed_out:
             if not invocation.started:
                 return error_result(

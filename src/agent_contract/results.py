@@ -30,9 +30,10 @@ from .errors import ErrorKind, ToolError
 from .messages import Message, ToolStatus
 from .trace import RedactionPolicy
 
-Outcome = Literal["succeeded", "failed", "unknown", "not_run"]
-"""What is known about a call's effect: ``unknown`` after a timeout (it may still be
-running), ``not_run`` for calls refused before their handler started."""
+Outcome = Literal["succeeded", "failed", "unknown", "not_run", "killed"]
+"""What is known about a call's effect: ``unknown`` after a timeout in thread mode (it
+may still be running), ``killed`` after a timeout in process isolation (it cannot do
+anything more), ``not_run`` for calls refused before their handler started."""
 
 TRUNCATION_MARKER: Final = "\n[truncated by agent-contract: {shown} of {total} chars shown]"
 

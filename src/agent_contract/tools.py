@@ -27,6 +27,7 @@ from .errors import ConfigurationError
 
 Effect = Literal["read", "write"]
 OnOversize = Literal["truncate", "error"]
+Isolation = Literal["thread", "process"]
 
 TOOL_NAME_PATTERN: Final = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 """Tool names providers accept: 1-64 ASCII letters, digits, ``_`` or ``-``."""
@@ -106,6 +107,11 @@ class ToolSpec:
     ``"error"``: refuse with kind ``result_too_large``."""
     needs_context: bool = False
     """Pass a :class:`ToolContext` as the first positional argument."""
+    isolation: Isolation = "thread"
+    """``"thread"``: run on the worker pool; a timed-out call keeps running and its
+    outcome is reported unknown. ``"process"``: run in a child process killed at the
+    timeout, so nothing it had not done yet can land later (the handler, its arguments
+    and result must be picklable; start-up time counts against the timeout)."""
     preview: Handler | None = None
     """Write tools only: ``preview(context, **arguments)`` returns what the call would
     change (JSON data), without changing anything. Runs before approval is asked; it
@@ -136,6 +142,8 @@ class ToolSpec:
             object.__setattr__(self, "needs_context", True)
         elif self.preview is not None or self.verify is not None:
             raise ConfigurationError(f"tool {self.name!r}: preview/verify are for write tools")
+        if self.isolation not in ("thread", "process"):
+            raise ConfigurationError(f"tool {self.name!r}: isolation must be thread|process")
         if self.on_oversize not in ("truncate", "error"):
             raise ConfigurationError(f"tool {self.name!r}: on_oversize must be truncate|error")
         timeout = self.timeout_seconds

@@ -1,0 +1,132 @@
+"""Killable tools: thread mode reports an unknown outcome and the late write lands;
+process isolation kills the tool at its timeout and the late write never lands.
+
+Both tests wait for the would-be late write for longer than the tool needs (polling, no
+blind sleep beyond that window).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from isolated_tools import boom, quick, slow_write
+
+from agent_contract import Budget, ToolSpec, run
+from agent_contract.testing import FakeModel, tool_call
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"path": {"type": "string"}, "delay": {"type": "number"}},
+    "required": ["path", "delay"],
+}
+TOOL_DELAY = 0.6
+TIMEOUT = 0.2
+
+
+def writer(isolation: str) -> ToolSpec:
+    return ToolSpec(
+        name="slow_write",
+        description="Writes after a delay.",
+        parameters=SCHEMA,
+        handler=slow_write,
+        timeout_seconds=TIMEOUT,
+        isolation=isolation,  # type: ignore[arg-type]
+    )
+
+
+def wait_for(path: Path, seconds: float) -> bool:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if path.exists():
+            return True
+        time.sleep(0.02)
+    return path.exists()
+
+
+def run_once(tmp_path: Path, isolation: str) -> tuple[dict[str, object], float, Path]:
+    target = tmp_path / f"{isolation}.txt"
+    model = FakeModel([tool_call("slow_write", {"path": str(target), "delay": TOOL_DELAY}), "ok"])
+    started = time.monotonic()
+    result = run(model, [writer(isolation)], "go", budget=Budget(deadline_seconds=30))
+    elapsed = time.monotonic() - started
+    record = result.tool_calls[0].to_dict()
+    return record, elapsed, target
+
+
+def test_thread_mode_reports_unknown_and_the_late_write_lands(tmp_path: Path) -> None:
+    record, elapsed, target = run_once(tmp_path, "thread")
+    assert record["error_kind"] == "timeout"
+    assert record["outcome"] == "unknown"
+    assert record["side_effects_possible"] is True
+    assert elapsed < TOOL_DELAY, "the run waited for the tool instead of timing out"
+    assert wait_for(target, TOOL_DELAY + 2.0), "thread mode cannot stop the write: it lands"
+
+
+def test_process_isolation_kills_the_tool_and_the_write_never_lands(tmp_path: Path) -> None:
+    record, elapsed, target = run_once(tmp_path, "process")
+    assert record["error_kind"] == "timeout"
+    assert record["outcome"] == "killed"
+    assert record["side_effects_possible"] is True
+    assert elapsed < TOOL_DELAY
+    assert not wait_for(target, TOOL_DELAY + 0.6), "a killed tool's write must never land"
+
+
+@pytest.mark.parametrize("harness", ["offline", "langchain"])
+def test_isolated_tool_returns_and_errors_are_classified(harness: str) -> None:
+    echo = ToolSpec(
+        name="quick",
+        description="Echo.",
+        handler=quick,
+        isolation="process",
+        parameters={
+            "type": "object",
+            "properties": {"text": {"type": "string"}},
+            "required": ["text"],
+        },
+        timeout_seconds=10.0,
+    )
+    fail = ToolSpec(
+        name="boom",
+        description="Fails.",
+        handler=boom,
+        isolation="process",
+        parameters={
+            "type": "object",
+            "properties": {"text": {"type": "string"}},
+            "required": ["text"],
+        },
+        timeout_seconds=10.0,
+    )
+    model = FakeModel(
+        [tool_call("quick", {"text": "héllo"}), tool_call("boom", {"text": "xyz"}), "done"]
+    )
+    if harness == "offline":
+        result = run(model, [echo, fail], "go")
+    else:
+        from agent_contract_langchain import run_agent
+
+        result = run_agent(model, [echo, fail], "go")
+    tool_messages = [m for m in result.messages if m.role == "tool"]
+    assert tool_messages[0].content == '{"echo": "héllo"}'
+    assert [c.error_kind for c in result.tool_calls] == [None, "tool_error"]
+    assert "secret detail" not in tool_messages[1].content
+
+
+def test_unpicklable_handler_is_a_tool_error_not_a_crash() -> None:
+    spec = ToolSpec(
+        name="local",
+        description="A lambda cannot cross a process boundary.",
+        parameters={"type": "object", "properties": {}},
+        handler=lambda: "x",
+        isolation="process",
+        timeout_seconds=5.0,
+    )
+    result = run(FakeModel([tool_call("local", {}), "done"]), [spec], "go")
+    assert result.tool_calls[0].error_kind == "tool_error"
+    assert result.stop_reason == "answered"
