@@ -37,7 +37,15 @@ from typing import Any, ClassVar, Final
 
 import pytest
 
-from .scenarios import BOUNDARIES, SCENARIOS, Harness, Outcome, Scenario, run_scenario
+from .scenarios import (
+    BOUNDARIES,
+    PLANTED_SECRET,
+    SCENARIOS,
+    Harness,
+    Outcome,
+    Scenario,
+    run_scenario,
+)
 
 __all__ = [
     "STANDARD_TESTS",
@@ -107,6 +115,9 @@ def _describe(outcome: Outcome) -> str:
         f"broke on harness {outcome.harness!r}:"
     ]
     lines += [f"  [{p.boundary}] {p.message}" for p in outcome.problems]
+    if outcome.observation.stop_reason.startswith("crashed:"):
+        raised = outcome.observation.emitted.replace(PLANTED_SECRET, "<planted secret>")
+        lines.append(f"  the run raised: {raised[:500]}")
     return "\n".join(lines)
 
 

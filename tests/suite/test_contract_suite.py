@@ -1,0 +1,311 @@
+"""The user-facing suite (``ContractSuite``, ``CreateAgentContractSuite``), run the way a
+user runs it: a throwaway project with a test module, executed by pytest (``pytester``).
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from agent_contract.scenarios import SCENARIOS
+from agent_contract.suite import (
+    STANDARD_TESTS,
+    ContractSuite,
+    capability_flag,
+    is_declared_opt_out,
+    scenarios_for_test,
+)
+
+OFFLINE_SUITE = """
+from agent_contract.scenarios import offline_harness
+from agent_contract.suite import ContractSuite
+
+
+class TestMyLoop(ContractSuite):
+    harness_name = "my-loop"
+
+    def harness(self):
+        return offline_harness
+"""
+
+# Standard tests without a scenario in this release report one skip each.
+EMPTY_STANDARD_TESTS = sum(1 for name in STANDARD_TESTS if not scenarios_for_test(name))
+
+
+# Plugins of other packages in this environment, unrelated to these tests; each would be
+# imported afresh (and assertion-rewritten) in every in-process run.
+OTHER_PLUGINS = ("-p", "no:hypothesispytest", "-p", "no:langsmith_plugin", "-p", "no:anyio")
+
+# Scenarios the create_agent suite skips by default (``has_write_tools = False``).
+WRITE_SCENARIOS = sum(1 for s in SCENARIOS if "write_tools" in s.requires)
+
+
+def run(pytester: pytest.Pytester, source: str, *args: str) -> pytest.RunResult:
+    """Write ``source`` as ``test_user.py`` in a throwaway project and run pytest on it."""
+    pytester.makepyfile(test_user=textwrap.dedent(source))
+    return pytester.runpytest("-p", "no:cacheprovider", *OTHER_PLUGINS, "-rsx", *args)
+
+
+def test_offline_subclass_passes(pytester: pytest.Pytester) -> None:
+    result = run(pytester, OFFLINE_SUITE)
+    result.assert_outcomes(passed=len(SCENARIOS) + 2, skipped=EMPTY_STANDARD_TESTS)
+
+
+def test_ids_name_boundary_and_scenario(pytester: pytest.Pytester) -> None:
+    result = run(pytester, OFFLINE_SUITE, "-v", "-k", "allowlist")
+    result.stdout.fnmatch_lines(["*TestMyLoop::test_allowlist?unknown_tool? PASSED*"])
+
+
+def test_silent_override_is_rejected(pytester: pytest.Pytester) -> None:
+    source = (
+        OFFLINE_SUITE
+        + """
+    def test_timeouts(self, scenario):
+        pass  # "we do not do timeouts": a silent opt-out
+"""
+    )
+    result = run(pytester, source, "-k", "timeouts or no_silent")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*test_no_silent_opt_outs*",
+            "*standard tests overridden without @pytest.mark.xfail(reason=..., strict=True): "
+            "test_timeouts*",
+        ]
+    )
+
+
+@pytest.mark.parametrize(
+    "marker",
+    [
+        pytest.param("@pytest.mark.xfail(strict=True)", id="no-reason"),
+        pytest.param('@pytest.mark.xfail(reason="slow tools", strict=False)', id="not-strict"),
+        pytest.param('@pytest.mark.xfail(reason="slow tools")', id="strict-unset"),
+        pytest.param('@pytest.mark.skip(reason="slow tools")', id="skip"),
+    ],
+)
+def test_other_markers_are_rejected(pytester: pytest.Pytester, marker: str) -> None:
+    source = (
+        "import pytest\n"
+        + OFFLINE_SUITE
+        + f"""
+    {marker}
+    def test_timeouts(self, scenario):
+        super().test_timeouts(scenario)
+"""
+    )
+    result = run(pytester, source, "-k", "no_silent")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*overridden without*test_timeouts*"])
+
+
+def test_removed_standard_test_is_rejected(pytester: pytest.Pytester) -> None:
+    source = OFFLINE_SUITE + "\n    test_allowlist = None\n"
+    result = run(pytester, source, "-k", "no_silent")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*standard tests removed: test_allowlist*"])
+
+
+XFAIL_OPT_OUT = """
+import dataclasses
+
+import pytest
+
+from agent_contract.scenarios import offline_harness
+from agent_contract.suite import ContractSuite
+
+
+def no_timeouts(model, tools, options):
+    # An agent whose tools have no effective time limit.
+    tools = [dataclasses.replace(t, timeout_seconds=30.0) for t in tools]
+    return offline_harness(model, tools, options)
+
+
+class TestSlowAgent(ContractSuite):
+    def harness(self):
+        return no_timeouts
+
+    @pytest.mark.xfail(reason="our tools have no time limits yet (TICKET-12)", strict=True)
+    def test_timeouts(self, scenario):
+        super().test_timeouts(scenario)
+"""
+
+
+def test_strict_xfail_with_reason_is_accepted(pytester: pytest.Pytester) -> None:
+    result = run(pytester, XFAIL_OPT_OUT, "-k", "timeouts or no_silent")
+    result.assert_outcomes(passed=1, xfailed=1)
+    result.stdout.fnmatch_lines(["*XFAIL*test_timeouts*TICKET-12*"])
+
+
+def test_strict_xfail_fails_once_the_agent_passes(pytester: pytest.Pytester) -> None:
+    source = XFAIL_OPT_OUT.replace("return no_timeouts", "return offline_harness")
+    result = run(pytester, source, "-k", "timeouts")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*XPASS(strict)*"])
+
+
+def test_capability_flag_skips_what_needs_it(pytester: pytest.Pytester) -> None:
+    source = OFFLINE_SUITE + "\n    supports_timeouts = False\n"
+    result = run(pytester, source, "-k", "timeouts or capability")
+    result.assert_outcomes(passed=1, skipped=1)
+    result.stdout.fnmatch_lines(
+        ["*SKIPPED*supports_timeouts = False: scenario 'tool_timeout' needs 'timeouts'*"]
+    )
+
+
+def test_non_boolean_flag_is_rejected(pytester: pytest.Pytester) -> None:
+    source = OFFLINE_SUITE + '\n    supports_timeouts = "no"\n'
+    result = run(pytester, source, "-k", "capability")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*supports_timeouts must be True or False*"])
+
+
+def test_broken_harness_fails_with_boundary_and_evidence(pytester: pytest.Pytester) -> None:
+    source = """
+from agent_contract.scenarios import offline_harness
+from agent_contract.suite import ContractSuite
+
+
+def everything_allowed(model, tools, options):
+    import dataclasses
+    return offline_harness(model, tools, dataclasses.replace(options, allowlist=None))
+
+
+class TestLeaky(ContractSuite):
+    def harness(self):
+        return everything_allowed
+"""
+    result = run(pytester, source, "-k", "allowlist")
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*scenario 'outside_allowlist'*broke on harness 'user'*",
+            "*?allowlist? tool messages*",
+        ]
+    )
+
+
+def test_missing_harness_hook_is_an_error(pytester: pytest.Pytester) -> None:
+    source = """
+from agent_contract.suite import ContractSuite
+
+
+class TestNothing(ContractSuite):
+    pass
+"""
+    result = run(pytester, source, "-k", "direct_answer")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*NotImplementedError: TestNothing must define harness*"])
+
+
+CREATE_AGENT_SUITE = """
+from langchain.agents import create_agent
+from langchain.agents.middleware import AgentMiddleware
+from langchain_core.tools import tool
+
+from agent_contract_langchain.testing import CreateAgentContractSuite
+
+
+@tool
+def lookup_order(order_id: str) -> str:
+    \"\"\"Look up an order by id.\"\"\"
+    return f"order {order_id}: shipped"
+
+
+class Counting(AgentMiddleware):
+    def wrap_model_call(self, request, handler):
+        return handler(request)
+
+    async def awrap_model_call(self, request, handler):
+        return await handler(request)
+
+
+class TestMyAgent(CreateAgentContractSuite):
+    def build_agent(self, chat_model, tools, middleware):
+        return create_agent(
+            chat_model,
+            tools=[*tools, lookup_order],
+            system_prompt="You are the shop's support agent.",
+            middleware=[*middleware, Counting()],
+        )
+"""
+
+
+@pytest.mark.parametrize("mode", ["invoke", "ainvoke", "stream"])
+def test_create_agent_subclass_passes(pytester: pytest.Pytester, mode: str) -> None:
+    source = CREATE_AGENT_SUITE + f'\n    mode = "{mode}"\n'
+    result = run(pytester, source)
+    result.assert_outcomes(
+        passed=len(SCENARIOS) - WRITE_SCENARIOS + 2,
+        skipped=EMPTY_STANDARD_TESTS + WRITE_SCENARIOS,
+    )
+    if WRITE_SCENARIOS:
+        result.stdout.fnmatch_lines(["*SKIPPED*has_write_tools = False*"])
+
+
+def test_create_agent_without_contract_middleware_is_diagnosed(pytester: pytest.Pytester) -> None:
+    source = CREATE_AGENT_SUITE.replace("middleware=[*middleware, Counting()]", "middleware=[]")
+    result = run(pytester, source, "-k", "direct_answer")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*never ran the ContractMiddleware it was given*"])
+
+
+def test_create_agent_hook_is_required(pytester: pytest.Pytester) -> None:
+    source = """
+from agent_contract_langchain.testing import CreateAgentContractSuite
+
+
+class TestNoHook(CreateAgentContractSuite):
+    pass
+"""
+    result = run(pytester, source, "-k", "direct_answer")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*TestNoHook must define build_agent*"])
+
+
+# -- the pieces, directly ----------------------------------------------------------------
+
+
+def test_every_boundary_scenario_lands_in_exactly_one_standard_test() -> None:
+    placed = [s.name for name in STANDARD_TESTS for s in scenarios_for_test(name)]
+    assert sorted(placed) == sorted(s.name for s in SCENARIOS)
+
+
+def test_standard_tests_exist_with_failure_hints() -> None:
+    for name in [*STANDARD_TESTS, "test_no_silent_opt_outs", "test_capability_flags_are_declared"]:
+        doc = getattr(ContractSuite, name).__doc__ or ""
+        assert "If this fails:" in doc, name
+        last_paragraph = doc.strip().split("\n\n")[-1]
+        assert last_paragraph.strip().startswith("If this fails:"), name
+
+
+def test_capability_flag_lookup() -> None:
+    class Suite:
+        has_write_tools = False
+        supports_timeouts = True
+
+    assert capability_flag(Suite, "write_tools") == ("has_write_tools", False)
+    assert capability_flag(Suite, "timeouts") == ("supports_timeouts", True)
+    assert capability_flag(Suite, "teleportation") is None
+
+
+def test_every_required_capability_has_a_flag_on_the_base_class() -> None:
+    for capability in {c for s in SCENARIOS for c in s.requires}:
+        assert capability_flag(ContractSuite, capability) is not None, capability
+
+
+def test_declared_opt_out_needs_reason_and_strict() -> None:
+    @pytest.mark.xfail(reason="why", strict=True)
+    def good() -> None: ...
+
+    @pytest.mark.xfail(reason="  ", strict=True)
+    def blank() -> None: ...
+
+    @pytest.mark.xfail(reason="why")
+    def lax() -> None: ...
+
+    assert is_declared_opt_out(good)
+    assert not is_declared_opt_out(blank)
+    assert not is_declared_opt_out(lax)
+    assert not is_declared_opt_out(lambda: None)
