@@ -220,13 +220,20 @@ def test_admit_charges_counts() -> None:
 
 
 def test_every_breach_reason_is_a_stop_reason(monkeypatch: pytest.MonkeyPatch) -> None:
-    budget = Budget(max_model_steps=1, max_tool_calls=1, max_identical_calls=1,
-                    deadline_seconds=1, max_trace_bytes=1)
+    budget = Budget(
+        max_model_steps=1,
+        max_tool_calls=1,
+        max_identical_calls=1,
+        deadline_seconds=1,
+        max_trace_bytes=1,
+    )
     breaches = [
         check_deadline(budget, frozen_usage(monkeypatch, 5.0)),
         check_trace_size(budget, 5),
         check_before_model_call(Budget(max_model_steps=1), BudgetUsage(model_steps=1), 0),
-        check_before_tool_calls(Budget(max_tool_calls=1), BudgetUsage(), 0, [("a", "x"), ("b", "y")]),
+        check_before_tool_calls(
+            Budget(max_tool_calls=1), BudgetUsage(), 0, [("a", "x"), ("b", "y")]
+        ),
         check_before_tool_calls(
             Budget(max_identical_calls=1), BudgetUsage(), 0, [("a", "x"), ("b", "x")]
         ),
@@ -240,8 +247,9 @@ def test_every_breach_reason_is_a_stop_reason(monkeypatch: pytest.MonkeyPatch) -
 
 
 def test_usage_snapshot_round_trip() -> None:
-    usage = BudgetUsage(model_steps=3, tool_calls=4, call_counts={"t:a": 2, "t:b": 2},
-                        elapsed_before=1.5)
+    usage = BudgetUsage(
+        model_steps=3, tool_calls=4, call_counts={"t:a": 2, "t:b": 2}, elapsed_before=1.5
+    )
     snapshot = json.loads(json.dumps(usage.to_dict()))
     restored = BudgetUsage.from_dict(snapshot)
     assert restored.model_steps == 3

@@ -28,8 +28,12 @@ def pool() -> Iterator[ToolExecutor]:
 
 @pytest.mark.parametrize(
     "workers",
-    [pytest.param(0, id="zero"), pytest.param(-2, id="negative"),
-     pytest.param(1.0, id="float"), pytest.param(True, id="bool")],
+    [
+        pytest.param(0, id="zero"),
+        pytest.param(-2, id="negative"),
+        pytest.param(1.0, id="float"),
+        pytest.param(True, id="bool"),
+    ],
 )
 def test_max_workers_validation(workers: Any) -> None:
     with pytest.raises(ConfigurationError, match="max_workers"):

@@ -101,9 +101,7 @@ def test_tool_fields_only_on_tool_messages(kwargs: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize("role", ["user", "system", "tool"], ids=str)
 def test_only_assistant_messages_carry_tool_calls(role: str) -> None:
-    extra: dict[str, Any] = (
-        {"tool_call_id": "c0", "status": "success"} if role == "tool" else {}
-    )
+    extra: dict[str, Any] = {"tool_call_id": "c0", "status": "success"} if role == "tool" else {}
     with pytest.raises(ConfigurationError, match="only assistant"):
         Message(role=role, tool_calls=(ToolCall(id="c1", name="t"),), **extra)  # type: ignore[arg-type]
 

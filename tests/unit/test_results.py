@@ -19,7 +19,6 @@ from agent_contract.errors import (
 from agent_contract.results import (
     TRUNCATION_MARKER,
     ResultNotSerializableError,
-    ToolResult,
     classify_exception,
     error_content,
     error_result,
@@ -129,12 +128,20 @@ def test_error_result_never_has_a_blank_message() -> None:
 
 def test_tool_result_message_and_summary() -> None:
     result = success_result(
-        "c7", "calc", {"result": 60}, max_result_chars=100, on_oversize="truncate",
-        redaction=NO_REDACTION, artifact={"raw": 1},
+        "c7",
+        "calc",
+        {"result": 60},
+        max_result_chars=100,
+        on_oversize="truncate",
+        redaction=NO_REDACTION,
+        artifact={"raw": 1},
     )
     message = result.to_message()
     assert (message.role, message.tool_call_id, message.name, message.status) == (
-        "tool", "c7", "calc", "success",
+        "tool",
+        "c7",
+        "calc",
+        "success",
     )
     assert message.content == '{"result": 60}'
     assert result.summary() == {
@@ -184,7 +191,10 @@ def test_tool_errors_keep_kind_and_public_message(exc: ToolError, kind: str) -> 
 
 
 def test_tool_error_without_message_gets_a_generic_one() -> None:
-    assert classify_exception(NotFoundError(""), "t") == ("not_found", "tool 't' failed (not_found)")
+    assert classify_exception(NotFoundError(""), "t") == (
+        "not_found",
+        "tool 't' failed (not_found)",
+    )
 
 
 def test_tool_error_details_are_kept_apart() -> None:
@@ -248,7 +258,11 @@ def test_oversize_error_mode() -> None:
 
 def test_unserializable_result_becomes_tool_error() -> None:
     result = success_result(
-        "c1", "t", {"when": object()}, max_result_chars=100, on_oversize="truncate",
+        "c1",
+        "t",
+        {"when": object()},
+        max_result_chars=100,
+        on_oversize="truncate",
         redaction=NO_REDACTION,
     )
     assert result.status == "error"
@@ -272,7 +286,11 @@ def test_redaction_happens_before_truncation() -> None:
 def test_secret_in_json_result_is_redacted() -> None:
     policy = RedactionPolicy(secrets=('to"ken-1234',))
     result = success_result(
-        "c1", "t", {"token": 'to"ken-1234'}, max_result_chars=1000, on_oversize="truncate",
+        "c1",
+        "t",
+        {"token": 'to"ken-1234'},
+        max_result_chars=1000,
+        on_oversize="truncate",
         redaction=policy,
     )
     assert result.content == json.dumps({"token": REDACTED})
