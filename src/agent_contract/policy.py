@@ -1071,9 +1071,12 @@ class RunState:
     def snapshot(self, transcript: Sequence[Message]) -> dict[str, Any]:
         """The run's whole state as JSON data, to resume it in another process.
 
-        Holds the transcript, budget usage, the call-ID ledger, the open batch with its
-        approvals and recorded decisions, and the trace. Application context values
-        are not stored: pass them again to :meth:`Contract.restore`.
+        Holds the transcript (redacted: a secret handed to the run is not written to
+        disk, and a resumed model sees the redaction marker), budget usage, the call-ID
+        ledger, the open batch with its approvals and recorded decisions (arguments kept
+        exact, since an approved write must run with them), and the trace (redacted when
+        recorded). Application context values are not stored: pass them again to
+        :meth:`Contract.restore`.
         """
         with self._lock:
             return {
@@ -1087,7 +1090,9 @@ class RunState:
                 "batch": [p.to_dict() for p in self._batch],
                 "decisions": dict(self._decisions),
                 "trace": self.trace.events,
-                "transcript": [m.to_dict() for m in transcript],
+                "transcript": [
+                    self.contract.redaction.redact_value(m.to_dict()) for m in transcript
+                ],
             }
 
     def _trace_call(self, planned: PlannedCall) -> None:

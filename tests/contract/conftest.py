@@ -35,3 +35,9 @@ def outcomes() -> Callable[[Scenario, str], Outcome]:
 def harness_name(request: pytest.FixtureRequest) -> str:
     """The name of the harness under test."""
     return str(request.param)
+
+
+@pytest.fixture(autouse=True)
+def _data_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Demo runs (orders, paused runs, checkpoints) write into a temp folder, never $HOME."""
+    monkeypatch.setenv("AGENT_CONTRACT_DATA_DIR", str(tmp_path_factory.mktemp("data")))
