@@ -180,7 +180,11 @@ def test_create_agent_stream_messages_delivers_tool_calls() -> None:
     assert streamed_ai[-1].content == "The sums are 3 and 7."
     assert sorted(ran) == [(1, 2), (3, 4)]
     tool_results = [m for m in streamed if isinstance(m, ToolMessage)]
-    assert [m.tool_call_id for m in tool_results] == [tc["id"] for tc in streamed_ai[0].tool_calls]
+    # Parallel tool messages are streamed as they finish, in no fixed order; the final
+    # state keeps issue order (tested in the contract suite).
+    assert sorted(m.tool_call_id for m in tool_results) == sorted(
+        tc["id"] for tc in streamed_ai[0].tool_calls
+    )
     assert len(fake.calls) == 2
 
 
