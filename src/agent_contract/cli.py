@@ -7,6 +7,12 @@ Commands:
   the redacted trace as JSONL. Raw messages are never printed.
 - ``self-test``: deterministic built-in checks, one line each.
 - ``lcel TEXT``: the keyless LCEL demo (needs ``langchain-core``).
+- ``check [--harness NAME|module:factory ...] [--format text|markdown|json]``: run the
+  contract suite in-process and print a boundary x harness checklist (see
+  :mod:`agent_contract.checklist`); exits 5 when a boundary is broken on a harness
+  asked about.
+- ``matrix --langchain 1.0.0,1.3.15,latest``: ``check`` in an isolated environment per
+  LangChain release (see :mod:`agent_contract.matrix`).
 - ``approve THREAD_ID --decision approve|reject|edit``: decide a run paused for
   approval (``run 'refund order A-1001' --caller alice``) and resume it, in a new
   process; see :mod:`agent_contract.demo` for the data folder.
@@ -30,6 +36,7 @@ from typing import Final, TextIO
 
 from . import __version__
 from .budget import Budget
+from .checklist import add_check_command
 from .demo import (
     DATA_DIR_ENV,
     HARNESSES,
@@ -47,6 +54,7 @@ from .errors import (
     ScriptExhaustedError,
 )
 from .loop import run as run_offline
+from .matrix import add_matrix_command
 from .policy import RunResult
 from .testing import FakeModel, tool_call
 
@@ -339,6 +347,9 @@ def build_parser() -> argparse.ArgumentParser:
     lcel_p = sub.add_parser("lcel", help="the keyless LCEL demo (needs langchain-core)")
     lcel_p.add_argument("text")
     lcel_p.set_defaults(handler=_cmd_lcel)
+
+    add_check_command(sub)
+    add_matrix_command(sub)
     return parser
 
 

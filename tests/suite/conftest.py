@@ -10,6 +10,34 @@ The imports below are there for speed only: pytester's in-process runs restore
 
 import langchain.agents  # noqa: F401 - see the module doc
 import langchain_core.tools  # noqa: F401 - see the module doc
+import pytest
 
-import agent_contract.suite  # noqa: F401 - see the module doc
+import agent_contract.checklist
+import agent_contract.suite
 import agent_contract_langchain.testing  # noqa: F401 - see the module doc
+from agent_contract.checklist import CONTROL_HARNESS, DEFAULT_CHECKED, CheckReport, run_check
+from agent_contract.scenarios import Harness, Outcome, Scenario, run_scenario
+
+_outcomes: dict[tuple[str, str], Outcome] = {}
+
+
+def cached_run_scenario(scenario: Scenario, harness: Harness, name: str) -> Outcome:
+    """``run_scenario``, run once per (scenario, harness name) for the whole session."""
+    key = (scenario.name, name)
+    if key not in _outcomes:
+        _outcomes[key] = run_scenario(scenario, harness, name)
+    return _outcomes[key]
+
+
+@pytest.fixture
+def cached_outcomes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``check`` (in-process) reuses the session's scenario outcomes."""
+    monkeypatch.setattr(agent_contract.checklist, "run_scenario", cached_run_scenario)
+
+
+@pytest.fixture(scope="session")
+def default_report() -> CheckReport:
+    """What ``agent-contract check`` with no arguments measures (run once per session)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(agent_contract.checklist, "run_scenario", cached_run_scenario)
+        return run_check(DEFAULT_CHECKED, control=[CONTROL_HARNESS])

@@ -1,0 +1,259 @@
+"""``agent-contract check``: the checklist, its formats, exit codes and progress."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+import agent_contract.checklist as checklist
+from agent_contract.checklist import (
+    CHECK_FORMAT_VERSION,
+    CheckReport,
+    TerminalProgress,
+    boundary_label,
+    boundary_rows,
+    harness_names,
+    render_json,
+    render_markdown,
+    render_text,
+    run_check,
+    to_json_data,
+)
+from agent_contract.cli import main
+from agent_contract.scenarios import BOUNDARIES, PLANTED_SECRET, SCENARIOS, offline_harness
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def cli(*argv: str, err: io.StringIO | None = None) -> tuple[int, str, str]:
+    out, err = io.StringIO(), err or io.StringIO()
+    code = main(["check", *argv], out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+# -- what check measures ------------------------------------------------------------------
+
+
+def test_default_check_holds_on_contract_harnesses(default_report: CheckReport) -> None:
+    for harness in ("offline", "langchain"):
+        broken = [
+            c.boundary for c in default_report.cells if c.harness == harness and c.status != "holds"
+        ]
+        assert broken == [], harness
+    assert default_report.exit_code == 0
+
+
+def test_control_column_breaks_but_does_not_count(default_report: CheckReport) -> None:
+    control = {
+        c.boundary: c.status for c in default_report.cells if c.harness == "plain-create-agent"
+    }
+    assert control["allowlist"] == "broken"
+    assert control["call_id_binding"] == "holds"
+    assert default_report.broken == ()
+    roles = {h.name: h.role for h in default_report.harnesses}
+    assert roles == {"offline": "checked", "langchain": "checked", "plain-create-agent": "control"}
+
+
+def test_rows_follow_boundaries_with_scenarios(default_report: CheckReport) -> None:
+    assert default_report.rows == boundary_rows(SCENARIOS)
+    assert set(default_report.rows) <= set(BOUNDARIES)
+
+
+def test_approval_row_only_when_its_scenarios_exist() -> None:
+    without = tuple(s for s in SCENARIOS if s.boundary != "write_approval")
+    assert "write_approval" not in boundary_rows(without)
+    assert boundary_label("write_approval") == "approval for writes"
+
+
+def test_unknown_boundary_gets_a_generic_row() -> None:
+    future = replace(SCENARIOS[0], name="quantum_case", boundary="quantum_entanglement")
+    rows = boundary_rows((*SCENARIOS, future))
+    assert rows[-1] == "quantum_entanglement"
+    assert boundary_label("quantum_entanglement") == "quantum entanglement"
+
+
+def test_broken_cell_carries_scenario_and_observation(default_report: CheckReport) -> None:
+    cell = default_report.cell("allowlist", "plain-create-agent")
+    first = cell.evidence[0]
+    assert first.scenario == "unknown_tool"
+    assert "expected [('error', 'unknown_tool')]" in first.observed
+
+
+def test_holding_cell_lists_its_scenarios(default_report: CheckReport) -> None:
+    cell = default_report.cell("allowlist", "langchain")
+    assert [e.scenario for e in cell.evidence] == [
+        s.name for s in SCENARIOS if s.boundary == "allowlist"
+    ]
+    assert (
+        cell.evidence[0].observed == "stop answered; tool results [delete_everything: unknown_tool]"
+    )
+
+
+def test_planted_secret_never_in_any_output(default_report: CheckReport) -> None:
+    for render in (render_text, render_markdown, render_json):
+        assert PLANTED_SECRET not in render(default_report)
+
+
+def test_capabilities_a_harness_lacks_skip_scenarios(monkeypatch: pytest.MonkeyPatch) -> None:
+    def limited(model, tools, options):  # type: ignore[no-untyped-def]
+        return offline_harness(model, tools, options)
+
+    limited.capabilities = ()  # type: ignore[attr-defined]
+    monkeypatch.setattr(checklist, "load_harness", lambda name: limited)
+    needing = [s for s in SCENARIOS if s.requires]
+    report = run_check(["limited"], scenarios=needing)
+    assert report.harnesses[0].skipped == tuple(s.name for s in needing)
+    assert {c.status for c in report.cells} == {"not_checked"}
+    assert report.exit_code == 0
+    assert "skipped" in render_text(report)
+
+
+def test_harness_named_twice_is_a_usage_error() -> None:
+    code, _, err = cli("--harness", "offline", "--harness", "offline,offline")
+    assert code == 0 or "twice" in err  # duplicates are folded by harness_names
+    assert harness_names(["offline,langchain", " offline ", ""]) == ["offline", "langchain"]
+
+
+def test_unknown_harness_is_a_usage_error() -> None:
+    code, out, err = cli("--harness", "no-such-harness")
+    assert (code, out) == (2, "")
+    assert "unknown harness 'no-such-harness'" in err
+
+
+# -- the command ----------------------------------------------------------------------------
+
+
+@pytest.mark.usefixtures("cached_outcomes")
+def test_cli_default_prints_the_table_and_exits_0() -> None:
+    code, out, err = cli()
+    assert code == 0
+    assert err == ""  # not a terminal: no progress
+    assert "plain-create-agent is a control column" in out
+    assert "does not affect the exit code" in out
+    assert re.search(r"^allowlist \(3\)\s+holds\s+holds\s+BROKEN$", out, re.M)
+    assert "result: every boundary holds on offline, langchain (exit 0)" in out
+
+
+@pytest.mark.usefixtures("cached_outcomes")
+def test_cli_explicit_broken_harness_exits_5() -> None:
+    code, out, _ = cli("--harness", "plain-create-agent", "--format", "json")
+    assert code == 5
+    data = json.loads(out)
+    assert data["exit_code"] == 5
+    assert {"boundary": "allowlist", "harness": "plain-create-agent"} in data["broken"]
+
+
+@pytest.mark.usefixtures("cached_outcomes")
+def test_cli_markdown() -> None:
+    code, out, _ = cli("--format", "markdown")
+    assert code == 0
+    assert "| Boundary | offline | langchain | plain-create-agent (control) |" in out
+    assert (
+        "| allowlist | holds (3 scenarios) | holds (3 scenarios) | **broken**: `unknown_tool`:"
+        in out
+    )
+
+
+@pytest.mark.usefixtures("cached_outcomes")
+def test_progress_only_on_a_terminal() -> None:
+    terminal = Terminal()
+    code, _, _ = cli("--harness", "offline", err=terminal)
+    assert code == 0
+    shown = terminal.getvalue()
+    assert f"[1/{len(SCENARIOS)}] offline: {SCENARIOS[0].name}" in shown
+    assert shown.endswith("\r\033[K")
+
+
+def test_progress_line_is_cleared_when_done() -> None:
+    stream = io.StringIO()
+    progress = TerminalProgress(stream)
+    progress(0, 2, "offline", "a")
+    progress(2, 2, "", "")
+    assert stream.getvalue() == "\r\033[K[1/2] offline: a\r\033[K"
+
+
+def test_missing_binding_exits_4(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "agent_contract_langchain.harness", None)
+    code, out, err = cli("--harness", "offline,langchain")
+    assert (code, out) == (4, "")
+    assert "dependency_missing" in err
+    assert "agent-contract-langchain" in err
+
+
+def test_cli_subprocess_json_piped() -> None:
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "agent_contract.cli",
+            "check",
+            "--harness",
+            "offline",
+            "--format",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+    data = json.loads(proc.stdout)
+    assert data["version"] == CHECK_FORMAT_VERSION
+    assert [h["name"] for h in data["harnesses"]] == ["offline"]
+
+
+# -- the JSON format is stable and documented ---------------------------------------------
+
+
+def test_json_shape(default_report: CheckReport) -> None:
+    data = json.loads(render_json(default_report))
+    assert data == to_json_data(default_report)
+    assert list(data) == [
+        "format",
+        "version",
+        "versions",
+        "harnesses",
+        "boundaries",
+        "cells",
+        "broken",
+        "exit_code",
+    ]
+    assert (data["format"], data["version"]) == ("agent-contract-check", 1)
+    assert len(data["cells"]) == len(data["boundaries"]) * len(data["harnesses"])
+    for cell in data["cells"]:
+        assert set(cell) == {"boundary", "harness", "status", "evidence"}
+        assert cell["status"] in {"holds", "broken", "not_checked"}
+        for item in cell["evidence"]:
+            assert set(item) == {"scenario", "observed"}
+    for harness in data["harnesses"]:
+        assert set(harness) == {"name", "role", "scenarios_run", "scenarios_skipped"}
+    for boundary in data["boundaries"]:
+        assert set(boundary) == {"key", "label", "rule"}
+
+
+def test_check_format_doc_matches_the_output(default_report: CheckReport) -> None:
+    doc = (ROOT / "docs" / "CHECK_FORMAT.md").read_text(encoding="utf-8")
+    example = re.search(r"```json\n(.*?)```", doc, re.S)
+    assert example, "docs/CHECK_FORMAT.md has no ```json example"
+    documented = json.loads(example.group(1))
+    actual = to_json_data(default_report)
+    assert list(documented) == list(actual)
+    assert documented["version"] == CHECK_FORMAT_VERSION
+    for key in ("harnesses", "boundaries", "cells"):
+        assert set(documented[key][0]) == set(actual[key][0]), key
+    for field in actual:
+        assert f"`{field}`" in doc, field
