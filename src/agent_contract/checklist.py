@@ -572,7 +572,12 @@ def render_migration(report: CheckReport) -> str:
         f"`agent-contract check --harness {CONTROL_HARNESS}` (stock `StructuredTool`s over the "
         "same handlers, the JSON Schema as a dict `args_schema`, no middleware), the kept "
         f"column is `agent-contract check --harness {CONTRACT_HARNESS}` (`create_agent` with "
-        f"`ContractMiddleware`), on {stack}, python {versions.get('python')}.",
+        f"`ContractMiddleware`), on {stack} (as locked in `uv.lock`).",
+        "",
+        "Reading the evidence: each line is a scenario of `agent_contract.scenarios` and "
+        "the first expectation it broke. `crashed:<Exception>` means `invoke` raised; "
+        "`crashed:ScriptExhaustedError` means the agent asked the scripted model for more "
+        "turns than the script holds: it carried on where the contract stops the run.",
         "",
         "## The steps",
         "",

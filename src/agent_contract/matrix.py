@@ -54,6 +54,7 @@ __all__ = [
     "add_matrix_command",
     "cmd_matrix",
     "companions_for",
+    "load_matrix_json",
     "parse_releases",
     "plan_environment",
     "render_matrix_json",
@@ -511,6 +512,36 @@ def render_matrix_json(report: MatrixReport) -> str:
         "exit_code": report.exit_code,
     }
     return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+
+
+def load_matrix_json(text: str) -> MatrixReport:
+    """The :class:`MatrixReport` back from :func:`render_matrix_json`'s output (to render a
+    recorded run again, e.g. as Markdown).
+
+    Raises:
+        ConfigurationError: not a version-1 matrix document.
+    """
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise ConfigurationError(f"not JSON: {exc}") from exc
+    if not isinstance(data, dict) or (data.get("format"), data.get("version")) != (
+        "agent-contract-matrix",
+        MATRIX_FORMAT_VERSION,
+    ):
+        raise ConfigurationError("not an agent-contract-matrix document of version 1")
+    columns = tuple(
+        Column(
+            release=c["release"],
+            status=c["status"],
+            companions=tuple(c["companions"]),
+            versions=dict(c["versions"]),
+            evidence=c["evidence"],
+            check=c["check"],
+        )
+        for c in data["columns"]
+    )
+    return MatrixReport(python=data["python"], harnesses=tuple(data["harnesses"]), columns=columns)
 
 
 MATRIX_FORMATS: Final[dict[str, Callable[[MatrixReport], str]]] = {
