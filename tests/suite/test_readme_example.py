@@ -1,0 +1,37 @@
+"""The README's "Check your own agent" example runs, as written, in a throwaway project."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from agent_contract.scenarios import SCENARIOS
+from agent_contract.suite import STANDARD_TESTS, scenarios_for_test
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+OTHER_PLUGINS = ("-p", "no:hypothesispytest", "-p", "no:langsmith_plugin", "-p", "no:anyio")
+IGNORE_UNDER_O = "ignore:assertions not in test modules:pytest.PytestConfigWarning"
+
+
+def readme_example() -> str:
+    section = README.read_text(encoding="utf-8").split("## Check your own agent", 1)[1]
+    found = re.search(r"```python\n(.*?)```", section, re.S)
+    assert found, "README: no python example under 'Check your own agent'"
+    return found.group(1)
+
+
+def test_example_is_about_fifteen_lines() -> None:
+    lines = [line for line in readme_example().splitlines() if line.strip()]
+    assert len(lines) <= 20
+
+
+def test_readme_example_passes(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_my_agent=readme_example())
+    result = pytester.runpytest(
+        "-p", "no:cacheprovider", *OTHER_PLUGINS, "-W", "error", "-W", IGNORE_UNDER_O, "-rs"
+    )
+    writes = sum(1 for s in SCENARIOS if "write_tools" in s.requires)
+    empty = sum(1 for name in STANDARD_TESTS if not scenarios_for_test(name))
+    result.assert_outcomes(passed=len(SCENARIOS) - writes + 2, skipped=writes + empty)
