@@ -40,6 +40,9 @@ from .errors import ConfigurationError
 REDACTED: Final = "[REDACTED]"
 PREVIEW_CHARS: Final = 200
 MIN_SECRET_CHARS: Final = 4
+_KEY_CACHE_SIZE: Final = 4096
+_JSONL: Final = json.JSONEncoder(ensure_ascii=False, sort_keys=True)
+"""One encoder for trace lines (``json.dumps`` with options builds a new one per call)."""
 
 DEFAULT_PATTERNS: Final[tuple[str, ...]] = (
     r"sk-[A-Za-z0-9_-]{16,}",  # OpenAI/Anthropic-style API keys
@@ -94,6 +97,8 @@ class RedactionPolicy:
         except re.error as exc:
             raise ConfigurationError(f"bad redaction pattern: {exc}") from exc
         object.__setattr__(self, "_regex", compiled)
+        # Redacted mapping keys, remembered: keys repeat (event fields, argument names).
+        object.__setattr__(self, "_keys", {})
 
     def redact(self, text: str) -> str:
         """``text`` with every secret and secret-shaped span replaced."""
@@ -115,15 +120,27 @@ class RedactionPolicy:
         if value is None or isinstance(value, bool):
             return value
         if isinstance(value, int | float):
-            # A secret made of digits must not survive as a JSON number.
-            text = json.dumps(value)
+            # A secret made of digits must not survive as a JSON number. (An int's JSON
+            # text is int.__repr__, which is cheaper to call than json.dumps.)
+            text = int.__repr__(value) if isinstance(value, int) else json.dumps(value)
             redacted = self.redact(text)
             return value if redacted == text else redacted
-        if isinstance(value, Mapping):
-            return {self.redact(str(k)): self.redact_value(v) for k, v in value.items()}
+        if type(value) is dict or isinstance(value, Mapping):  # dict first: no ABC check
+            return {self._redact_key(k): self.redact_value(v) for k, v in value.items()}
         if isinstance(value, list | tuple):
             return [self.redact_value(v) for v in value]
         return self.redact(repr(value))
+
+    def _redact_key(self, key: Any) -> str:
+        """:meth:`redact` of ``str(key)``, remembered for up to :data:`_KEY_CACHE_SIZE` keys."""
+        text = key if isinstance(key, str) else str(key)
+        keys: dict[str, str] = getattr(self, "_keys")  # noqa: B009 (set in __post_init__)
+        redacted = keys.get(text)
+        if redacted is None:
+            redacted = self.redact(text)
+            if len(keys) < _KEY_CACHE_SIZE:
+                keys[text] = redacted
+        return redacted
 
     def with_secrets(self, extra: Iterable[str]) -> RedactionPolicy:
         """A copy that also redacts ``extra``."""
@@ -152,7 +169,7 @@ class Trace:
             self._store(dict(event))
 
     def _store(self, event: dict[str, Any]) -> None:
-        line = json.dumps(event, ensure_ascii=False, sort_keys=True)
+        line = _JSONL.encode(event)
         self._events.append(event)
         self._bytes += len(line.encode("utf-8")) + 1
 
@@ -187,9 +204,7 @@ class Trace:
     def to_jsonl(self) -> str:
         """One JSON object per line, keys sorted, non-ASCII kept literal."""
         with self._lock:
-            return "".join(
-                json.dumps(e, ensure_ascii=False, sort_keys=True) + "\n" for e in self._events
-            )
+            return "".join(_JSONL.encode(e) + "\n" for e in self._events)
 
     def write_jsonl(self, path: str | Path) -> None:
         """Write :meth:`to_jsonl` to ``path`` (UTF-8)."""
