@@ -27,6 +27,7 @@ from agent_contract.checklist import (
     to_json_data,
 )
 from agent_contract.cli import main
+from agent_contract.errors import ConfigurationError
 from agent_contract.scenarios import BOUNDARIES, PLANTED_SECRET, SCENARIOS, offline_harness
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -120,10 +121,14 @@ def test_capabilities_a_harness_lacks_skip_scenarios(monkeypatch: pytest.MonkeyP
     assert "skipped" in render_text(report)
 
 
-def test_harness_named_twice_is_a_usage_error() -> None:
-    code, _, err = cli("--harness", "offline", "--harness", "offline,offline")
-    assert code == 0 or "twice" in err  # duplicates are folded by harness_names
+def test_repeated_harness_names_are_folded() -> None:
     assert harness_names(["offline,langchain", " offline ", ""]) == ["offline", "langchain"]
+    assert harness_names(None) == []
+
+
+def test_a_harness_both_checked_and_control_is_refused() -> None:
+    with pytest.raises(ConfigurationError, match="named twice"):
+        run_check(["offline"], control=["offline"])
 
 
 def test_unknown_harness_is_a_usage_error() -> None:
@@ -257,3 +262,23 @@ def test_check_format_doc_matches_the_output(default_report: CheckReport) -> Non
         assert set(documented[key][0]) == set(actual[key][0]), key
     for field in actual:
         assert f"`{field}`" in doc, field
+
+
+def test_module_factory_harness_is_checked() -> None:
+    code, out, _ = cli("--harness", "agent_contract.scenarios:offline_harness", "--format", "json")
+    assert code == 0
+    data = json.loads(out)
+    assert [h["name"] for h in data["harnesses"]] == ["agent_contract.scenarios:offline_harness"]
+    assert {c["status"] for c in data["cells"]} == {"holds"}
+
+
+def test_runner_is_injectable() -> None:
+    seen: list[tuple[str, str]] = []
+
+    def runner(scenario, name):  # type: ignore[no-untyped-def]
+        seen.append((scenario.name, name))
+        return checklist.run_scenario(scenario, offline_harness, name)
+
+    report = run_check(["offline"], scenarios=SCENARIOS[:2], runner=runner)
+    assert seen == [(SCENARIOS[0].name, "offline"), (SCENARIOS[1].name, "offline")]
+    assert report.exit_code == 0
