@@ -38,7 +38,6 @@ from typing import Any, ClassVar, Final
 import pytest
 
 from .scenarios import (
-    BOUNDARIES,
     PLANTED_SECRET,
     SCENARIOS,
     Harness,
@@ -48,6 +47,7 @@ from .scenarios import (
 )
 
 __all__ = [
+    "NAMED_BOUNDARIES",
     "STANDARD_TESTS",
     "ContractSuite",
     "capability_flag",
@@ -55,9 +55,26 @@ __all__ = [
     "scenarios_for_test",
 ]
 
+NAMED_BOUNDARIES: Final[tuple[str, ...]] = (
+    "response_shape",
+    "allowlist",
+    "argument_validation",
+    "call_id_binding",
+    "tool_errors",
+    "model_step_budget",
+    "tool_call_budget",
+    "repeated_calls",
+    "timeouts",
+    "result_size",
+    "serialization",
+    "history",
+    "trace_redaction",
+    "write_approval",
+)
+"""Boundaries with a standard test of their own (``test_<boundary>``)."""
+
 STANDARD_TESTS: Final[dict[str, str | None]] = {
-    **{f"test_{boundary}": boundary for boundary in BOUNDARIES},
-    "test_write_approval": "write_approval",
+    **{f"test_{boundary}": boundary for boundary in NAMED_BOUNDARIES},
     "test_other_boundaries": None,
 }
 """Standard test name -> the boundary whose scenarios it runs. ``None`` marks the

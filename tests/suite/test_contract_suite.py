@@ -309,3 +309,18 @@ def test_declared_opt_out_needs_reason_and_strict() -> None:
     assert not is_declared_opt_out(blank)
     assert not is_declared_opt_out(lax)
     assert not is_declared_opt_out(lambda: None)
+
+
+def test_a_boundary_without_its_own_test_lands_in_the_catch_all() -> None:
+    from dataclasses import replace
+
+    future = replace(SCENARIOS[0], name="quantum_case", boundary="quantum_entanglement")
+    pool = (*SCENARIOS, future)
+    assert scenarios_for_test("test_other_boundaries", pool) == (future,)
+    assert future not in scenarios_for_test("test_response_shape", pool)
+
+
+def test_every_known_boundary_has_a_standard_test() -> None:
+    from agent_contract.scenarios import BOUNDARIES
+
+    assert {f"test_{b}" for b in BOUNDARIES} <= set(STANDARD_TESTS)
