@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Final, Literal
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Final, Literal, TypeVar
 
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
@@ -50,6 +51,29 @@ __all__ = [
 
 Mode = Literal["invoke", "ainvoke", "stream"]
 MODES: Final[tuple[str, ...]] = ("invoke", "ainvoke", "stream")
+
+_T = TypeVar("_T")
+
+
+def _run_async(coroutine: Coroutine[Any, Any, _T]) -> _T:
+    """``asyncio.run(coroutine)``, without waiting for abandoned tool threads at the end.
+
+    Under ``ainvoke`` LangChain runs sync tools on the event loop's default executor,
+    and ``asyncio.run`` joins that executor's threads before it returns: a sync tool
+    that timed out (it keeps running; a thread cannot be stopped) would hold the run
+    until it finished. Here the default executor is a private pool that is shut down
+    without waiting, so the run returns at the timeout as on the other paths.
+    """
+    pool = ThreadPoolExecutor(thread_name_prefix="agent-contract-ainvoke")
+    with asyncio.Runner() as runner:
+        loop = runner.get_loop()
+        loop.set_default_executor(pool)
+        try:
+            return runner.run(coroutine)
+        finally:
+            # Runner.close() joins the default executor: hand it an idle one.
+            loop.set_default_executor(ThreadPoolExecutor(max_workers=1))
+            pool.shutdown(wait=False)
 
 
 def build_agent(
@@ -159,7 +183,7 @@ def run_graph(
         if mode == "invoke":
             final = graph.invoke(payload, config=cfg, context=context)
         elif mode == "ainvoke":
-            final = asyncio.run(graph.ainvoke(payload, config=cfg, context=context))
+            final = _run_async(graph.ainvoke(payload, config=cfg, context=context))
         elif mode == "stream":
             final = _stream(graph, payload, cfg, context)
         else:
