@@ -25,7 +25,7 @@ from .approval import Approval, DecisionKind
 from .budget import Budget
 from .builtin_tools import calculator_tool, policy_lookup_tool
 from .builtin_tools.orders import OrderStore, lookup_order_tool, refund_order_tool
-from .errors import ApprovalError, DependencyMissingError
+from .errors import ApprovalError, CheckpointError, ConfigurationError, DependencyMissingError
 from .loop import resume as resume_offline
 from .loop import run as run_offline
 from .policy import Contract, RunResult
@@ -142,6 +142,27 @@ def start_demo(
     return DemoRun(result=result, thread_id=result.run_id, folder=where)
 
 
+def _held_budget(stored: Any, given: Budget | None) -> Budget | None:
+    """The run's stored limits, each tightened (never loosened) by ``given``.
+
+    Raises:
+        CheckpointError: the stored limits are not a valid budget.
+    """
+    if stored is None:
+        return given
+    try:
+        held = Budget(**dict(stored))
+    except (ConfigurationError, TypeError, ValueError) as exc:
+        raise CheckpointError(f"the stored budget is corrupt: {exc}") from exc
+    if given is None:
+        return held
+    limits: dict[str, Any] = {}
+    for name, mine in held.to_dict().items():
+        other = getattr(given, name)
+        limits[name] = other if mine is None else mine if other is None else min(mine, other)
+    return Budget(**limits)
+
+
 def approve_demo(
     thread_id: str,
     decision: DecisionKind,
@@ -161,6 +182,9 @@ def approve_demo(
         decision: ``approve``, ``reject`` or ``edit``.
         arguments: for ``edit``, the arguments to run with.
         call_id: which pending call; default: every pending call of the run.
+        budget: limits for the rest of the run; they can tighten, never loosen, the
+            limits the run started with (stored in its snapshot), so a budget holds
+            across resumes whatever the approver passes.
 
     Raises:
         CheckpointError: no such paused run, or a store that cannot be read.
@@ -173,6 +197,7 @@ def approve_demo(
     if harness.startswith(FINISHED_PREFIX):
         stop = snapshot.get("finished", {}).get("stop_reason", "?")
         raise ApprovalError(f"run {thread_id!r} already finished ({stop}); nothing to approve")
+    budget = _held_budget(snapshot.get("budget"), budget)
     contract = Contract(demo_tools(where), budget=budget, secrets=secrets)
     state, _ = contract.restore(snapshot)
     pending = [p for p in state.pending_approvals() if call_id in (None, p.tool_call_id)]

@@ -1072,7 +1072,8 @@ class RunState:
         """The run's whole state as JSON data, to resume it in another process.
 
         Holds the transcript (redacted: a secret handed to the run is not written to
-        disk, and a resumed model sees the redaction marker), budget usage, the call-ID
+        disk, and a resumed model sees the redaction marker), the budget's limits (for
+        drivers that resume without the original Contract) and usage, the call-ID
         ledger, the open batch with its approvals and recorded decisions (arguments kept
         exact, since an approved write must run with them), and the trace (redacted when
         recorded). Application context values are not stored: pass them again to
@@ -1083,6 +1084,7 @@ class RunState:
                 "version": SNAPSHOT_VERSION,
                 "run_id": self.run_id,
                 "caller": self.caller,
+                "budget": self.contract.budget.to_dict(),
                 "usage": self.usage.to_dict(),
                 "records": [r.to_state() for r in self._records],
                 "issued": list(self._issued),

@@ -42,6 +42,11 @@ def sqlite_checkpointer(path: str | Path) -> Iterator[SqliteSaver]:
         try:
             saver.setup()
             conn.execute("SELECT COUNT(*) FROM checkpoints").fetchone()
+            # SqliteSaver runs in WAL mode, where another connection's write lock does
+            # not block readers: without this probe a locked file is only noticed when
+            # the graph stores its next checkpoint, after the tools (a write) have run.
+            conn.execute("BEGIN IMMEDIATE")
+            conn.rollback()
         except sqlite3.DatabaseError as exc:
             raise CheckpointError(
                 f"checkpoint file is corrupt or locked: {exc}", path=str(target)

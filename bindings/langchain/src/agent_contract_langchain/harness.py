@@ -268,6 +268,9 @@ def resume_agent(
     recorded and handed to ``checkpoint``, and only then is the graph resumed with
     ``Command(resume=...)``: the interrupted tool task re-runs from its start, finds
     the decision, and writes once (settling any earlier crash by the idempotency key).
+    Only interrupts of decided calls are resumed: a call without a decision yet (when
+    ``approvals`` covers some of the pending calls, or none) stays interrupted and the
+    run pauses again with ``pending_approval``, as offline.
 
     Raises:
         ApprovalError: a decision does not fit.
@@ -291,8 +294,17 @@ def resume_agent(
         checkpoint(state.snapshot(from_langchain_messages(current.values.get("messages", ()))))
     crashpoint("after_approval")
     value = {"decisions": [a.to_dict() for a in approvals]}
-    command: Command[Any] = Command(resume={i.id: value for i in interrupts})
+    command: Command[Any] = Command(
+        resume={i.id: value for i in interrupts if _decided(state, i.value)}
+    )
     return run_graph(graph, state, [], mode=mode, system=system, config=config, resume=command)
+
+
+def _decided(state: RunState, payload: Any) -> bool:
+    """True when the interrupt ``payload`` is a write call with a recorded decision. Only
+    those are resumed; the others stay interrupted, waiting for their own decision."""
+    call_id = payload.get("tool_call_id") if isinstance(payload, Mapping) else None
+    return call_id is None or state.decision_for(str(call_id)) is not None
 
 
 def suite_harness(

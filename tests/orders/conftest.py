@@ -1,0 +1,491 @@
+"""Shared fixtures for the order tools (issue 5): a data folder under ``tmp_path``, the
+two harnesses, a counting order store, and ways to run the CLI in this process or in a
+child process.
+
+Every test gets its own data folder; ``AGENT_CONTRACT_DATA_DIR`` and ``XDG_DATA_HOME``
+point into ``tmp_path`` too, so nothing can reach the user's home even by accident.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import closing, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_contract import cli
+from agent_contract.approval import Approval
+from agent_contract.budget import Budget
+from agent_contract.builtin_tools.orders import OrderStore, lookup_order_tool, refund_order_tool
+from agent_contract.demo import DATA_DIR_ENV, start_demo
+from agent_contract.faults import CRASH_ENV, CRASH_POINTS
+from agent_contract.loop import resume as resume_offline
+from agent_contract.loop import run as run_offline
+from agent_contract.model import Model
+from agent_contract.policy import Contract, RunResult
+from agent_contract.results import ToolOutput
+from agent_contract.tools import ToolContext
+from agent_contract_langchain.durable import sqlite_checkpointer
+from agent_contract_langchain.harness import resume_agent, run_agent
+
+HARNESSES = ("offline", "langchain")
+CLI_TIMEOUT_SECONDS = 120
+
+
+@pytest.fixture(params=HARNESSES)
+def harness(request: pytest.FixtureRequest) -> str:
+    """``"offline"`` or ``"langchain"``."""
+    return str(request.param)
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(DATA_DIR_ENV, str(tmp_path / "data"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    monkeypatch.delenv(CRASH_ENV, raising=False)
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    """The data folder of this test (orders.sqlite3, runs.sqlite3, checkpoints.sqlite3)."""
+    return tmp_path / "data"
+
+
+# -- reading the databases -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DataFolder:
+    """Read-only views of a data folder, each through a fresh, closed connection."""
+
+    path: Path
+
+    @property
+    def orders_db(self) -> Path:
+        return self.path / "orders.sqlite3"
+
+    @property
+    def runs_db(self) -> Path:
+        return self.path / "runs.sqlite3"
+
+    @property
+    def checkpoints_db(self) -> Path:
+        return self.path / "checkpoints.sqlite3"
+
+    def query(self, db: Path, sql: str, *params: Any) -> list[tuple[Any, ...]]:
+        with closing(sqlite3.connect(db)) as conn:
+            return list(conn.execute(sql, params).fetchall())
+
+    def refund_rows(self, order_id: str | None = None) -> list[dict[str, Any]]:
+        """The refunds table (all, or one order's), as dicts."""
+        if not self.orders_db.exists():
+            return []
+        names = ("idempotency_key", "order_id", "amount_cents", "reason", "caller", "run_id")
+        sql = f"SELECT {', '.join(names)} FROM refunds"  # noqa: S608 - fixed column names
+        rows = (
+            self.query(self.orders_db, sql + " WHERE order_id = ? ORDER BY rowid", order_id)
+            if order_id is not None
+            else self.query(self.orders_db, sql + " ORDER BY rowid")
+        )
+        return [dict(zip(names, row, strict=True)) for row in rows]
+
+    def refund_count(self, order_id: str | None = None) -> int:
+        return len(self.refund_rows(order_id))
+
+    def order(self, order_id: str) -> dict[str, Any]:
+        ((refunded, status),) = self.query(
+            self.orders_db,
+            "SELECT refunded_cents, status FROM orders WHERE order_id = ?",
+            order_id,
+        )
+        return {"refunded_cents": refunded, "status": status}
+
+    def runs(self) -> dict[str, tuple[str, dict[str, Any]]]:
+        """``{thread_id: (harness column, snapshot)}`` from runs.sqlite3."""
+        if not self.runs_db.exists():
+            return {}
+        rows = self.query(self.runs_db, "SELECT thread_id, harness, snapshot FROM runs")
+        return {t: (h, json.loads(s)) for t, h, s in rows}
+
+
+@pytest.fixture
+def data(folder: Path) -> DataFolder:
+    """Views of this test's data folder."""
+    return DataFolder(folder)
+
+
+@pytest.fixture(scope="session")
+def data_at() -> type[DataFolder]:
+    """``data_at(path)``: views of any data folder."""
+    return DataFolder
+
+
+@contextmanager
+def exclusive_lock(path: Path) -> Iterator[sqlite3.Connection]:
+    """Hold ``BEGIN EXCLUSIVE`` on the SQLite file ``path`` (created if missing)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with closing(sqlite3.connect(path, isolation_level=None)) as conn:
+        conn.execute("BEGIN EXCLUSIVE")
+        try:
+            yield conn
+        finally:
+            conn.execute("ROLLBACK")
+
+
+@pytest.fixture
+def locked() -> Callable[[Path], Any]:
+    """``with locked(path):`` holds an exclusive SQLite lock on ``path``."""
+    return exclusive_lock
+
+
+# -- a counting order store --------------------------------------------------------------
+
+
+class CountingStore(OrderStore):
+    """An OrderStore that counts how often each entry point ran (all threads)."""
+
+    def __init__(self, path: str | Path) -> None:
+        super().__init__(path)
+        self.counts: dict[str, int] = {"lookup": 0, "preview": 0, "refund": 0, "verify": 0}
+
+    def lookup(self, context: ToolContext, order_id: str) -> ToolOutput:
+        self.counts["lookup"] += 1
+        return super().lookup(context, order_id)
+
+    def preview_refund(
+        self, context: ToolContext, order_id: str, amount_cents: int, reason: str
+    ) -> dict[str, Any]:
+        self.counts["preview"] += 1
+        return super().preview_refund(context, order_id, amount_cents, reason)
+
+    def refund(
+        self, context: ToolContext, order_id: str, amount_cents: int, reason: str
+    ) -> dict[str, Any]:
+        self.counts["refund"] += 1
+        return super().refund(context, order_id, amount_cents, reason)
+
+    def verify_refund(
+        self, context: ToolContext, order_id: str, amount_cents: int, reason: str
+    ) -> dict[str, Any] | None:
+        self.counts["verify"] += 1
+        return super().verify_refund(context, order_id, amount_cents, reason)
+
+
+@pytest.fixture
+def store(folder: Path) -> CountingStore:
+    """A counting order store on this test's ``orders.sqlite3`` (created on first use)."""
+    return CountingStore(folder / "orders.sqlite3")
+
+
+@pytest.fixture
+def order_contract(store: CountingStore) -> Callable[..., Contract]:
+    """``order_contract(**options)``: a Contract with lookup_order and refund_order."""
+
+    def build(**options: Any) -> Contract:
+        return Contract([lookup_order_tool(store), refund_order_tool(store)], **options)
+
+    return build
+
+
+# -- one driver for both harnesses ---------------------------------------------------------
+
+
+@dataclass
+class Driver:
+    """Runs and resumes a model on one harness. LangChain runs keep their graph in a
+    file-backed SqliteSaver that is opened afresh for every call, as a new process
+    would."""
+
+    harness: str
+    folder: Path
+    saved: list[dict[str, Any]] = field(default_factory=list)
+
+    def run(
+        self,
+        model: Model,
+        contract: Contract,
+        text: str,
+        *,
+        caller: str | None = "alice",
+        run_id: str | None = None,
+    ) -> RunResult:
+        if self.harness == "offline":
+            return run_offline(model, contract, text, caller=caller, run_id=run_id)
+        with sqlite_checkpointer(self.folder / "checkpoints.sqlite3") as saver:
+            return run_agent(
+                model, contract, text, caller=caller, run_id=run_id, checkpointer=saver
+            )
+
+    def resume(
+        self,
+        model: Model,
+        contract: Contract,
+        snapshot: Mapping[str, Any],
+        approvals: Sequence[Approval],
+        *,
+        checkpoint: Callable[[dict[str, Any]], None] | None = None,
+    ) -> RunResult:
+        def keep(data: dict[str, Any]) -> None:
+            self.saved.append(json.loads(json.dumps(data)))
+            if checkpoint is not None:
+                checkpoint(data)
+
+        if self.harness == "offline":
+            return resume_offline(model, contract, snapshot, approvals, checkpoint=keep)
+        with sqlite_checkpointer(self.folder / "checkpoints.sqlite3") as saver:
+            return resume_agent(
+                model, contract, snapshot, approvals, checkpointer=saver, checkpoint=keep
+            )
+
+    def settle(
+        self,
+        model: Model,
+        contract: Contract,
+        result: RunResult,
+        decide: Callable[[RunResult], Sequence[Approval]],
+        *,
+        max_rounds: int = 20,
+    ) -> tuple[RunResult, int]:
+        """Resume with ``decide(result)`` while the run waits; returns the end and the
+        number of resumes."""
+        rounds = 0
+        while result.stop_reason == "pending_approval" and rounds < max_rounds:
+            assert result.snapshot is not None
+            result = self.resume(model, contract, result.snapshot, decide(result))
+            rounds += 1
+        return result, rounds
+
+
+@pytest.fixture
+def driver(harness: str, folder: Path) -> Driver:
+    """The driver for this test's harness."""
+    return Driver(harness, folder)
+
+
+def approve_all(result: RunResult) -> list[Approval]:
+    """Approve every pending call of ``result``."""
+    return [Approval.for_pending(p, "approve") for p in result.pending_approvals]
+
+
+@pytest.fixture
+def approve_every() -> Callable[[RunResult], list[Approval]]:
+    """A decider that approves every pending call."""
+    return approve_all
+
+
+def base_budget(**limits: Any) -> Budget:
+    """A Budget without a wall-clock deadline (slow CI machines must not change stops)."""
+    return Budget(deadline_seconds=None, **limits)
+
+
+@pytest.fixture
+def budget() -> Callable[..., Budget]:
+    """``budget(**limits)``: a Budget with no deadline."""
+    return base_budget
+
+
+# -- the command line ------------------------------------------------------------------------
+
+
+def python_flags() -> list[str]:
+    """Run children the way this test run was started (-O, -W error)."""
+    return ["-O"] * sys.flags.optimize + [f"-W{option}" for option in sys.warnoptions]
+
+
+@dataclass(frozen=True)
+class CliCall:
+    """One ``agent-contract`` command for a child process."""
+
+    argv: tuple[str, ...]
+    folder: Path
+    crash_at: str | None = None
+
+    def command(self) -> list[str]:
+        return [sys.executable, *python_flags(), "-m", "agent_contract.cli", *self.argv]
+
+    def env(self) -> dict[str, str]:
+        env = {**os.environ, DATA_DIR_ENV: str(self.folder), "PYTHONIOENCODING": "utf-8"}
+        env.pop(CRASH_ENV, None)
+        if self.crash_at is not None:
+            env[CRASH_ENV] = self.crash_at
+        return env
+
+
+def start_children(calls: Sequence[CliCall]) -> list[subprocess.Popen[str]]:
+    """Start the commands as child processes, all at once."""
+    return [
+        subprocess.Popen(
+            call.command(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            encoding="utf-8",
+            env=call.env(),
+        )
+        for call in calls
+    ]
+
+
+def wait_children(
+    calls: Sequence[CliCall], started: Sequence[subprocess.Popen[str]]
+) -> list[subprocess.CompletedProcess[str]]:
+    """Wait for every child of :func:`start_children` (killed after the timeout)."""
+    done = []
+    for call, child in zip(calls, started, strict=True):
+        try:
+            out, err = child.communicate(timeout=CLI_TIMEOUT_SECONDS)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            out, err = child.communicate()
+        done.append(subprocess.CompletedProcess(call.command(), child.returncode, out, err))
+    return done
+
+
+def run_children(calls: Sequence[CliCall]) -> list[subprocess.CompletedProcess[str]]:
+    """Run the commands as child processes, all at once, and wait for every one."""
+    return wait_children(calls, start_children(calls))
+
+
+@pytest.fixture(scope="session")
+def children() -> Callable[[Sequence[CliCall]], list[subprocess.CompletedProcess[str]]]:
+    """``children([CliCall(...), ...])``: run CLI commands in parallel child processes."""
+    return run_children
+
+
+@pytest.fixture(scope="session")
+def cli_call() -> type[CliCall]:
+    """The :class:`CliCall` type, to build child-process commands."""
+    return CliCall
+
+
+@pytest.fixture(scope="session")
+def invoke() -> Callable[..., tuple[int, str, str]]:
+    """``invoke(*argv)``: ``agent-contract`` in this process -> ``(code, out, err)``."""
+
+    def run(*argv: str) -> tuple[int, str, str]:
+        out, err = io.StringIO(), io.StringIO()
+        code = cli.main(list(argv), out=out, err=err)
+        return code, out.getvalue(), err.getvalue()
+
+    return run
+
+
+# -- the child processes of the cross-process tests, started together -----------------------
+#
+# A child that imports LangChain needs seconds of CPU before it does anything. The
+# cross-process tests of test_crash_points.py and test_durable_cli.py start all their
+# children from this one session fixture, so that they overlap instead of queueing.
+
+EDIT_A1001 = {"order_id": "A-1001", "amount_cents": 700, "reason": "partial"}
+EDIT_A1002 = {"order_id": "A-1002", "amount_cents": 1000, "reason": "partial"}
+CRASH_CASES = [
+    (point, harness, decision)
+    for point in CRASH_POINTS
+    for harness, decision in (("offline", "approve"), ("langchain", "approve"), ("offline", "edit"))
+]
+"""Each crash point on both harnesses with ``approve``, and offline with ``edit``."""
+
+
+@dataclass
+class CrashStart:
+    """A run paused in this process, then ``approve`` in a child killed at ``point``."""
+
+    point: str
+    harness: str
+    decision: str
+    folder: Path
+    thread_id: str
+    call_id: str
+    killed: subprocess.CompletedProcess[str] | None = None
+
+    @property
+    def case_id(self) -> str:
+        return f"{self.point}-{self.harness}-{self.decision}"
+
+    def decide(self) -> tuple[str, ...]:
+        """The ``approve`` command line, the same before and after the crash."""
+        extra = ("--arguments", json.dumps(EDIT_A1001)) if self.decision == "edit" else ()
+        return ("approve", self.thread_id, "--decision", self.decision, *extra, "--json")
+
+
+@dataclass
+class CliFlow:
+    """``run`` in one child process, ``approve --decision edit`` in another."""
+
+    folder: Path
+    run: subprocess.CompletedProcess[str]
+    report: dict[str, Any]
+    rows_after_run: int
+    approve: subprocess.CompletedProcess[str] | None = None
+    rows: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class ChildRuns:
+    crashes: dict[str, CrashStart]
+    flows: dict[str, CliFlow]
+
+
+@pytest.fixture(scope="session")
+def child_runs(tmp_path_factory: pytest.TempPathFactory) -> ChildRuns:
+    """Every child process of the cross-process tests, overlapping."""
+    flow_folders = {h: tmp_path_factory.mktemp(f"cli-{h}") / "data" for h in HARNESSES}
+    run_calls = [
+        CliCall(
+            ("run", "refund order A-1002", "--caller", "alice", "--harness", h, "--json"),
+            flow_folders[h],
+        )
+        for h in HARNESSES
+    ]
+    runs_started = start_children(run_calls)
+
+    crashes: dict[str, CrashStart] = {}
+    for point, harness, decision in CRASH_CASES:
+        folder = tmp_path_factory.mktemp(f"{point}-{harness}-{decision}") / "data"
+        demo = start_demo("refund order A-1001", harness=harness, caller="alice", folder=folder)
+        (pending,) = demo.result.pending_approvals
+        start = CrashStart(point, harness, decision, folder, demo.thread_id, pending.tool_call_id)
+        crashes[start.case_id] = start
+    kill_calls = [CliCall(c.decide(), c.folder, c.point) for c in crashes.values()]
+    kills_started = start_children(kill_calls)
+
+    flows: dict[str, CliFlow] = {}
+    for harness, proc in zip(HARNESSES, wait_children(run_calls, runs_started), strict=True):
+        report = json.loads(proc.stdout) if proc.returncode == 7 else {}
+        rows = DataFolder(flow_folders[harness]).refund_count()
+        flows[harness] = CliFlow(flow_folders[harness], proc, report, rows)
+    approve_calls = [
+        CliCall(
+            (
+                "approve",
+                flows[h].report.get("thread_id", "missing"),
+                "--decision",
+                "edit",
+                "--arguments",
+                json.dumps(EDIT_A1002),
+                "--decided-by",
+                "ops",
+            ),
+            flow_folders[h],
+        )
+        for h in HARNESSES
+    ]
+    approvals_started = start_children(approve_calls)
+
+    for start, proc in zip(crashes.values(), wait_children(kill_calls, kills_started), strict=True):
+        start.killed = proc
+    for harness, proc in zip(
+        HARNESSES, wait_children(approve_calls, approvals_started), strict=True
+    ):
+        flows[harness].approve = proc
+        flows[harness].rows = DataFolder(flow_folders[harness]).refund_rows()
+    return ChildRuns(crashes, flows)

@@ -1,0 +1,169 @@
+"""Real crashes: ``agent-contract approve`` in a child process that kills itself with
+SIGKILL at a named point, then a fresh ``approve`` (``cli.main`` in the test process,
+which shares nothing in memory with the killed one: every store is reopened from its
+file). The run-in-one-process, approve-in-another flow without a crash is in
+``test_durable_cli.py``.
+
+- ``after_approval``: the decision is stored, the write has not started. The resume
+  carries out the stored decision: exactly one refund row.
+- ``after_write``: the refund committed, its result was never stored. The resume looks
+  the write up by its idempotency key first, finds it, and does not write again: still
+  exactly one row, and the answer says it was already applied.
+
+Between the two, a *different* decision on the crashed call is refused (exit 8): the
+stored decision binds the call.
+
+Each crash point is tried on both harnesses with ``--decision approve``, and offline
+with ``--decision edit`` too (the edited arguments, and the idempotency key derived from
+them, must survive the crash). The paused runs and the killed children come from the
+``child_runs`` session fixture (conftest), which starts every child process of these
+tests at once; the tests below read the outcomes. ``python -m pytest -s`` prints the
+table.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from agent_contract.faults import CRASH_POINTS
+
+EDIT = {"order_id": "A-1001", "amount_cents": 700, "reason": "partial"}
+CASE_IDS = [
+    f"{point}-{harness}-{decision}"
+    for point in CRASH_POINTS
+    for harness, decision in (("offline", "approve"), ("langchain", "approve"), ("offline", "edit"))
+]
+
+
+@dataclass
+class CrashCase:
+    start: Any
+    """The conftest's CrashStart: paused run, killed child process."""
+    rows_after_crash: int = -1
+    stored_after_crash: tuple[str, dict[str, Any]] | None = None
+    conflicting: tuple[int, str, str] | None = None
+    rows_after_conflict: int = -1
+    resumed: tuple[int, str, str] | None = None
+    rows_after_resume: int = -1
+    order_after_resume: dict[str, Any] | None = None
+    stored_after_resume: tuple[str, dict[str, Any]] | None = None
+
+    @property
+    def point(self) -> str:
+        return str(self.start.point)
+
+    @property
+    def harness(self) -> str:
+        return str(self.start.harness)
+
+    @property
+    def decision(self) -> str:
+        return str(self.start.decision)
+
+    @property
+    def call_id(self) -> str:
+        return str(self.start.call_id)
+
+    @property
+    def amount(self) -> int:
+        return 700 if self.decision == "edit" else 12900
+
+
+@pytest.fixture(scope="module")
+def crashes(
+    child_runs: Any, data_at: Any, invoke: Callable[..., tuple[int, str, str]]
+) -> dict[str, CrashCase]:
+    """After each killed child: the state it left, a conflicting decision (refused), and
+    a fresh ``approve`` with the same decision."""
+    assert sorted(child_runs.crashes) == sorted(CASE_IDS)
+    cases: dict[str, CrashCase] = {}
+    for case_id, start in child_runs.crashes.items():
+        case = cases[case_id] = CrashCase(start)
+        data = data_at(start.folder)
+        case.rows_after_crash = data.refund_count("A-1001")
+        case.stored_after_crash = data.runs()[start.thread_id]
+        case.conflicting = invoke(
+            "approve", start.thread_id, "--decision", "reject", "--data-dir", str(start.folder)
+        )
+        case.rows_after_conflict = data.refund_count("A-1001")
+        case.resumed = invoke(*start.decide(), "--data-dir", str(start.folder))
+        case.rows_after_resume = data.refund_count("A-1001")
+        case.order_after_resume = data.order("A-1001")
+        case.stored_after_resume = data.runs()[start.thread_id]
+    return cases
+
+
+@pytest.fixture(params=CASE_IDS)
+def case(request: pytest.FixtureRequest, crashes: dict[str, CrashCase]) -> CrashCase:
+    return crashes[str(request.param)]
+
+
+def test_the_approving_process_is_killed(case: CrashCase) -> None:
+    killed = case.start.killed
+    assert killed is not None
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
+    assert killed.stdout == ""  # killed before it could report anything
+
+
+def test_state_left_by_the_crash(case: CrashCase) -> None:
+    assert case.stored_after_crash is not None
+    harness_col, snapshot = case.stored_after_crash
+    assert harness_col == case.harness  # still paused, not finished
+    stored = snapshot["decisions"][case.call_id]  # stored before writing
+    assert stored["decision"] == case.decision
+    assert stored["arguments"] == (EDIT if case.decision == "edit" else None)
+    assert case.call_id not in snapshot["answered"]  # no result was acknowledged
+    expected = {"after_approval": 0, "after_write": 1}[case.point]
+    assert case.rows_after_crash == expected
+
+
+def test_a_different_decision_after_the_crash_is_refused(case: CrashCase) -> None:
+    assert case.conflicting is not None
+    code, _out, err = case.conflicting
+    assert code == 8
+    assert "ApprovalError" in err
+    assert f"already decided ({case.decision})" in err
+    assert case.rows_after_conflict == case.rows_after_crash
+
+
+def test_the_fresh_approve_writes_exactly_once(case: CrashCase) -> None:
+    assert case.resumed is not None
+    code, out, err = case.resumed
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["stop_reason"] == "answered"
+    assert report["thread_id"] == case.start.thread_id
+    assert [(c["name"], c["status"]) for c in report["tool_calls"]] == [
+        ("lookup_order", "success"),
+        ("refund_order", "success"),
+    ]
+    assert case.rows_after_resume == 1
+    status = "partially_refunded" if case.decision == "edit" else "refunded"
+    assert case.order_after_resume == {"refunded_cents": case.amount, "status": status}
+    assert case.stored_after_resume is not None
+    assert case.stored_after_resume[0] == f"finished:{case.harness}"
+    if case.point == "after_write":
+        assert "had already been applied" in report["output"]
+        assert "it was not applied again" in report["output"]
+    else:
+        assert report["output"].startswith(f"Refunded {case.amount} cents on order A-1001")
+
+
+def test_crash_table(crashes: dict[str, CrashCase]) -> None:
+    """The numbers for the issue note (shown with ``pytest -s``)."""
+    lines = ["point           harness    decision  killed rc  rows after crash  rows after resume"]
+    for case in crashes.values():
+        assert case.start.killed is not None
+        lines.append(
+            f"{case.point:<15} {case.harness:<10} {case.decision:<9} "
+            f"{case.start.killed.returncode:>9}  "
+            f"{case.rows_after_crash:>16}  {case.rows_after_resume:>17}"
+        )
+    print("\n" + "\n".join(lines))
+    assert all(case.rows_after_resume == 1 for case in crashes.values())
