@@ -3,10 +3,10 @@
 Runs every scenario of ``agent_contract.scenarios.SCENARIOS`` through
 ``run_scenario(scenario, load_harness(name), name)`` for each built-in harness, one
 harness after another, ``--repeat`` times, and reports the total and the slowest
-scenarios. Scenarios that wait on purpose (timeouts, slow tools) dominate; the
-``sleeping`` column counts the seconds their tools sleep by design, so the rest is
-harness cost. ``plain-create-agent`` is the negative control (a bare ``create_agent``):
-it breaks most scenarios, and it has no timeouts, so slow tools run to the end there.
+scenarios. Scenarios that wait on purpose (a 0.15 s tool timeout, parallel calls that
+sleep) dominate the slowest list. ``plain-create-agent`` is the negative control (a
+bare ``create_agent``): it breaks every scenario, and it has no timeouts, so the
+timeout scenario's tool runs to its end (0.6 s) there.
 
 Usage: ``uv run python benchmarks/bench_suite_wall_time.py [--repeat 3]``
 """

@@ -16,8 +16,8 @@ from agent_contract.testing import FakeModel, tool_call
 from agent_contract_langchain import run_agent
 
 TIMEOUT = 0.1
-SLEEP = 0.7
-BOUND = 0.5
+SLEEP = 0.5
+BOUND = 0.4
 """Generous: the point is that the run returns at the timeout, not after the tool."""
 
 

@@ -5,6 +5,7 @@ never an answer, on the core, the offline loop and the LangChain message mapping
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from hypothesis import example, given, settings
@@ -14,6 +15,7 @@ from agent_contract import Budget, Contract, ToolSpec, run
 from agent_contract.messages import Completion, ToolCall
 from agent_contract.policy import Violation, validate_response
 from agent_contract.testing import FakeModel
+from agent_contract_langchain import run_agent
 from agent_contract_langchain.chat_model import message_id_for
 from agent_contract_langchain.messages import ai_message_to_completion, completion_to_ai_message
 
@@ -184,6 +186,8 @@ def test_offline_loop_never_answers_an_invalid_reply(completion: Completion) -> 
 
 
 @given(completion=COMPLETIONS)
+@example(completion=Completion(tool_calls=(ToolCall(id="a", name="echo", arguments=math.inf),)))
+@example(completion=Completion(tool_calls=(ToolCall(id=None, name="", arguments=math.nan),)))
 def test_langchain_mapping_keeps_the_verdict(completion: Completion) -> None:
     """Completion -> AIMessage -> Completion keeps every call and every violation."""
     message = completion_to_ai_message(completion, message_id=message_id_for(1, completion))
@@ -195,3 +199,18 @@ def test_langchain_mapping_keeps_the_verdict(completion: Completion) -> None:
     before = [v.code for v in validate_response(completion)[1]]
     after = [v.code for v in validate_response(back)[1]]
     assert after == before
+
+
+@settings(max_examples=max(3, settings.default.max_examples // 20))
+@given(completion=COMPLETIONS)
+@example(completion=Completion(tool_calls=(ToolCall(id="a", name="echo", arguments=math.inf),)))
+def test_langchain_harness_reaches_the_offline_verdict(completion: Completion) -> None:
+    """The same reply ends the same way on create_agent + the contract middleware."""
+
+    def outcome(harness: Any) -> tuple[str, str | None, list[str | None]]:
+        ran: list[Any] = []
+        contract = Contract([_echo_tool(ran)], budget=Budget(max_identical_calls=4))
+        result = harness(FakeModel([completion, "done"]), contract, "hi")
+        return result.stop_reason, result.output, [r.error_kind for r in result.tool_calls]
+
+    assert outcome(run_agent) == outcome(run)

@@ -104,13 +104,15 @@ def _invalid_reason(call: ToolCall) -> str:
 
 
 def _json_text(value: Any) -> str:
-    """``value`` as JSON text, non-ASCII kept.
+    """``value`` as JSON text, non-ASCII kept; NaN and infinities as Python's ``json``
+    writes them (``NaN``, ``Infinity``), so that a malformed call holding one maps back
+    to the same value and is refused like on the offline loop, not crashed on.
 
     Raises:
-        ConfigurationError: ``value`` cannot be written as JSON (e.g. a set, NaN).
+        ConfigurationError: ``value`` cannot be written as JSON (e.g. a set).
     """
     try:
-        return json.dumps(value, ensure_ascii=False, allow_nan=False)
+        return json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError) as exc:
         raise ConfigurationError(
             f"tool-call arguments of type {type(value).__name__} cannot be written as JSON"
