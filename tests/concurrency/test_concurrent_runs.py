@@ -27,7 +27,16 @@ from typing import Any
 
 import pytest
 
-from agent_contract import Budget, Contract, Message, RunResult, ToolContext, ToolExecutor, run
+from agent_contract import (
+    Budget,
+    Contract,
+    Message,
+    RunResult,
+    ToolContext,
+    ToolExecutor,
+    ToolSpec,
+    run,
+)
 from agent_contract.messages import Completion, ToolCall
 from agent_contract.policy import RunState, Stop
 from agent_contract_langchain import build_agent
@@ -137,9 +146,7 @@ class Gauge:
             self.now -= 1
 
 
-def echo_tool(gauge: Gauge) -> Any:
-    from agent_contract import ToolSpec
-
+def echo_tool(gauge: Gauge) -> ToolSpec:
     def handler(context: ToolContext, text: str, delay: float) -> dict[str, Any]:
         with gauge:
             time.sleep(delay)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import gc
 import math
 import os
 import time
@@ -240,18 +241,35 @@ def code_execution_guard() -> Iterator[list[str]]:
             setattr(target, name, original)
 
 
-def _check_outcome(expression: Any) -> int | float | None:
-    with code_execution_guard() as used:
+def _timed_evaluate(expression: Any) -> tuple[int | float | None, str | None, float]:
+    """``(result, rejection message, seconds)`` of one call, the collector paused."""
+    gc.disable()
+    try:
         start = time.perf_counter()
         try:
             result: int | float | None = evaluate(expression)
+            problem = None
         except InvalidArgumentsError as exc:
-            note(f"rejected: {exc.message}")
-            event(f"rejected: {exc.message}")
-            result = None
-        elapsed = time.perf_counter() - start
+            result, problem = None, exc.message
+        return result, problem, time.perf_counter() - start
+    finally:
+        gc.enable()
+
+
+def _check_outcome(expression: Any) -> int | float | None:
+    with code_execution_guard() as used:
+        result, problem, elapsed = _timed_evaluate(expression)
+        # A call over the bound is timed again: the input's cost is its fastest call,
+        # so a scheduler pause on a busy machine is not blamed on the input.
+        for _ in range(3):
+            if elapsed < TIME_BOUND_SECONDS:
+                break
+            elapsed = min(elapsed, _timed_evaluate(expression)[2])
     assert not used, f"evaluate tried to run code: {used}"
     assert elapsed < TIME_BOUND_SECONDS, f"evaluate took {elapsed * 1000:.1f} ms"
+    if problem is not None:
+        note(f"rejected: {problem}")
+        event(f"rejected: {problem}")
     if result is not None:
         assert type(result) in (int, float), type(result)
         assert math.isfinite(result)
