@@ -16,10 +16,10 @@ from agent_contract.testing import FakeModel, tool_call
 from agent_contract_langchain import run_agent
 
 TIMEOUT = 0.1
-SLEEP = 0.6
-BOUND = 0.35
+SLEEP = 0.45
+BOUND = 0.3
 """From the tool call's start to the run's return. Generous: the point is that the run
-returns at the timeout (0.1 s), not after the tool (0.6 s)."""
+returns at the timeout (0.1 s), not after the tool (0.45 s)."""
 
 
 def _run_with(mode: str | None) -> Callable[..., RunResult]:
