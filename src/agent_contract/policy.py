@@ -758,7 +758,9 @@ class RunState:
             )
         if spec.effect == "write":
             return self._plan_write(call, spec)
-        return PlannedCall(call=call, spec=spec, arguments=copy.deepcopy(call.arguments))
+        # Validated arguments are shared with the issued call and never mutated: every
+        # handler gets its own deep copy (default_invoke, execute_write, isolation).
+        return PlannedCall(call=call, spec=spec, arguments=call.arguments)
 
     def _plan_write(self, call: ToolCall, spec: ToolSpec) -> PlannedCall:
         """Preview a write call and make it wait for approval (or refuse it)."""

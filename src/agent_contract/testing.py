@@ -110,6 +110,7 @@ class FakeModel:
         self.stateless = stateless
         self.calls: list[dict[str, Any]] = []
         self._position = 0
+        self._tools_copy: list[dict[str, Any]] | None = None
         self._lock = threading.Lock()
 
     def complete(
@@ -129,7 +130,7 @@ class FakeModel:
             self.calls.append(
                 {
                     "messages": list(messages),
-                    "tools": copy.deepcopy(list(tools)) if tools is not None else None,
+                    "tools": self._record_tools(tools),
                     "max_output_tokens": max_output_tokens,
                     "temperature": temperature,
                 }
@@ -149,6 +150,17 @@ class FakeModel:
         if not isinstance(reply, Completion):
             raise ConfigurationError(f"a scripted callable returned {type(reply).__name__}")
         return _materialize(reply, index + 1, messages)
+
+    def _record_tools(self, tools: Sequence[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+        """A private copy of the tool definitions; consecutive calls offering equal
+        definitions share one copy (deep-copying schemas on every step would make the
+        test double the most expensive part of a run)."""
+        if tools is None:
+            return None
+        if self._tools_copy is not None and list(tools) == self._tools_copy:
+            return self._tools_copy
+        self._tools_copy = copy.deepcopy(list(tools))
+        return self._tools_copy
 
     def last_messages(self) -> list[Message]:
         """The transcript sent on the most recent call.

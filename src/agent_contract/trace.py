@@ -180,11 +180,34 @@ class Trace:
             TypeError: a field is not JSON-serializable after redaction (a bug in the
                 caller: events carry plain data).
         """
-        redacted = self.redaction.redact_value(fields)
         with self._lock:
-            event = {"seq": len(self._events), "type": type_, **redacted}
-            self._store(event)
-            return dict(event)
+            seq = len(self._events)
+            stored, line = self._redacted_line({"seq": seq, "type": type_, **fields})
+            if stored is None:
+                # Slow path: walk the values (numbers holding a secret, objects, or a
+                # redaction that cut through JSON syntax).
+                stored = {"seq": seq, "type": type_, **self.redaction.redact_value(fields)}
+                line = _JSONL.encode(stored)
+            self._events.append(stored)
+            self._bytes += len(line.encode("utf-8")) + 1
+            return dict(stored)
+
+    def _redacted_line(self, event: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
+        """Fast path: redact the event's JSON line in one pass and decode it back.
+
+        Returns ``(None, "")`` when the event is not plain JSON data or the redacted
+        line no longer parses; the caller then redacts value by value. Over-redaction
+        (a match across JSON syntax) can only remove text, never keep a secret.
+        """
+        try:
+            line = _JSONL.encode(event)
+        except (TypeError, ValueError):
+            return None, ""
+        redacted = self.redaction.redact(line)
+        try:
+            return json.loads(redacted), redacted
+        except ValueError:
+            return None, ""
 
     @property
     def events(self) -> list[dict[str, Any]]:
