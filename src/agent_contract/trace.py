@@ -122,7 +122,10 @@ class RedactionPolicy:
         if isinstance(value, int | float):
             # A secret made of digits must not survive as a JSON number. (An int's JSON
             # text is int.__repr__, which is cheaper to call than json.dumps.)
-            text = int.__repr__(value) if isinstance(value, int) else json.dumps(value)
+            try:
+                text = int.__repr__(value) if isinstance(value, int) else json.dumps(value)
+            except ValueError:  # an int past sys.get_int_max_str_digits(), or NaN/inf
+                return f"<{type(value).__name__} that cannot be written as JSON>"
             redacted = self.redact(text)
             return value if redacted == text else redacted
         if type(value) is dict or isinstance(value, Mapping):  # dict first: no ABC check
