@@ -37,7 +37,8 @@ EMPTY_STANDARD_TESTS = sum(1 for name in STANDARD_TESTS if not scenarios_for_tes
 # imported afresh (and assertion-rewritten) in every in-process run.
 OTHER_PLUGINS = ("-p", "no:hypothesispytest", "-p", "no:langsmith_plugin", "-p", "no:anyio")
 
-# Scenarios the create_agent suite skips by default (``has_write_tools = False``).
+# Scenarios that need write tools (approval): the create_agent suite runs them through
+# an in-memory checkpointer it attaches to the user's graph.
 WRITE_SCENARIOS = sum(1 for s in SCENARIOS if "write_tools" in s.requires)
 
 
@@ -236,12 +237,18 @@ class TestMyAgent(CreateAgentContractSuite):
 def test_create_agent_subclass_passes(pytester: pytest.Pytester, mode: str) -> None:
     source = CREATE_AGENT_SUITE + f'\n    mode = "{mode}"\n'
     result = run(pytester, source)
+    result.assert_outcomes(passed=len(SCENARIOS) + 2, skipped=EMPTY_STANDARD_TESTS)
+    assert WRITE_SCENARIOS > 0, "the approval scenarios must run on users' create_agent too"
+
+
+def test_create_agent_subclass_can_turn_write_tools_off(pytester: pytest.Pytester) -> None:
+    source = CREATE_AGENT_SUITE + "\n    has_write_tools = False\n"
+    result = run(pytester, source)
     result.assert_outcomes(
         passed=len(SCENARIOS) - WRITE_SCENARIOS + 2,
         skipped=EMPTY_STANDARD_TESTS + WRITE_SCENARIOS,
     )
-    if WRITE_SCENARIOS:
-        result.stdout.fnmatch_lines(["*SKIPPED*has_write_tools = False*"])
+    result.stdout.fnmatch_lines(["*SKIPPED*has_write_tools = False*"])
 
 
 def test_create_agent_without_contract_middleware_is_diagnosed(pytester: pytest.Pytester) -> None:

@@ -44,6 +44,7 @@ __all__ = [
     "Mode",
     "build_agent",
     "resume_agent",
+    "resume_graph",
     "run_agent",
     "run_graph",
     "suite_harness",
@@ -277,8 +278,37 @@ def resume_agent(
         CheckpointError: the snapshot cannot be restored, or the thread has no
             checkpoint or no pending interrupt (never a fresh start).
     """
-    state, _ = contract.restore(snapshot, context=context)
     graph = build_agent(model, contract, system=system, checkpointer=checkpointer)
+    return resume_graph(
+        graph,
+        contract,
+        snapshot,
+        approvals,
+        context=context,
+        checkpoint=checkpoint,
+        system=system,
+        mode=mode,
+    )
+
+
+def resume_graph(
+    graph: Any,
+    contract: Contract,
+    snapshot: Mapping[str, Any],
+    approvals: Sequence[Approval] = (),
+    *,
+    context: Mapping[str, Any] | None = None,
+    checkpoint: Callable[[dict[str, Any]], None] | None = None,
+    system: str | None = None,
+    mode: Mode = "invoke",
+) -> RunResult:
+    """:func:`resume_agent` for a graph you compiled yourself (with a checkpointer and a
+    :class:`ContractMiddleware` for ``contract``).
+
+    Raises:
+        ApprovalError, CheckpointError: as :func:`resume_agent`.
+    """
+    state, _ = contract.restore(snapshot, context=context)
     config: dict[str, Any] = {"configurable": {"thread_id": state.run_id}}
     try:
         current = graph.get_state(config)

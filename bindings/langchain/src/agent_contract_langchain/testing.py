@@ -36,16 +36,17 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import pytest
+from langgraph.checkpoint.memory import InMemorySaver
 
 from agent_contract.messages import Message
 from agent_contract.model import Model
 from agent_contract.policy import Contract, RunResult
-from agent_contract.scenarios import Harness, Outcome, RunOptions, Scenario
+from agent_contract.scenarios import Harness, Outcome, RunOptions, Scenario, settle_approvals
 from agent_contract.suite import ContractSuite
 from agent_contract.tools import ToolSpec
 
 from .chat_model import ContractChatModel
-from .harness import Mode, run_graph
+from .harness import Mode, resume_graph, run_graph
 from .middleware import ContractMiddleware
 from .tools import to_langchain_tools
 
@@ -63,10 +64,11 @@ class CreateAgentContractSuite(ContractSuite):
     harness_name: ClassVar[str] = "create_agent"
     mode: ClassVar[Mode] = "invoke"
     _miswired: str | None = None
-    has_write_tools: ClassVar[bool] = False
-    """Off here: the write-approval scenarios pause on ``interrupt()`` and resume through
-    a checkpointer, which :meth:`build_agent` does not take yet. They are reported as
-    skipped with this flag named, never passed."""
+    has_write_tools: ClassVar[bool] = True
+    """The write-approval scenarios pause on ``interrupt()`` and resume through an
+    in-memory checkpointer that the suite attaches to your compiled graph (a checkpointer
+    you compiled in is replaced for the test). Set it to ``False`` (they are then
+    reported as skipped with this flag named) if your agent has no write tools."""
 
     def build_agent(self, chat_model: Any, tools: Sequence[Any], middleware: Sequence[Any]) -> Any:
         """Your ``create_agent`` configuration; return the compiled graph.
@@ -100,9 +102,18 @@ class CreateAgentContractSuite(ContractSuite):
                 to_langchain_tools(contract.registry),
                 [ContractMiddleware(contract)],
             )
-            state = contract.start()
+            graph = graph.copy(update={"checkpointer": InMemorySaver()})
+            state = contract.start(caller=options.caller)
             turns = [*options.history, Message(role="user", content=options.user)]
-            result = run_graph(graph, state, turns, mode=self.mode)
+            config = {"configurable": {"thread_id": state.run_id}}
+            result = run_graph(graph, state, turns, mode=self.mode, config=config)
+            result = settle_approvals(
+                result,
+                lambda snapshot, approvals: resume_graph(
+                    graph, contract, snapshot, approvals, mode=self.mode
+                ),
+                options,
+            )
             if state.usage.model_steps == 0 and state.halted is None:
                 self._miswired = (
                     "the graph returned by build_agent never ran the ContractMiddleware it "
