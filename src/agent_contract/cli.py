@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import Final, TextIO
@@ -167,7 +168,7 @@ def _cmd_approve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.arguments is not None:
         try:
             arguments = json.loads(args.arguments)
-        except ValueError:
+        except (ValueError, RecursionError):
             err.write("error: --arguments must be a JSON object\n")
             return EXIT_USAGE
         if not isinstance(arguments, dict):
@@ -175,6 +176,9 @@ def _cmd_approve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             return EXIT_USAGE
     if args.decision == "edit" and arguments is None:
         err.write("error: --decision edit needs --arguments JSON\n")
+        return EXIT_USAGE
+    if args.decision != "edit" and arguments is not None:
+        err.write("error: --arguments goes with --decision edit only\n")
         return EXIT_USAGE
     result = approve_demo(
         args.thread_id,
@@ -353,6 +357,27 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _argument_problem(args: argparse.Namespace) -> str | None:
+    """A usage problem argparse cannot see: text that is not valid UTF-8 (the shell
+    passed raw bytes), an empty request, or a data folder that is not a folder."""
+    for name, value in vars(args).items():
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                label = "the request text" if name == "text" else f"--{name.replace('_', '-')}"
+                return f"{label} is not valid UTF-8 text"
+    if getattr(args, "text", None) is not None and not args.text.strip():
+        return "the request text is empty"
+    folder = getattr(args, "data_dir", None)
+    if folder is not None:
+        if not folder.strip():
+            return "--data-dir is empty"
+        if os.path.exists(folder) and not os.path.isdir(folder):
+            return f"--data-dir {folder!r} exists and is not a folder"
+    return None
+
+
 def main(
     argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None
 ) -> int:
@@ -362,6 +387,9 @@ def main(
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
+        problem = _argument_problem(args)
+        if problem:
+            parser.error(problem)
     except SystemExit as exc:
         return int(exc.code) if isinstance(exc.code, int) else EXIT_USAGE
     try:

@@ -38,13 +38,21 @@ HARNESSES: Final = ("offline", "langchain")
 
 
 def data_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
-    """The data folder (see the module doc for the order of precedence)."""
+    """The data folder (see the module doc for the order of precedence).
+
+    Raises:
+        ConfigurationError: the path exists and is not a folder.
+    """
     if explicit:
-        return Path(explicit)
-    if os.environ.get(DATA_DIR_ENV):
-        return Path(os.environ[DATA_DIR_ENV])
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "agent-contract"
+        folder = Path(explicit)
+    elif os.environ.get(DATA_DIR_ENV):
+        folder = Path(os.environ[DATA_DIR_ENV])
+    else:
+        base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+        folder = Path(base) / "agent-contract"
+    if folder.exists() and not folder.is_dir():
+        raise ConfigurationError(f"the data folder {str(folder)!r} exists and is not a folder")
+    return folder
 
 
 def demo_tools(folder: Path | None = None) -> list[ToolSpec]:
@@ -186,13 +194,46 @@ def approve_demo(
             limits the run started with (stored in its snapshot), so a budget holds
             across resumes whatever the approver passes.
 
+    Only one process at a time resumes a run (:meth:`RunStore.exclusive`).
+
     Raises:
-        CheckpointError: no such paused run, or a store that cannot be read.
+        CheckpointError: no such paused run, a store that cannot be read, or another
+            process resuming the same run right now.
         ApprovalError: the run already finished, no such pending call, or a decision
             that does not fit (nothing is recorded then).
     """
     where = data_dir(folder)
     store = _store(where)
+    with store.exclusive(thread_id):
+        # Load under the lock: a concurrent approve that got here first has recorded its
+        # decision, so this one is checked against it (and refused if it differs).
+        return _approve_locked(
+            store,
+            where,
+            thread_id,
+            decision,
+            arguments=arguments,
+            call_id=call_id,
+            reason=reason,
+            decided_by=decided_by,
+            budget=budget,
+            secrets=secrets,
+        )
+
+
+def _approve_locked(
+    store: RunStore,
+    where: Path,
+    thread_id: str,
+    decision: DecisionKind,
+    *,
+    arguments: dict[str, Any] | None,
+    call_id: str | None,
+    reason: str,
+    decided_by: str,
+    budget: Budget | None,
+    secrets: Sequence[str],
+) -> RunResult:
     harness, snapshot = store.load(thread_id)
     if harness.startswith(FINISHED_PREFIX):
         stop = snapshot.get("finished", {}).get("stop_reason", "?")

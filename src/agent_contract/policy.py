@@ -867,6 +867,8 @@ class RunState:
                     )
                 if approval.decision == "edit":
                     problem = planned.spec.validate(approval.arguments)
+                    if problem is None:
+                        problem = self._preview_problem(planned, approval.arguments or {})
                     if problem is not None:
                         raise ApprovalError(
                             f"edited arguments are invalid: {problem}",
@@ -904,6 +906,29 @@ class RunState:
                 to_run.append(planned)
             order = [p.call_id for p in self._batch]
             return tuple(sorted(to_run, key=lambda p: order.index(p.call_id)))
+
+    def _preview_problem(self, planned: PlannedCall, arguments: dict[str, Any]) -> str | None:
+        """Preview an edit before accepting it: ``None`` when the tool accepts the edited
+        arguments, else the (redacted) reason. An approver's typo is refused, and the
+        call stays pending, instead of ending the run in a failed write."""
+        spec = planned.spec
+        if spec is None or spec.preview is None:
+            return None
+        preview, context = spec.preview, self._tool_context(planned)
+        args = copy.deepcopy(arguments)
+        invocation = self.contract.executor.run(
+            lambda: preview(context, **args), self._timeout_for(spec)
+        )
+        if invocation.timed_out:
+            return "the preview of the edited call timed out"
+        if invocation.error is not None:
+            kind, message = classify_exception(
+                invocation.error,
+                spec.name,
+                expose_exception_text=self.contract.expose_exception_text,
+            )
+            return self.contract.redaction.redact(f"{kind}: {message}")
+        return None
 
     def decision_for(self, tool_call_id: str) -> Approval | None:
         """The recorded decision on a write call, if any."""

@@ -35,6 +35,10 @@ Outcome = Literal["succeeded", "failed", "unknown", "not_run", "killed"]
 may still be running), ``killed`` after a timeout in process isolation (it cannot do
 anything more), ``not_run`` for calls refused before their handler started."""
 
+MAX_ERROR_CHARS: Final = 1_000
+"""Longest public error message, in characters (a validation error can quote a huge
+argument back); longer ones are cut with a marker."""
+
 TRUNCATION_MARKER: Final = "\n[truncated by agent-contract: {shown} of {total} chars shown]"
 
 
@@ -213,6 +217,9 @@ def error_result(
 ) -> ToolResult:
     """A failed :class:`ToolResult` with a redacted public message."""
     public = redaction.redact(message) or f"{kind}: no details"
+    if len(public) > MAX_ERROR_CHARS:
+        cut = len(public) - MAX_ERROR_CHARS
+        public = public[:MAX_ERROR_CHARS] + f" [... {cut} more chars cut by agent-contract]"
     return ToolResult(
         tool_call_id=tool_call_id,
         name=name,

@@ -1041,7 +1041,7 @@ def build_approval_scenarios() -> list[Scenario]:
         Scenario(
             name="write_edited",
             boundary="write_approval",
-            description="an edited write runs once, with the human's arguments",
+            description="an edited write is previewed again, then runs once with the edit",
             script=(tool_call("transfer", send), "sent less"),
             tools=_with(_transfer),
             decisions=(("edit", {"to": "bob", "amount": 5}),),
@@ -1049,7 +1049,7 @@ def build_approval_scenarios() -> list[Scenario]:
             trajectory=("transfer",),
             results=(("success", None),),
             requires=("write_tools",),
-            extra=(_check_writes([5], previews=1),),
+            extra=(_check_writes([5], previews=2),),
         ),
         Scenario(
             name="approval_replay_refused",

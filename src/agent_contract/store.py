@@ -8,6 +8,7 @@ starts afresh in place of a run that cannot be read.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 import time
@@ -76,6 +77,35 @@ class RunStore:
                 "snapshot = excluded.snapshot, updated_at = excluded.updated_at",
                 (thread_id, harness, text, time.time()),
             )
+
+    @contextmanager
+    def exclusive(self, thread_id: str) -> Iterator[None]:
+        """Hold the thread's lock for a resume: one process at a time decides and writes.
+
+        An OS file lock (``flock``) next to the store: released by the kernel when the
+        holder exits, even if it is killed, so a crash never leaves a stale lock behind.
+
+        Raises:
+            CheckpointError: another process holds the lock (a concurrent ``approve``).
+        """
+        import fcntl  # POSIX; the CLI's durable approval flow needs it
+
+        folder = self.path.parent / "locks"
+        folder.mkdir(parents=True, exist_ok=True)
+        name = hashlib.sha256(thread_id.encode("utf-8")).hexdigest()[:32]
+        with (folder / f"{name}.lock").open("a+") as handle:
+            try:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as exc:
+                raise CheckpointError(
+                    f"run {thread_id!r} is being resumed by another process; try again "
+                    "when it has finished",
+                    path=str(self.path),
+                ) from exc
+            try:
+                yield
+            finally:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
     def finish(self, thread_id: str, summary: Mapping[str, Any], *, harness: str) -> None:
         """Mark ``thread_id`` finished, keeping the result summary; it cannot be resumed.

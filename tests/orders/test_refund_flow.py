@@ -185,30 +185,30 @@ def test_edit_with_invalid_arguments_is_refused_and_stays_pending(
 
 
 def test_edit_cannot_reach_another_users_order(harness: str, folder: Path, data: Any) -> None:
-    """An approver's edit still runs as the run's caller: bob's order is ``not_found``."""
+    """An approver's edit still runs as the run's caller: bob's order is ``not_found``
+    at the edit's preview, so the edit is refused and the call stays pending."""
     demo = pause(harness, folder)
     edited = {"order_id": "B-2001", "amount_cents": 100, "reason": "wrong order"}
-    result = approve_demo(demo.thread_id, "edit", arguments=edited, folder=folder)
-
-    assert [c.error_kind for c in result.tool_calls] == [None, "not_found"]
+    with pytest.raises(ApprovalError, match="not_found"):
+        approve_demo(demo.thread_id, "edit", arguments=edited, folder=folder)
     assert data.refund_count() == 0
     assert data.order("B-2001") == {"refunded_cents": 0, "status": "delivered"}
+    result = approve_demo(demo.thread_id, "reject", folder=folder)
+    assert [c.error_kind for c in result.tool_calls] == [None, "rejected"]
 
 
-def test_edit_above_the_refundable_amount_fails_cleanly(
+def test_edit_above_the_refundable_amount_is_refused_and_stays_pending(
     harness: str, folder: Path, data: Any
 ) -> None:
     demo = pause(harness, folder)
     edited = {"order_id": "A-1001", "amount_cents": 20000, "reason": "too much"}
-    result = approve_demo(demo.thread_id, "edit", arguments=edited, folder=folder)
-
-    record = result.tool_calls[-1]
-    assert (record.error_kind, record.outcome, record.side_effects_possible) == (
-        "invalid_arguments",
-        "failed",
-        False,
-    )
+    with pytest.raises(ApprovalError, match="exceeds the refundable"):
+        approve_demo(demo.thread_id, "edit", arguments=edited, folder=folder)
     assert data.refund_count() == 0
+    fixed = {"order_id": "A-1001", "amount_cents": 2000, "reason": "fixed"}
+    result = approve_demo(demo.thread_id, "edit", arguments=fixed, folder=folder)
+    assert result.stop_reason == "answered"
+    assert data.refund_count() == 1
 
 
 # -- replayed and conflicting decisions (Python API) ---------------------------------------------
@@ -322,8 +322,9 @@ def test_no_side_effect_before_the_interrupt(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """LangGraph re-runs an interrupted task from its start on resume. The write's task
-    is entered twice (pause, resume), yet the preview ran once (at planning, in the
-    model node, which does not re-run) and the write once."""
+    is entered twice (pause, resume), yet the preview ran once at planning (in the
+    model node, which does not re-run; an edit is previewed once more when the decision
+    is checked, before anything is recorded) and the write once."""
     entered: list[str] = []
     original = lc_middleware.ContractMiddleware._write
 
@@ -348,7 +349,8 @@ def test_no_side_effect_before_the_interrupt(
     ]
     result = driver.resume(model, contract, paused.snapshot, approvals)
     assert result.stop_reason == "answered"
-    assert store.counts == {"lookup": 0, "preview": 1, "refund": 1, "verify": 2}
+    previews = 2 if decision == "edit" else 1
+    assert store.counts == {"lookup": 0, "preview": previews, "refund": 1, "verify": 2}
     assert len(model.calls) == 2  # the model step that asked for the write did not re-run
     (row,) = data.refund_rows()
     assert row["amount_cents"] == (250 if decision == "edit" else 500)

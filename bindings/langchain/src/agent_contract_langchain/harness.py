@@ -241,7 +241,14 @@ def run_agent(
     graph = build_agent(model, contract, system=system, checkpointer=checkpointer)
     state = contract.start(run_id=run_id, caller=caller, context=context)
     turns = [*history, Message(role="user", content=user_message)]
-    config = {"configurable": {"thread_id": state.run_id}} if checkpointer is not None else None
+    config = None
+    if checkpointer is not None:
+        # The checkpointer writes the graph state to disk: a secret handed to the run
+        # must not be stored, so a durable run's input is redacted (as the offline
+        # snapshot's transcript is), and the model sees the redaction marker.
+        config = {"configurable": {"thread_id": state.run_id}}
+        redact = contract.redaction.redact_value
+        turns = [Message.from_dict(redact(m.to_dict())) for m in turns]
     return run_graph(graph, state, turns, mode=mode, system=system, config=config)
 
 
