@@ -19,6 +19,7 @@ No pytest import: ``agent-contract check`` and the pytest plugin both use this m
 from __future__ import annotations
 
 import importlib
+import inspect
 import json
 import threading
 import time
@@ -1160,7 +1161,8 @@ HARNESS_NAMES: Final[tuple[str, ...]] = (
 
 def load_harness(name: str) -> Harness:
     """A harness by name: one of :data:`HARNESS_NAMES`, or ``"module:attribute"`` naming a
-    harness (or a zero-argument factory returning one) in an importable module.
+    harness (a callable taking ``(model, tools, options)``) or a zero-argument factory
+    returning one, in an importable module.
 
     Raises:
         DependencyMissingError: a LangChain harness without the binding installed.
@@ -1189,9 +1191,44 @@ def load_harness(name: str) -> Harness:
         raise ConfigurationError(f"cannot load harness {name!r}: {exc}") from exc
     if not callable(target):
         raise ConfigurationError(f"harness {name!r} is not callable")
-    if getattr(target, "__agent_contract_factory__", False):
-        target = target()
-    return cast(Harness, target)
+    if _takes_no_arguments(target):
+        try:
+            target = target()
+        except Exception as exc:  # noqa: BLE001 - the user's factory failed: a wiring error
+            raise ConfigurationError(
+                f"harness factory {name!r} raised {type(exc).__name__}: {exc}"
+            ) from exc
+        if not callable(target):
+            raise ConfigurationError(
+                f"harness factory {name!r} returned {type(target).__name__}, not a harness"
+            )
+    if not _takes_no_arguments(target) and _accepts_three(target):
+        return cast(Harness, target)
+    raise ConfigurationError(
+        f"{name!r} is neither a harness (model, tools, options) nor a zero-argument factory "
+        "returning one"
+    )
+
+
+def _takes_no_arguments(fn: Any) -> bool:
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return False
+    return all(
+        p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        for p in signature.parameters.values()
+    )
+
+
+def _accepts_three(fn: Any) -> bool:
+    try:
+        inspect.signature(fn).bind(None, None, None)
+    except TypeError:
+        return False
+    except ValueError:  # no signature available (some builtins): let the run tell
+        return True
+    return True
 
 
 def offline_harness(model: Model, tools: list[ToolSpec], options: RunOptions) -> RunResult:
