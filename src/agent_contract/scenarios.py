@@ -1194,7 +1194,7 @@ def load_harness(name: str) -> Harness:
     if _takes_no_arguments(target):
         try:
             target = target()
-        except Exception as exc:  # noqa: BLE001 - the user's factory failed: a wiring error
+        except Exception as exc:  # re-raised as a wiring error
             raise ConfigurationError(
                 f"harness factory {name!r} raised {type(exc).__name__}: {exc}"
             ) from exc
