@@ -30,7 +30,7 @@ def main(argv: list[str]) -> int:
     except ImportError as exc:
         print(
             f"dependency_missing: langchain-core is not installed ({exc}); "
-            "install it with: pip install 'agent-contract[langchain]'",
+            "install it (from a clone: uv sync, or pip install ./ ./bindings/langchain)",
             file=sys.stderr,
         )
         return EXIT_DEPENDENCY_MISSING
