@@ -278,7 +278,12 @@ def _cmd_lcel(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     try:
         lcel = importlib.import_module("agent_contract_langchain.lcel")
     except ImportError as exc:
-        err.write(f"dependency_missing: langchain-core is not installed ({exc})\n")
+        missing = (
+            "agent-contract-langchain"
+            if (exc.name or "").startswith("agent_contract_langchain")
+            else "langchain-core"
+        )
+        err.write(f"dependency_missing: {missing} is not installed ({exc})\n")
         return EXIT_DEPENDENCY_MISSING
     out.write(json.dumps(lcel.run_lcel(args.text), ensure_ascii=False) + "\n")
     return EXIT_OK
