@@ -1057,18 +1057,7 @@ class RunState:
             )
         settled = not after.timed_out and after.error is None  # verify says: not applied
         if invocation.error is not None and settled:
-            kind, message = classify_exception(
-                invocation.error, name, expose_exception_text=self.contract.expose_exception_text
-            )
-            return error_result(
-                call_id,
-                name,
-                kind,
-                message,
-                redaction=redaction,
-                outcome="failed",
-                duration_seconds=invocation.duration_seconds,
-            )
+            return self._failed(call_id, name, invocation.error, invocation.duration_seconds)
         if invocation.timed_out:
             return error_result(
                 call_id,
@@ -1275,18 +1264,12 @@ class RunState:
                 duration_seconds=invocation.duration_seconds,
             )
         if invocation.error is not None:
-            kind, message = classify_exception(
-                invocation.error, name, expose_exception_text=self.contract.expose_exception_text
-            )
-            return error_result(
+            return self._failed(
                 call_id,
                 name,
-                kind,
-                message,
-                redaction=redaction,
-                outcome="failed",
+                invocation.error,
+                invocation.duration_seconds,
                 side_effects_possible=spec.effect == "write",
-                duration_seconds=invocation.duration_seconds,
             )
         return success_result(
             call_id,
@@ -1297,6 +1280,30 @@ class RunState:
             redaction=redaction,
             duration_seconds=invocation.duration_seconds,
             artifact=invocation.value,
+        )
+
+    def _failed(
+        self,
+        call_id: str,
+        name: str,
+        error: BaseException,
+        duration_seconds: float,
+        *,
+        side_effects_possible: bool = False,
+    ) -> ToolResult:
+        """The classified error result of a handler that raised (outcome ``failed``)."""
+        kind, message = classify_exception(
+            error, name, expose_exception_text=self.contract.expose_exception_text
+        )
+        return error_result(
+            call_id,
+            name,
+            kind,
+            message,
+            redaction=self.contract.redaction,
+            outcome="failed",
+            side_effects_possible=side_effects_possible,
+            duration_seconds=duration_seconds,
         )
 
     def record_result(self, result: ToolResult) -> ToolResult:
