@@ -1,0 +1,121 @@
+"""Error paths that no scenario reaches: each asserts the typed, fail-closed outcome, so
+it fails if the guard is removed."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+
+from agent_contract import Contract, ToolContext, ToolSpec, run
+from agent_contract.approval import Approval
+from agent_contract.builtin_tools.orders import OrderStore
+from agent_contract.demo import approve_demo, start_demo
+from agent_contract.errors import ApprovalError, CheckpointError, InvalidArgumentsError
+from agent_contract.executor import run_isolated
+from agent_contract.messages import ToolCall
+from agent_contract.policy import Stop
+from agent_contract.results import ToolResult
+from agent_contract.store import RunStore
+from agent_contract.testing import FakeModel, tool_call
+from agent_contract.trace import RedactionPolicy
+from agent_contract_langchain.durable import sqlite_checkpointer
+from agent_contract_langchain.harness import resume_agent, run_agent
+from agent_contract_langchain.tools import to_tool_message
+
+TEXT = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
+
+
+def _exit_abruptly(code: int) -> None:
+    os._exit(code)
+
+
+def writer() -> ToolSpec:
+    return ToolSpec(
+        name="send",
+        description="A write.",
+        parameters=TEXT,
+        handler=lambda ctx, text: {"sent": text},
+        effect="write",
+        preview=lambda ctx, text: {"would_send": text},
+        verify=lambda ctx, text: None,
+    )
+
+
+def test_checkpointer_on_a_path_that_cannot_be_opened(tmp_path: Path) -> None:
+    (tmp_path / "dir.sqlite3").mkdir()
+    with pytest.raises(CheckpointError), sqlite_checkpointer(tmp_path / "dir.sqlite3"):
+        pass
+
+
+def test_resume_of_a_thread_with_no_pending_approval_is_refused() -> None:
+    contract = Contract([writer()])
+    saver = InMemorySaver()
+    done = run_agent(FakeModel(["hello"]), contract, "hi", checkpointer=saver)
+    assert done.stop_reason == "answered"
+    paused = run(FakeModel([tool_call("send", {"text": "x"})]), contract, "go")
+    snapshot = {**dict(paused.snapshot or {}), "run_id": done.run_id}
+    with pytest.raises(CheckpointError, match="no pending approval"):
+        resume_agent(FakeModel(["ok"]), contract, snapshot, [], checkpointer=saver)
+
+
+def test_ending_a_run_with_a_write_still_waiting_answers_it_as_an_error() -> None:
+    contract = Contract([writer()])
+    state = contract.start()
+    plan = state.plan_tool_calls([ToolCall(id="c1", name="send", arguments={"text": "x"})])
+    assert plan.pending
+    result = state.finish(Stop(reason="deadline", detail="test"), messages=[])
+    assert [(c.status, c.error_kind) for c in result.tool_calls] == [("error", "tool_error")]
+
+
+def test_a_tool_message_artifact_that_is_not_json_is_dropped() -> None:
+    result = ToolResult(
+        tool_call_id="c1", name="t", status="success", content="ok", artifact={1, 2}
+    )
+    message = to_tool_message(result, RedactionPolicy())
+    assert message.artifact["value"] is None
+    assert result.to_dict()["artifact"] is None
+
+
+def test_a_decision_dict_without_fields_is_an_approval_error() -> None:
+    with pytest.raises(ApprovalError, match="not a decision"):
+        Approval.from_dict({"decision": "approve"})
+
+
+def test_refund_amount_that_is_not_whole_cents(tmp_path: Path) -> None:
+    store = OrderStore(tmp_path / "orders.sqlite3")
+    context = ToolContext(run_id="r", tool_call_id="c", caller="alice")
+    with pytest.raises(InvalidArgumentsError, match="whole number of cents"):
+        store.preview_refund(context, "A-1001", 100.0, "float from a lax schema")  # type: ignore[arg-type]
+
+
+def test_approve_names_a_call_that_is_not_pending(tmp_path: Path) -> None:
+    demo = start_demo("refund order A-1001", caller="alice", folder=tmp_path)
+    with pytest.raises(ApprovalError, match="no pending call"):
+        approve_demo(demo.thread_id, "approve", call_id="call_9_9", folder=tmp_path)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="forkserver is POSIX")
+def test_an_isolated_process_that_dies_is_an_error_not_a_hang() -> None:
+    invocation = run_isolated(_exit_abruptly, (3,), {}, 10.0)
+    assert isinstance(invocation.error, RuntimeError)
+    assert "died" in str(invocation.error)
+
+
+def test_a_stored_snapshot_that_is_not_an_object_is_corrupt(tmp_path: Path) -> None:
+    store = RunStore(tmp_path / "runs.sqlite3")
+    store.save("t1", {"x": 1})
+    with sqlite3.connect(tmp_path / "runs.sqlite3") as db:
+        db.execute("UPDATE runs SET snapshot = '[1, 2]' WHERE thread_id = 't1'")
+    with pytest.raises(CheckpointError, match="corrupt"):
+        store.load("t1")
+
+
+def test_an_int_too_long_for_json_is_a_placeholder_in_the_trace() -> None:
+    value: Any = RedactionPolicy().redact_value({"n": 10**5000})
+    assert value == {"n": "<int that cannot be written as JSON>"}
