@@ -126,10 +126,8 @@ def resume(
         state.execute_write(planned)
     messages = state.open_batch_messages()
     if messages is None:
-        waiting = ", ".join(p.tool_call_id for p in state.pending_approvals())
         return state.finish(
-            Stop(reason="pending_approval", detail=f"waiting for a decision on {waiting}"),
-            messages=transcript,
+            state.pending_stop() or Stop(reason="pending_approval"), messages=transcript
         )
     transcript.extend(messages)
     return _drive(model, state, transcript, max_output_tokens, temperature)
@@ -178,12 +176,9 @@ def _drive(
         waiters = [state.submit(p) for p in plan.runnable] if plan.stop is None else []
         for wait in waiters:
             wait()
-        if plan.stop is None and plan.pending:
-            waiting = ", ".join(f"{p.name} [{p.tool_call_id}]" for p in plan.pending)
-            return state.finish(
-                Stop(reason="pending_approval", detail=f"waiting for approval of {waiting}"),
-                messages=transcript,
-            )
+        paused = state.pending_stop() if plan.stop is None else None
+        if paused is not None:
+            return state.finish(paused, messages=transcript)
         transcript.extend(state.batch_messages(plan))
         if plan.stop is not None:
             return state.finish(plan.stop, messages=transcript)

@@ -568,7 +568,6 @@ class RunState:
         self._issued: list[str] = []
         self._answered: dict[str, ToolResult] = {}
         self._batch: list[PlannedCall] = []
-        self.stopped: Stop | None = None
         self.halted: Stop | None = None
         self.answer: str | None = None
         self._decisions: dict[str, dict[str, Any]] = {}
@@ -1135,6 +1134,10 @@ class RunState:
             timeout = max(0.0, min(timeout, deadline - self.usage.elapsed()))
         return timeout
 
+    def tool_context(self, planned: PlannedCall) -> ToolContext:
+        """The :class:`ToolContext` a handler of ``planned`` gets (no idempotency key)."""
+        return self._tool_context(planned)
+
     def _tool_context(self, planned: PlannedCall) -> ToolContext:
         return ToolContext(
             run_id=self.run_id,
@@ -1391,10 +1394,27 @@ class RunState:
                 return None
             return [self._answered[p.call_id].to_message() for p in self._batch]
 
+    def pending_stop(self) -> Stop | None:
+        """The ``pending_approval`` stop while write calls of the open batch wait for a
+        decision, else ``None``. Every driver pauses with this one stop."""
+        pending = self.pending_approvals()
+        if not pending:
+            return None
+        waiting = ", ".join(f"{p.name} [{p.tool_call_id}]" for p in pending)
+        return Stop(reason="pending_approval", detail=f"waiting for approval of {waiting}")
+
+    def batch_results(self, plan: BatchPlan) -> list[ToolResult]:
+        """The results answering ``plan``, in the order the model issued the calls.
+
+        Raises:
+            KeyError: a call of the plan has no result yet (a driver bug).
+        """
+        with self._lock:
+            return [self._answered[p.call_id] for p in plan.calls]
+
     def batch_messages(self, plan: BatchPlan) -> list[Message]:
         """The tool messages answering ``plan``, in the order the model issued the calls."""
-        with self._lock:
-            return [self._answered[p.call_id].to_message() for p in plan.calls]
+        return [result.to_message() for result in self.batch_results(plan)]
 
     # -- the end ----------------------------------------------------------------------
 
@@ -1414,7 +1434,6 @@ class RunState:
         with self._lock:
             pausing = stop.reason == "pending_approval"
             self._close_batch(force=not pausing)
-            self.stopped = stop
             detail = self.contract.redaction.redact(stop.detail)
             self.trace.append("stop", reason=stop.reason, detail=detail)
             answer = (

@@ -23,7 +23,7 @@ import inspect
 import json
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol, cast
 
@@ -37,9 +37,10 @@ from .errors import (
     TransientError,
     UnauthorizedError,
 )
+from .loop import resume, run
 from .messages import Completion, Message, ToolCall
 from .model import Model
-from .policy import RunResult
+from .policy import Contract, RunResult
 from .testing import FakeModel, Reply, tool_call, tool_calls
 from .tools import ToolContext, ToolSpec
 
@@ -83,6 +84,14 @@ class RunOptions:
     """The identity the run acts for."""
     decider: Decider | None = None
     """The scripted human who answers approvals (None: the run stays paused)."""
+
+    def contract(self, tools: Iterable[ToolSpec]) -> Contract:
+        """The Contract these options describe: ``tools`` under budget, allowlist, secrets."""
+        return Contract(tools, budget=self.budget, allowlist=self.allowlist, secrets=self.secrets)
+
+    def turns(self) -> list[Message]:
+        """The input transcript: ``history``, then the user message."""
+        return [*self.history, Message(role="user", content=self.user)]
 
 
 class Decider:
@@ -1233,12 +1242,7 @@ def _accepts_three(fn: Any) -> bool:
 
 def offline_harness(model: Model, tools: list[ToolSpec], options: RunOptions) -> RunResult:
     """The offline loop as a suite harness."""
-    from .loop import resume, run
-    from .policy import Contract
-
-    contract = Contract(
-        tools, budget=options.budget, allowlist=options.allowlist, secrets=options.secrets
-    )
+    contract = options.contract(tools)
     result = run(model, contract, options.user, history=options.history, caller=options.caller)
     return settle_approvals(
         result, lambda snapshot, approvals: resume(model, contract, snapshot, approvals), options

@@ -17,7 +17,6 @@ from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.tools import StructuredTool
 
-from agent_contract.messages import Message
 from agent_contract.model import Model
 from agent_contract.scenarios import Observation, RunOptions
 from agent_contract.tools import ToolContext, ToolSpec
@@ -81,7 +80,7 @@ def plain_create_agent_harness(
     ``create_agent`` ends: the last AIMessage has no tool calls), or
     ``crashed:<ExceptionType>`` when ``invoke`` raised.
     """
-    turns = [*options.history, Message(role="user", content=options.user)]
+    turns = options.turns()
     agent = plain_agent(model, tools)
     try:
         final = agent.invoke({"messages": to_langchain_messages(turns)})

@@ -175,9 +175,13 @@ def run_graph(
         ScriptExhaustedError: a scripted model ran dry.
         ConfigurationError: unknown ``mode``, or tool calls lost from the stream.
     """
-    payload: Any = {"messages": to_langchain_messages(messages)}
-    if resume is not None:
-        payload = resume
+    if getattr(graph, "checkpointer", None) is not None:
+        # A checkpointer writes the graph state to disk: a secret handed to the run must
+        # not be stored, so a durable run's input is redacted (as the offline snapshot's
+        # transcript is), and the model sees the redaction marker.
+        redact = state.contract.redaction.redact_value
+        messages = [Message.from_dict(redact(m.to_dict())) for m in messages]
+    payload: Any = resume if resume is not None else {"messages": to_langchain_messages(messages)}
     context = ContractContext(state)
     cfg = dict(config or {})
     try:
@@ -198,14 +202,11 @@ def run_graph(
 
 
 def _finish(state: RunState, transcript: list[Message], mode: str) -> RunResult:
-    pending = state.pending_approvals()
-    if pending:
-        waiting = ", ".join(f"{p.name} [{p.tool_call_id}]" for p in pending)
-        stop = Stop(reason="pending_approval", detail=f"waiting for approval of {waiting}")
-    else:
-        stop = state.halted or Stop(
-            reason="invalid_response", detail="the graph ended without a contract decision"
-        )
+    stop = (
+        state.pending_stop()
+        or state.halted
+        or Stop(reason="invalid_response", detail="the graph ended without a contract decision")
+    )
     return state.finish(stop, messages=transcript, output=state.answer, harness=f"langchain-{mode}")
 
 
@@ -241,14 +242,7 @@ def run_agent(
     graph = build_agent(model, contract, system=system, checkpointer=checkpointer)
     state = contract.start(run_id=run_id, caller=caller, context=context)
     turns = [*history, Message(role="user", content=user_message)]
-    config = None
-    if checkpointer is not None:
-        # The checkpointer writes the graph state to disk: a secret handed to the run
-        # must not be stored, so a durable run's input is redacted (as the offline
-        # snapshot's transcript is), and the model sees the redaction marker.
-        config = {"configurable": {"thread_id": state.run_id}}
-        redact = contract.redaction.redact_value
-        turns = [Message.from_dict(redact(m.to_dict())) for m in turns]
+    config = {"configurable": {"thread_id": state.run_id}} if checkpointer is not None else None
     return run_graph(graph, state, turns, mode=mode, system=system, config=config)
 
 
@@ -354,25 +348,22 @@ def suite_harness(
     """
 
     def harness(model: Model, tools: list[ToolSpec], options: RunOptions) -> RunResult:
-        contract = Contract(
-            tools, budget=options.budget, allowlist=options.allowlist, secrets=options.secrets
-        )
-        saver = InMemorySaver()
-        result = run_agent(
-            model,
-            contract,
-            options.user,
-            history=options.history,
-            caller=options.caller,
-            mode=mode,
-            checkpointer=saver,
-        )
-        return settle_approvals(
-            result,
-            lambda snapshot, approvals: resume_agent(
-                model, contract, snapshot, approvals, checkpointer=saver, mode=mode
-            ),
-            options,
-        )
+        contract = options.contract(tools)
+        graph = build_agent(model, contract, checkpointer=InMemorySaver())
+        return run_options(graph, contract, options, mode=mode)
 
     return harness
+
+
+def run_options(graph: Any, contract: Contract, options: RunOptions, *, mode: Mode) -> RunResult:
+    """Run a suite scenario's options on a checkpointed contract graph: start a run as
+    ``options.caller``, drive it, and answer approvals with the options' decider
+    through :func:`resume_graph` until the run ends."""
+    state = contract.start(caller=options.caller)
+    config = {"configurable": {"thread_id": state.run_id}}
+    result = run_graph(graph, state, options.turns(), mode=mode, config=config)
+    return settle_approvals(
+        result,
+        lambda snapshot, approvals: resume_graph(graph, contract, snapshot, approvals, mode=mode),
+        options,
+    )

@@ -54,8 +54,7 @@ from agent_contract.errors import (
 )
 from agent_contract.faults import crashpoint
 from agent_contract.policy import Contract, PlannedCall, RunState, Stop
-from agent_contract.results import ToolResult, error_content
-from agent_contract.tools import ToolContext
+from agent_contract.results import error_content
 
 from .messages import ai_message_to_completion
 from .tools import RawValue, current_tool_context, to_tool_message
@@ -193,10 +192,7 @@ class ContractMiddleware(AgentMiddleware[ContractAgentState, Any, Any]):
             return self._stop_response(state, stop, messages, response.result)
         plan = state.plan_tool_calls(decision.calls)
         if plan.stop is not None:
-            messages = [
-                to_tool_message(state.result_for(p.call_id) or _missing(p), redaction)
-                for p in plan.calls
-            ]
+            messages = [to_tool_message(r, redaction) for r in state.batch_results(plan)]
             return self._stop_response(state, plan.stop, messages, response.result)
         return response
 
@@ -259,14 +255,6 @@ class ContractMiddleware(AgentMiddleware[ContractAgentState, Any, Any]):
             status="error",
         )
 
-    def _context(self, state: RunState, planned: PlannedCall) -> ToolContext:
-        return ToolContext(
-            run_id=state.run_id,
-            tool_call_id=planned.call_id,
-            caller=state.caller,
-            values=state.context,
-        )
-
     def _prepared(self, request: ToolCallRequest, planned: PlannedCall) -> ToolCallRequest:
         call = dict(request.tool_call)
         call["args"] = copy.deepcopy(planned.arguments)
@@ -322,7 +310,7 @@ class ContractMiddleware(AgentMiddleware[ContractAgentState, Any, Any]):
         if planned.approval is not None:
             return self._write(state, planned)
         prepared = self._prepared(request, planned)
-        context = self._context(state, planned)
+        context = state.tool_context(planned)
 
         def invoke() -> Any:
             current_tool_context.set(context)
@@ -347,7 +335,7 @@ class ContractMiddleware(AgentMiddleware[ContractAgentState, Any, Any]):
                 contextvars.copy_context().run, self._write, state, planned
             )
         prepared = self._prepared(request, planned)
-        context = self._context(state, planned)
+        context = state.tool_context(planned)
 
         async def ainvoke() -> Any:
             current_tool_context.set(context)
@@ -355,9 +343,3 @@ class ContractMiddleware(AgentMiddleware[ContractAgentState, Any, Any]):
 
         result = await state.aexecute(planned, ainvoke)
         return to_tool_message(result, self.contract.redaction)
-
-
-def _missing(planned: PlannedCall) -> ToolResult:
-    if planned.refusal is None:
-        raise ConfigurationError(f"no result recorded for {planned.call_id!r}")
-    return planned.refusal

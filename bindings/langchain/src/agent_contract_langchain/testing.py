@@ -38,15 +38,14 @@ from typing import Any, ClassVar
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from agent_contract.messages import Message
 from agent_contract.model import Model
-from agent_contract.policy import Contract, RunResult
-from agent_contract.scenarios import Harness, Outcome, RunOptions, Scenario, settle_approvals
+from agent_contract.policy import RunResult
+from agent_contract.scenarios import Harness, Outcome, RunOptions, Scenario
 from agent_contract.suite import ContractSuite
 from agent_contract.tools import ToolSpec
 
 from .chat_model import ContractChatModel
-from .harness import Mode, resume_graph, run_graph
+from .harness import Mode, run_options
 from .middleware import ContractMiddleware
 from .tools import to_langchain_tools
 
@@ -91,30 +90,17 @@ class CreateAgentContractSuite(ContractSuite):
         """Runs each scenario through :meth:`build_agent`'s graph in :attr:`mode`."""
 
         def run(model: Model, tools: list[ToolSpec], options: RunOptions) -> RunResult:
-            contract = Contract.of(
-                tools,
-                budget=options.budget,
-                allowlist=options.allowlist,
-                secrets=options.secrets,
-            )
+            contract = options.contract(tools)
             graph = self.build_agent(
                 ContractChatModel(model=model),
                 to_langchain_tools(contract.registry),
                 [ContractMiddleware(contract)],
             )
             graph = graph.copy(update={"checkpointer": InMemorySaver()})
-            state = contract.start(caller=options.caller)
-            turns = [*options.history, Message(role="user", content=options.user)]
-            config = {"configurable": {"thread_id": state.run_id}}
-            result = run_graph(graph, state, turns, mode=self.mode, config=config)
-            result = settle_approvals(
-                result,
-                lambda snapshot, approvals: resume_graph(
-                    graph, contract, snapshot, approvals, mode=self.mode
-                ),
-                options,
-            )
-            if state.usage.model_steps == 0 and state.halted is None:
+            result = run_options(graph, contract, options, mode=self.mode)
+            # No model step and no contract decision: the middleware never ran (an
+            # invalid response always comes after a model step).
+            if result.usage.get("model_steps") == 0 and result.stop_reason == "invalid_response":
                 self._miswired = (
                     "the graph returned by build_agent never ran the ContractMiddleware it "
                     "was given: pass middleware=[*middleware, ...] to create_agent"
