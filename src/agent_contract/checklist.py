@@ -26,14 +26,17 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal, TextIO
 
 from .errors import ConfigurationError
+from .exitcodes import EXIT_CONTRACT_VIOLATION, EXIT_OK, EXIT_USAGE
 from .scenarios import (
     BOUNDARIES,
-    PLANTED_SECRET,
+    CONTROL_HARNESS,
+    HARNESS_NAMES,
     SCENARIOS,
     Harness,
     Observation,
     Outcome,
     Scenario,
+    hide_planted,
     load_harness,
     run_scenario,
 )
@@ -70,7 +73,6 @@ CHECK_FORMAT_VERSION: Final = 1
 
 DEFAULT_CHECKED: Final[tuple[str, ...]] = ("offline", "langchain")
 """Harnesses ``check`` checks when none is named."""
-CONTROL_HARNESS: Final = "plain-create-agent"
 """The negative control: a bare ``create_agent``, expected to break."""
 CONTRACT_HARNESS: Final = "langchain"
 """The harness the migration checklist shows as the configuration that keeps each boundary."""
@@ -270,7 +272,7 @@ class CheckReport:
     @property
     def exit_code(self) -> int:
         """0 when every boundary holds (or is not checked) on every checked harness, else 5."""
-        return 5 if self.broken else 0
+        return EXIT_CONTRACT_VIOLATION if self.broken else EXIT_OK
 
     @property
     def scenario_count(self) -> int:
@@ -294,10 +296,6 @@ def _versions() -> dict[str, str | None]:
     return versions
 
 
-def _clean(text: str) -> str:
-    return text.replace(PLANTED_SECRET, "<planted secret>")
-
-
 def _observed(obs: Observation) -> str:
     parts = [f"stop {obs.stop_reason}"]
     if obs.tool_messages:
@@ -305,12 +303,12 @@ def _observed(obs: Observation) -> str:
             f"{m['name']}: {m['error_kind'] or m['status']}" for m in obs.tool_messages
         )
         parts.append(f"tool results [{results}]")
-    return _clean("; ".join(parts))
+    return hide_planted("; ".join(parts))
 
 
 def _cell(boundary: str, run: HarnessRun) -> Cell:
     problems = [
-        Evidence(scenario=o.scenario.name, observed=_clean(p.message))
+        Evidence(scenario=o.scenario.name, observed=hide_planted(p.message))
         for o in run.outcomes
         for p in o.problems
         if p.boundary == boundary
@@ -688,8 +686,8 @@ def add_check_command(sub: Any) -> None:
         "--harness",
         action="append",
         metavar="NAME|module:factory",
-        help="a harness to check (repeatable or comma-separated): offline, langchain, "
-        "langchain-async, langchain-stream, plain-create-agent, or module:factory",
+        help="a harness to check (repeatable or comma-separated): "
+        f"{', '.join(HARNESS_NAMES)}, or module:factory",
     )
     check_p.add_argument("--format", choices=sorted(FORMATS), default="text")
     check_p.set_defaults(handler=cmd_check)
@@ -719,10 +717,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args != ["migration"]:
         sys.stderr.write("usage: python -m agent_contract.checklist migration\n")
-        return 2
+        return EXIT_USAGE
     report = run_check([CONTRACT_HARNESS], control=[CONTROL_HARNESS])
     sys.stdout.write(render_migration(report))
-    return 0
+    return EXIT_OK
 
 
 if __name__ == "__main__":  # pragma: no cover

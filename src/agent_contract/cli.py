@@ -33,7 +33,7 @@ import json
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Final, TextIO
+from typing import TextIO
 
 from . import __version__
 from .budget import Budget
@@ -54,13 +54,34 @@ from .errors import (
     DependencyMissingError,
     ScriptExhaustedError,
 )
+from .exitcodes import (
+    EXIT_APPROVAL_REFUSED,
+    EXIT_BUDGET,
+    EXIT_CODES,
+    EXIT_CONTRACT_VIOLATION,
+    EXIT_DEPENDENCY_MISSING,
+    EXIT_FAILURE,
+    EXIT_MODEL_ERROR,
+    EXIT_OK,
+    EXIT_PENDING_APPROVAL,
+    EXIT_USAGE,
+)
 from .loop import run as run_offline
 from .matrix import add_matrix_command
 from .policy import RunResult
 from .testing import FakeModel, tool_call
 
 __all__ = [
+    "EXIT_APPROVAL_REFUSED",
+    "EXIT_BUDGET",
     "EXIT_CODES",
+    "EXIT_CONTRACT_VIOLATION",
+    "EXIT_DEPENDENCY_MISSING",
+    "EXIT_FAILURE",
+    "EXIT_MODEL_ERROR",
+    "EXIT_OK",
+    "EXIT_PENDING_APPROVAL",
+    "EXIT_USAGE",
     "build_parser",
     "demo_tools",
     "load_binding",
@@ -68,30 +89,6 @@ __all__ = [
     "run_demo",
     "self_test_checks",
 ]
-
-EXIT_OK: Final = 0
-EXIT_FAILURE: Final = 1
-EXIT_USAGE: Final = 2
-EXIT_BUDGET: Final = 3
-EXIT_DEPENDENCY_MISSING: Final = 4
-EXIT_CONTRACT_VIOLATION: Final = 5
-EXIT_MODEL_ERROR: Final = 6
-EXIT_PENDING_APPROVAL: Final = 7
-EXIT_APPROVAL_REFUSED: Final = 8
-
-EXIT_CODES: Final[dict[str, int]] = {
-    "answered": EXIT_OK,
-    "max_model_steps": EXIT_BUDGET,
-    "max_tool_calls": EXIT_BUDGET,
-    "repeated_call": EXIT_BUDGET,
-    "deadline": EXIT_BUDGET,
-    "max_trace_bytes": EXIT_BUDGET,
-    "invalid_response": EXIT_CONTRACT_VIOLATION,
-    "model_error": EXIT_MODEL_ERROR,
-    "pending_approval": EXIT_PENDING_APPROVAL,
-}
-"""Exit code for each stop reason of ``run`` and ``approve``."""
-"""Exit code for each stop reason of ``run``."""
 
 
 def _summary(result: RunResult) -> str:
@@ -205,15 +202,16 @@ def _check(name: str, fn: Callable[[], str | None]) -> tuple[str, bool, str]:
 def self_test_checks() -> list[tuple[str, Callable[[], str | None]]]:
     """The built-in checks: ``(name, check)``; a check returns None or a problem."""
 
-    def expect(text: str, stop: str, trajectory: list[str], status: str | None) -> str | None:
-        result = run_demo(text)
+    def matches(
+        result: RunResult, stop: str, trajectory: list[str], status: str | None
+    ) -> str | None:
         seen = (result.stop_reason, result.trajectory(), [c.status for c in result.tool_calls])
         wanted = (stop, trajectory, [status] if status else [])
         return None if seen == wanted else f"expected {wanted}, got {seen}"
 
     def calculator_60() -> str | None:
         result = run_demo("calculate 12 * (3 + 2)")
-        problem = expect("calculate 12 * (3 + 2)", "answered", ["calculator"], "success")
+        problem = matches(result, "answered", ["calculator"], "success")
         if problem is None and "60" not in (result.output or ""):
             problem = "answer does not cite 60"
         return problem
@@ -255,7 +253,7 @@ def self_test_checks() -> list[tuple[str, Callable[[], str | None]]]:
         ("policy lookup cites offline-policy:privacy:v1", policy_source),
         (
             "direct answer uses no tool",
-            lambda: expect("explain tool calling", "answered", [], None),
+            lambda: matches(run_demo("explain tool calling"), "answered", [], None),
         ),
         ("function call rejected", dangerous("calculate __import__('os').getcwd()")),
         ("exponentiation rejected", dangerous("calculate 2 ** 1000000")),

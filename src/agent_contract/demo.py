@@ -14,9 +14,9 @@ use), ``runs.sqlite3`` (snapshots of runs paused for approval, by thread id) and
 
 from __future__ import annotations
 
-import importlib
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -25,7 +25,24 @@ from .approval import Approval, DecisionKind
 from .budget import Budget
 from .builtin_tools import calculator_tool, policy_lookup_tool
 from .builtin_tools.orders import OrderStore, lookup_order_tool, refund_order_tool
-from .errors import ApprovalError, CheckpointError, ConfigurationError, DependencyMissingError
+from .errors import (
+    ApprovalError,
+    CheckpointError,
+    ConfigurationError,
+    load_binding,
+)
+
+__all__ = [
+    "DATA_DIR_ENV",
+    "HARNESSES",
+    "DemoRun",
+    "approve_demo",
+    "data_dir",
+    "demo_tools",
+    "load_binding",
+    "run_demo",
+    "start_demo",
+]
 from .loop import resume as resume_offline
 from .loop import run as run_offline
 from .policy import Contract, RunResult
@@ -66,18 +83,18 @@ def demo_tools(folder: Path | None = None) -> list[ToolSpec]:
     ]
 
 
-def load_binding(module: str = "agent_contract_langchain") -> Any:
-    """Import the LangChain binding (or one of its modules) on demand.
+@contextmanager
+def _langchain(folder: Path) -> Iterator[tuple[Any, Any]]:
+    """The binding's harness module and a SQLite checkpointer in ``folder``.
 
     Raises:
-        DependencyMissingError: the binding or LangChain is not installed.
+        DependencyMissingError: the binding is not installed.
+        CheckpointError: the checkpoint file cannot be opened.
     """
-    try:
-        return importlib.import_module(module)
-    except ImportError as exc:
-        raise DependencyMissingError(
-            "agent-contract-langchain", f"cannot import {exc.name or module}"
-        ) from exc
+    harness = load_binding("agent_contract_langchain.harness")
+    durable = load_binding("agent_contract_langchain.durable")
+    with durable.sqlite_checkpointer(folder / "checkpoints.sqlite3") as saver:
+        yield harness, saver
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -137,9 +154,7 @@ def start_demo(
     where = data_dir(folder)
     contract = Contract(demo_tools(where), budget=budget, secrets=secrets)
     if harness == "langchain":
-        binding = load_binding()
-        durable = load_binding("agent_contract_langchain.durable")
-        with durable.sqlite_checkpointer(where / "checkpoints.sqlite3") as saver:
+        with _langchain(where) as (binding, saver):
             result: RunResult = binding.run_agent(
                 DemoModel(), contract, text, caller=caller, checkpointer=saver
             )
@@ -255,9 +270,7 @@ def _approve_locked(
         store.save(thread_id, data, harness=harness)
 
     if harness == "langchain":
-        binding = load_binding("agent_contract_langchain.harness")
-        durable = load_binding("agent_contract_langchain.durable")
-        with durable.sqlite_checkpointer(where / "checkpoints.sqlite3") as saver:
+        with _langchain(where) as (binding, saver):
             result: RunResult = binding.resume_agent(
                 DemoModel(),
                 contract,

@@ -28,6 +28,7 @@ run can stop are :data:`STOP_REASONS`.
 
 from __future__ import annotations
 
+import importlib
 from typing import Any, Final, Literal
 
 ErrorKind = Literal[
@@ -108,6 +109,26 @@ class DependencyMissingError(ConfigurationError, ImportError):
         if detail:
             message += f" ({detail})"
         super().__init__(message)
+
+
+def load_binding(module: str = "agent_contract_langchain", *, other: str = "") -> Any:
+    """Import the LangChain binding (or one of its modules) on demand.
+
+    Args:
+        module: the module to import, e.g. ``"agent_contract_langchain.harness"``.
+        other: the distribution to name when the import fails on something other than
+            the binding itself (e.g. ``"langchain-core"``); default: the binding.
+
+    Raises:
+        DependencyMissingError: the import failed; ``package`` names what to install.
+    """
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        missing = exc.name or module
+        binding = missing.startswith("agent_contract_langchain") or not other
+        package = "agent-contract-langchain" if binding else other
+        raise DependencyMissingError(package, f"cannot import {missing}") from exc
 
 
 class ScriptExhaustedError(AgentContractError, AssertionError):

@@ -41,6 +41,8 @@ from typing import Any, Final, Literal, Protocol, TextIO
 
 from .checklist import boundary_label
 from .errors import ConfigurationError
+from .exitcodes import EXIT_CONTRACT_VIOLATION, EXIT_DEPENDENCY_MISSING, EXIT_OK
+from .scenarios import CONTROL_HARNESS, HARNESS_NAMES
 
 __all__ = [
     "COMPANION_PINS",
@@ -68,11 +70,8 @@ __all__ = [
 MATRIX_FORMAT_VERSION: Final = 1
 """Version of the JSON document :func:`render_matrix_json` writes."""
 
-DEFAULT_MATRIX_HARNESSES: Final[tuple[str, ...]] = (
-    "offline",
-    "langchain",
-    "langchain-async",
-    "langchain-stream",
+DEFAULT_MATRIX_HARNESSES: Final[tuple[str, ...]] = tuple(
+    name for name in HARNESS_NAMES if name != CONTROL_HARNESS
 )
 """Harnesses checked in each environment unless ``--harness`` says otherwise."""
 
@@ -322,12 +321,12 @@ class MatrixReport:
         """5 broken or not importing somewhere installed; else 4 if a release could not
         be installed (or ``check`` failed); else 0."""
         if any(c.status == "binding_does_not_import" for c in self.columns):
-            return 5
+            return EXIT_CONTRACT_VIOLATION
         if any(c.cell(b).startswith("broken") for c in self.columns for b in self.rows):
-            return 5
+            return EXIT_CONTRACT_VIOLATION
         if any(c.status in ("could_not_install", "error") for c in self.columns):
-            return 4
-        return 0
+            return EXIT_DEPENDENCY_MISSING
+        return EXIT_OK
 
 
 def _tail(result: CommandResult, lines: int = 6) -> str:
@@ -360,7 +359,7 @@ def run_environment(plan: EnvPlan, runner: CommandRunner) -> Column:
     except (ValueError, AttributeError):
         versions = {}
     result = runner(check)
-    if result.returncode == 4:
+    if result.returncode == EXIT_DEPENDENCY_MISSING:
         return Column(
             release=plan.release,
             status="binding_does_not_import",
@@ -372,7 +371,9 @@ def run_environment(plan: EnvPlan, runner: CommandRunner) -> Column:
         document = json.loads(result.stdout)
     except ValueError:
         document = None
-    if result.returncode not in (0, 5) or not isinstance(document, dict):
+    if result.returncode not in (EXIT_OK, EXIT_CONTRACT_VIOLATION) or not isinstance(
+        document, dict
+    ):
         return Column(
             release=plan.release,
             status="error",

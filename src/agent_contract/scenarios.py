@@ -32,10 +32,10 @@ from .budget import Budget
 from .errors import (
     ApprovalError,
     ConfigurationError,
-    DependencyMissingError,
     NotFoundError,
     TransientError,
     UnauthorizedError,
+    load_binding,
 )
 from .loop import resume, run
 from .messages import Completion, Message, ToolCall
@@ -46,6 +46,12 @@ from .tools import ToolContext, ToolSpec
 
 PLANTED_SECRET: Final = "sk-planted-7f3a9c1e5b2d4a6f8e0c"
 """A secret every scenario hands to the run; it must never be emitted."""
+
+
+def hide_planted(text: str) -> str:
+    """``text`` with :data:`PLANTED_SECRET` replaced, for reports that quote evidence."""
+    return text.replace(PLANTED_SECRET, "<planted secret>")
+
 
 BOUNDARIES: Final[dict[str, str]] = {
     "response_shape": "a response is a final answer or tool calls, nothing else",
@@ -1157,13 +1163,17 @@ def run_scenario(scenario: Scenario, harness: Harness, harness_name: str) -> Out
     )
 
 
-HARNESS_NAMES: Final[tuple[str, ...]] = (
-    "offline",
-    "langchain",
-    "langchain-async",
-    "langchain-stream",
-    "plain-create-agent",
-)
+CONTROL_HARNESS: Final = "plain-create-agent"
+"""The negative control: a bare ``create_agent`` expected to break most boundaries."""
+
+LANGCHAIN_MODES: Final[dict[str, str]] = {
+    "langchain": "invoke",
+    "langchain-async": "ainvoke",
+    "langchain-stream": "stream",
+}
+"""The LangChain harnesses and the way each drives the graph."""
+
+HARNESS_NAMES: Final[tuple[str, ...]] = ("offline", *LANGCHAIN_MODES, CONTROL_HARNESS)
 """Built-in harnesses. ``plain-create-agent`` is the negative control: a bare
 ``create_agent`` expected to break most boundaries."""
 
@@ -1179,16 +1189,12 @@ def load_harness(name: str) -> Harness:
     """
     if name == "offline":
         return offline_harness
-    if name in HARNESS_NAMES:
-        try:
-            harness_module = importlib.import_module("agent_contract_langchain.harness")
-            baseline = importlib.import_module("agent_contract_langchain.baseline")
-        except ImportError as exc:
-            raise DependencyMissingError("agent-contract-langchain", str(exc)) from exc
-        if name == "plain-create-agent":
-            return cast(Harness, baseline.plain_create_agent_harness)
-        mode = {"langchain": "invoke", "langchain-async": "ainvoke", "langchain-stream": "stream"}
-        return cast(Harness, harness_module.suite_harness(mode[name]))
+    if name == CONTROL_HARNESS:
+        baseline = load_binding("agent_contract_langchain.baseline")
+        return cast(Harness, baseline.plain_create_agent_harness)
+    if name in LANGCHAIN_MODES:
+        harness_module = load_binding("agent_contract_langchain.harness")
+        return cast(Harness, harness_module.suite_harness(LANGCHAIN_MODES[name]))
     module_name, _, attribute = name.partition(":")
     if not module_name or not attribute:
         raise ConfigurationError(

@@ -38,11 +38,11 @@ from typing import Any, ClassVar, Final
 import pytest
 
 from .scenarios import (
-    PLANTED_SECRET,
     SCENARIOS,
     Harness,
     Outcome,
     Scenario,
+    hide_planted,
     run_scenario,
 )
 
@@ -133,7 +133,7 @@ def _describe(outcome: Outcome) -> str:
     ]
     lines += [f"  [{p.boundary}] {p.message}" for p in outcome.problems]
     if outcome.observation.stop_reason.startswith("crashed:"):
-        raised = outcome.observation.emitted.replace(PLANTED_SECRET, "<planted secret>")
+        raised = hide_planted(outcome.observation.emitted)
         lines.append(f"  the run raised: {raised[:500]}")
     return "\n".join(lines)
 

@@ -228,20 +228,12 @@ class DemoModel:
             and last.status == "success"
         ):
             order = json.loads(last.content)
-            return Completion(
-                tool_calls=(
-                    ToolCall(
-                        id=f"call_{step}_1",
-                        name="refund_order",
-                        arguments={
-                            "order_id": order["order_id"],
-                            "amount_cents": order["refundable_cents"],
-                            "reason": "customer request",
-                        },
-                    ),
-                ),
-                finish_reason="tool_calls",
-            )
+            arguments = {
+                "order_id": order["order_id"],
+                "amount_cents": order["refundable_cents"],
+                "reason": "customer request",
+            }
+            return tool_call("refund_order", arguments, id=f"call_{step}_1")
         if last is not None and last.role == "tool":
             results = []
             for message in reversed(messages):
@@ -259,12 +251,7 @@ class DemoModel:
         ):
             match = pattern.match(request)
             if match and tool in offered:
-                return Completion(
-                    tool_calls=(
-                        ToolCall(id=f"call_{step}_1", name=tool, arguments={key: match["arg"]}),
-                    ),
-                    finish_reason="tool_calls",
-                )
+                return tool_call(tool, {key: match["arg"]}, id=f"call_{step}_1")
         if chinese:
             text = (
                 "（演示模型）这个请求不需要工具，直接回答：工具调用是模型提出结构化请求、"

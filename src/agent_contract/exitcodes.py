@@ -1,0 +1,37 @@
+"""The exit codes of every ``agent-contract`` command, in one place.
+
+``check`` and ``matrix`` read each other's codes (``matrix`` runs ``check`` in a child
+process), so they import these names rather than repeating the numbers.
+
+0 answered / all held; 1 a self-test or internal failure; 2 a usage or wiring error;
+3 a budget stop; 4 a missing optional dependency (``dependency_missing``) or a release
+that could not be installed; 5 a contract violation or a broken boundary; 6 the model
+failed; 7 paused for approval; 8 a decision was refused or a stored run cannot be read.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+EXIT_OK: Final = 0
+EXIT_FAILURE: Final = 1
+EXIT_USAGE: Final = 2
+EXIT_BUDGET: Final = 3
+EXIT_DEPENDENCY_MISSING: Final = 4
+EXIT_CONTRACT_VIOLATION: Final = 5
+EXIT_MODEL_ERROR: Final = 6
+EXIT_PENDING_APPROVAL: Final = 7
+EXIT_APPROVAL_REFUSED: Final = 8
+
+EXIT_CODES: Final[dict[str, int]] = {
+    "answered": EXIT_OK,
+    "max_model_steps": EXIT_BUDGET,
+    "max_tool_calls": EXIT_BUDGET,
+    "repeated_call": EXIT_BUDGET,
+    "deadline": EXIT_BUDGET,
+    "max_trace_bytes": EXIT_BUDGET,
+    "invalid_response": EXIT_CONTRACT_VIOLATION,
+    "model_error": EXIT_MODEL_ERROR,
+    "pending_approval": EXIT_PENDING_APPROVAL,
+}
+"""Exit code for each stop reason of ``run`` and ``approve``."""
