@@ -163,13 +163,17 @@ class ToolResult:
             status=self.status,
         )
 
+    def json_artifact(self) -> Any:
+        """The artifact when it is JSON data (what may be stored or sent on), else None."""
+        try:
+            serialize_result(self.artifact)
+        except ResultNotSerializableError:
+            return None
+        return self.artifact
+
     def to_dict(self) -> dict[str, Any]:
         """Complete JSON-ready form for snapshots; the artifact only when it is JSON data."""
-        try:
-            _check_json(self.artifact)
-            artifact = self.artifact
-        except ResultNotSerializableError:
-            artifact = None
+        artifact = self.json_artifact()
         return {
             "tool_call_id": self.tool_call_id,
             "name": self.name,

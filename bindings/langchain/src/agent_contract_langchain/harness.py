@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Final, Literal, TypeVar
+from contextlib import contextmanager
+from typing import Any, Final, Literal, TypeVar, get_args
 
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
@@ -51,7 +52,7 @@ __all__ = [
 ]
 
 Mode = Literal["invoke", "ainvoke", "stream"]
-MODES: Final[tuple[str, ...]] = ("invoke", "ainvoke", "stream")
+MODES: Final[tuple[str, ...]] = get_args(Mode)
 
 _T = TypeVar("_T")
 
@@ -105,6 +106,15 @@ def build_agent(
         middleware=[ContractMiddleware(contract), *middleware],
         checkpointer=checkpointer,
     )
+
+
+@contextmanager
+def _checkpoint_errors() -> Iterator[None]:
+    """Turn a SQLite checkpoint that cannot be read into :class:`CheckpointError`."""
+    try:
+        yield
+    except sqlite3.DatabaseError as exc:
+        raise CheckpointError(f"the LangGraph checkpoint cannot be read: {exc}") from exc
 
 
 def _stream(graph: Any, payload: Any, config: Any, context: ContractContext) -> dict[str, Any]:
@@ -171,9 +181,13 @@ def run_graph(
         resume: a ``Command(resume=...)`` to continue an interrupted thread instead of
             starting from ``messages``.
 
+    With a checkpointer on ``graph`` the input messages are redacted first, since the
+    graph state is written to disk.
+
     Raises:
         ScriptExhaustedError: a scripted model ran dry.
         ConfigurationError: unknown ``mode``, or tool calls lost from the stream.
+        CheckpointError: the graph's checkpoint cannot be read.
     """
     if getattr(graph, "checkpointer", None) is not None:
         # A checkpointer writes the graph state to disk: a secret handed to the run must
@@ -184,7 +198,7 @@ def run_graph(
     payload: Any = resume if resume is not None else {"messages": to_langchain_messages(messages)}
     context = ContractContext(state)
     cfg = dict(config or {})
-    try:
+    with _checkpoint_errors():
         if mode == "invoke":
             final = graph.invoke(payload, config=cfg, context=context)
         elif mode == "ainvoke":
@@ -193,8 +207,6 @@ def run_graph(
             final = _stream(graph, payload, cfg, context)
         else:
             raise ConfigurationError(f"unknown mode {mode!r}; expected one of {MODES}")
-    except sqlite3.DatabaseError as exc:
-        raise CheckpointError(f"the LangGraph checkpoint cannot be read: {exc}") from exc
     transcript = from_langchain_messages(final.get("messages", ()))
     if system is not None:
         transcript.insert(0, Message(role="system", content=system))
@@ -227,14 +239,23 @@ def run_agent(
     mode: Mode = "invoke",
     checkpointer: Any = None,
 ) -> RunResult:
-    """The LangChain twin of :func:`agent_contract.run`: same arguments, same result.
+    """The LangChain twin of :func:`agent_contract.run`: the same arguments (less
+    ``max_output_tokens`` and ``temperature``, which belong to the chat model), the same
+    result.
 
     Builds ``create_agent`` with :class:`ContractMiddleware`, runs it once in ``mode``
     and returns a :class:`RunResult` (``harness`` is ``"langchain-<mode>"``).
 
+    Args:
+        mode: ``"invoke"``, ``"ainvoke"`` or ``"stream"``.
+        checkpointer: a LangGraph checkpointer; the run's thread id is its run id, a
+            write pauses on ``interrupt()`` (resume with :func:`resume_agent`), and the
+            input is redacted before it is stored.
+
     Raises:
         ScriptExhaustedError: a scripted model ran dry.
         ConfigurationError: bad wiring.
+        CheckpointError: the checkpoint cannot be read.
     """
     contract = Contract.of(
         tools, budget=budget, allowlist=allowlist, redaction=redaction, secrets=secrets
@@ -311,10 +332,8 @@ def resume_graph(
     """
     state, _ = contract.restore(snapshot, context=context)
     config: dict[str, Any] = {"configurable": {"thread_id": state.run_id}}
-    try:
+    with _checkpoint_errors():
         current = graph.get_state(config)
-    except sqlite3.DatabaseError as exc:
-        raise CheckpointError(f"the LangGraph checkpoint cannot be read: {exc}") from exc
     if not current.values:
         raise CheckpointError(f"no LangGraph checkpoint for thread {state.run_id!r}")
     interrupts = list(current.interrupts)

@@ -70,8 +70,15 @@ __all__ = [
 APPROVAL_INTERRUPT: Final = "agent_contract.approval"
 """``type`` of the interrupt payload a write call raises while it waits for a decision."""
 
+_NOT_A_MODEL_FAILURE: Final = (ScriptExhaustedError, ConfigurationError, NotImplementedError)
+"""Raised through, not turned into ``model_error``: a dry script (a test bug) or
+miswiring, e.g. a sync-only middleware under ``ainvoke`` (LangChain raises
+NotImplementedError); a model failure is anything else."""
+
 STOP_KEY: Final = "agent_contract_stop"
-"""Graph state key holding ``{"reason", "detail"}`` once the contract stopped the run."""
+"""Private graph-state key holding ``{"reason", "detail"}`` once the contract stopped the
+run; not in ``invoke``/``stream`` output (read ``graph.get_state(config).values`` or
+``RunState.halted``)."""
 
 
 class ContractAgentState(AgentState[Any]):
@@ -149,13 +156,18 @@ class ContractMiddleware(AgentMiddleware[ContractAgentState, Any, Any]):
         state.halt(stop)
         update: dict[str, Any] = {
             "jump_to": "end",
-            STOP_KEY: {"reason": stop.reason, "detail": stop.detail},
+            **self._stop_update(stop),
         }
         if messages:
             update["messages"] = messages
         return ExtendedModelResponse(
             model_response=ModelResponse(result=model_result), command=Command(update=update)
         )
+
+    def _stop_update(self, stop: Stop) -> dict[str, Any]:
+        """The graph-state record of a stop (detail redacted: the state may be stored)."""
+        detail = self.contract.redaction.redact(stop.detail)
+        return {STOP_KEY: {"reason": stop.reason, "detail": detail}}
 
     def _before(
         self, request: ModelRequest[Any]
@@ -184,7 +196,7 @@ class ContractMiddleware(AgentMiddleware[ContractAgentState, Any, Any]):
             state.halt(Stop(reason="answered"), decision.text)
             return ExtendedModelResponse(
                 model_response=response,
-                command=Command(update={STOP_KEY: {"reason": "answered", "detail": ""}}),
+                command=Command(update=self._stop_update(Stop(reason="answered"))),
             )
         if decision.shape == "invalid":
             stop = decision.stop or Stop(reason="invalid_response")
@@ -212,8 +224,8 @@ class ContractMiddleware(AgentMiddleware[ContractAgentState, Any, Any]):
             return self._stop_response(state, stop, [], [])
         try:
             response = handler(request)
-        except (ScriptExhaustedError, ConfigurationError, NotImplementedError):
-            raise  # a test bug or miswiring (e.g. a sync-only middleware under ainvoke)
+        except _NOT_A_MODEL_FAILURE:
+            raise
         except Exception as exc:  # noqa: BLE001 - any model failure is a typed stop
             return self._model_failed(state, exc)
         return self._after(state, response)
@@ -229,8 +241,8 @@ class ContractMiddleware(AgentMiddleware[ContractAgentState, Any, Any]):
             return self._stop_response(state, stop, [], [])
         try:
             response = await handler(request)
-        except (ScriptExhaustedError, ConfigurationError, NotImplementedError):
-            raise  # a test bug or miswiring (e.g. a sync-only middleware under ainvoke)
+        except _NOT_A_MODEL_FAILURE:
+            raise
         except Exception as exc:  # noqa: BLE001 - any model failure is a typed stop
             return self._model_failed(state, exc)
         return self._after(state, response)

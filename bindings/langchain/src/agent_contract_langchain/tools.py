@@ -22,7 +22,12 @@ from typing import Any, Final
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import StructuredTool, ToolException
 
-from agent_contract.results import ResultNotSerializableError, ToolResult, serialize_result
+from agent_contract.results import (
+    ResultNotSerializableError,
+    ToolOutput,
+    ToolResult,
+    serialize_result,
+)
 from agent_contract.tools import ToolContext, ToolSpec
 from agent_contract.trace import RedactionPolicy
 
@@ -55,8 +60,14 @@ def to_langchain_tool(spec: ToolSpec) -> StructuredTool:
     """A StructuredTool with the spec's name, description and JSON Schema.
 
     Invoked directly, it validates the arguments (``ToolException`` naming the JSON
-    path on failure), runs the handler on a copy, and returns
-    ``(serialized content, RawValue(value))``.
+    path on failure), runs the handler, and returns ``(serialized content,
+    RawValue(value))``; a :class:`ToolOutput`'s value is the content, its artifact stays
+    out of it. The handler gets the caller's argument values: under
+    :class:`ContractMiddleware` those are a deep copy of the validated arguments.
+
+    Raises:
+        ToolException: invalid arguments, or a context-aware tool called outside the
+            middleware.
     """
 
     def func(**arguments: Any) -> tuple[str, RawValue]:
@@ -71,7 +82,7 @@ def to_langchain_tool(spec: ToolSpec) -> StructuredTool:
         else:
             value = spec.handler(**arguments)
         try:
-            content = serialize_result(value)
+            content = serialize_result(value.value if isinstance(value, ToolOutput) else value)
         except ResultNotSerializableError as exc:
             content = exc.message
         return content, RawValue(value)
@@ -94,12 +105,7 @@ def to_tool_message(result: ToolResult, redaction: RedactionPolicy) -> ToolMessa
     """The ToolMessage answering a call: content, ``tool_call_id``, ``status``, and an
     application-only ``artifact`` ``{"agent_contract": summary, "value": raw value}``
     (the value redacted, and only when it is JSON data)."""
-    value = result.artifact.value if isinstance(result.artifact, RawValue) else result.artifact
-    try:
-        serialize_result(value)
-        safe_value = redaction.redact_value(value)
-    except ResultNotSerializableError:
-        safe_value = None
+    safe_value = redaction.redact_value(result.json_artifact())
     summary = result.summary()
     summary["error_message"] = result.error_message
     return ToolMessage(
