@@ -1226,6 +1226,10 @@ class RunState:
     def _require_spec(self, planned: PlannedCall) -> ToolSpec:
         if planned.spec is None or planned.refusal is not None:
             raise ConfigurationError("a planned call without a spec or refusal cannot run")
+        if planned.approval is not None:
+            raise ConfigurationError(
+                "a write call runs only through execute_write(), after a human decision"
+            )
         return planned.spec
 
     def _result_from(
@@ -1272,7 +1276,6 @@ class RunState:
                 name,
                 invocation.error,
                 invocation.duration_seconds,
-                side_effects_possible=spec.effect == "write",
             )
         return success_result(
             call_id,

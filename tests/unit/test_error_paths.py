@@ -16,7 +16,12 @@ from agent_contract import Contract, ToolContext, ToolSpec, run
 from agent_contract.approval import Approval
 from agent_contract.builtin_tools.orders import OrderStore
 from agent_contract.demo import approve_demo, start_demo
-from agent_contract.errors import ApprovalError, CheckpointError, InvalidArgumentsError
+from agent_contract.errors import (
+    ApprovalError,
+    CheckpointError,
+    ConfigurationError,
+    InvalidArgumentsError,
+)
 from agent_contract.executor import run_isolated
 from agent_contract.messages import ToolCall
 from agent_contract.policy import Stop
@@ -119,3 +124,23 @@ def test_a_stored_snapshot_that_is_not_an_object_is_corrupt(tmp_path: Path) -> N
 def test_an_int_too_long_for_json_is_a_placeholder_in_the_trace() -> None:
     value: Any = RedactionPolicy().redact_value({"n": 10**5000})
     assert value == {"n": "<int that cannot be written as JSON>"}
+
+
+def test_a_write_waiting_for_approval_cannot_be_executed_directly() -> None:
+    ran: list[str] = []
+    spec = ToolSpec(
+        name="send",
+        description="A write.",
+        parameters=TEXT,
+        handler=lambda ctx, text: ran.append(text),
+        effect="write",
+        preview=lambda ctx, text: {"would_send": text},
+        verify=lambda ctx, text: None,
+    )
+    state = Contract([spec]).start()
+    plan = state.plan_tool_calls([ToolCall(id="c1", name="send", arguments={"text": "x"})])
+    with pytest.raises(ConfigurationError, match="execute_write"):
+        state.execute(plan.calls[0])
+    with pytest.raises(ConfigurationError, match="execute_write"):
+        state.submit(plan.calls[0])
+    assert ran == []
