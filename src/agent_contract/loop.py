@@ -172,13 +172,14 @@ def _drive(
             )
 
         plan = state.plan_tool_calls(decision.calls)
+        if plan.stop is not None:  # refused whole: every call already holds its refusal
+            transcript.extend(state.batch_messages(plan))
+            return state.finish(plan.stop, messages=transcript)
         # Start every runnable call, then wait for each in issue order.
-        waiters = [state.submit(p) for p in plan.runnable] if plan.stop is None else []
+        waiters = [state.submit(p) for p in plan.runnable]
         for wait in waiters:
             wait()
-        paused = state.pending_stop() if plan.stop is None else None
+        paused = state.pending_stop()
         if paused is not None:
             return state.finish(paused, messages=transcript)
         transcript.extend(state.batch_messages(plan))
-        if plan.stop is not None:
-            return state.finish(plan.stop, messages=transcript)

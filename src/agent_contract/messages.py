@@ -68,6 +68,19 @@ class ToolCall:
         return {"id": self.id, "name": self.name, "arguments": self.arguments}
 
 
+def _tool_calls(calls: Any) -> tuple[ToolCall, ...]:
+    """``calls`` as a tuple of ToolCall.
+
+    Raises:
+        ConfigurationError: an item is not a ToolCall.
+    """
+    items = tuple(calls)
+    for call in items:
+        if not isinstance(call, ToolCall):
+            raise ConfigurationError(f"tool_calls must hold ToolCall, got {type(call)!r}")
+    return items
+
+
 @dataclass(frozen=True, kw_only=True)
 class Message:
     """One turn of a conversation.
@@ -95,11 +108,7 @@ class Message:
             raise ConfigurationError(f"unknown role {self.role!r}, expected one of {ROLES}")
         if not isinstance(self.content, str):
             raise ConfigurationError(f"Message.content must be a str, got {type(self.content)!r}")
-        if not isinstance(self.tool_calls, tuple):
-            object.__setattr__(self, "tool_calls", tuple(self.tool_calls))
-        for call in self.tool_calls:
-            if not isinstance(call, ToolCall):
-                raise ConfigurationError(f"tool_calls must hold ToolCall, got {type(call)!r}")
+        object.__setattr__(self, "tool_calls", _tool_calls(self.tool_calls))
         if self.tool_calls and self.role != "assistant":
             raise ConfigurationError("only assistant messages carry tool_calls")
         if self.role == "tool":
@@ -185,11 +194,7 @@ class Completion:
     def __post_init__(self) -> None:
         if not isinstance(self.text, str):
             raise ConfigurationError(f"Completion.text must be a str, got {type(self.text)!r}")
-        if not isinstance(self.tool_calls, tuple):
-            object.__setattr__(self, "tool_calls", tuple(self.tool_calls))
-        for call in self.tool_calls:
-            if not isinstance(call, ToolCall):
-                raise ConfigurationError(f"tool_calls must hold ToolCall, got {type(call)!r}")
+        object.__setattr__(self, "tool_calls", _tool_calls(self.tool_calls))
         if not isinstance(self.finish_reason, str):
             raise ConfigurationError("Completion.finish_reason must be a str")
         if not isinstance(self.usage, Usage):

@@ -233,6 +233,12 @@ class PlannedCall:
         """The call's id (always set: invalid responses never reach planning)."""
         return self.call.id or ""
 
+    @property
+    def shown_arguments(self) -> Any:
+        """What the trace and the report show: the validated arguments, or a refused
+        call's arguments as the model sent them."""
+        return self.call.arguments if self.refusal is not None else self.arguments
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (the spec by name) for snapshots."""
         return {
@@ -459,6 +465,10 @@ class Contract:
         """True when ``name`` is registered and inside the allowlist."""
         return name in self.registry and (self.allowlist is None or name in self.allowlist)
 
+    def offered_names(self) -> list[str]:
+        """Names of the tools offered to the model, in registration order."""
+        return [n for n in self.registry.names() if self.is_allowed(n)]
+
     def offered_tools(self) -> list[dict[str, Any]]:
         """The JSON tool definitions offered to the model (allowlisted tools only)."""
         return self.registry.list_tools(self.allowlist)
@@ -576,7 +586,7 @@ class RunState:
         self.trace.append(
             "run_started",
             run_id=run_id,
-            tools_offered=[t["function"]["name"] for t in contract.offered_tools()],
+            tools_offered=contract.offered_names(),
             budget=contract.budget.to_dict(),
         )
 
@@ -669,9 +679,7 @@ class RunState:
             )
             self._issued.append(call.id)
             self._answered[call.id] = result
-            self.trace.append(
-                "tool_result", **result.summary(), preview=result.content[:PREVIEW_CHARS]
-            )
+            self._trace_result(result)
             refusals.append(result)
         return tuple(refusals)
 
@@ -731,7 +739,7 @@ class RunState:
     def _plan_one(self, call: ToolCall) -> PlannedCall:
         spec = self.contract.registry.get(call.name)
         if spec is None:
-            offered = ", ".join(t["function"]["name"] for t in self.contract.offered_tools())
+            offered = ", ".join(self.contract.offered_names())
             return PlannedCall(
                 call=call,
                 refusal=self._error(
@@ -764,37 +772,16 @@ class RunState:
     def _plan_write(self, call: ToolCall, spec: ToolSpec) -> PlannedCall:
         """Preview a write call and make it wait for approval (or refuse it)."""
         arguments = copy.deepcopy(call.arguments)
-        planned = PlannedCall(call=call, spec=spec, arguments=arguments)
-        preview = spec.preview
-        if preview is None:  # ToolSpec guarantees it for writes; fail closed anyway
-            return PlannedCall(call=call, refusal=self._error(call, "not_allowed", "no preview"))
-        context = self._tool_context(planned)
-        preview_args = copy.deepcopy(arguments)
-        invocation = self.contract.executor.run(
-            lambda: preview(context, **preview_args), self._timeout_for(spec)
-        )
-        if invocation.timed_out:
-            return PlannedCall(
-                call=call,
-                refusal=self._error(call, "timeout", f"preview of {spec.name!r} timed out"),
-            )
-        if invocation.error is not None:
-            kind, message = classify_exception(
-                invocation.error,
-                spec.name,
-                expose_exception_text=self.contract.expose_exception_text,
-            )
-            return PlannedCall(call=call, refusal=self._error(call, kind, message))
-        try:
-            serialize_result(invocation.value)
-        except ResultNotSerializableError as exc:
-            return PlannedCall(call=call, refusal=self._error(call, "tool_error", exc.message))
+        call_id = call.id or ""
+        preview, problem = self._preview(spec, call_id, arguments)
+        if problem is not None:
+            return PlannedCall(call=call, refusal=self._error(call, *problem))
         pending = PendingApproval(
-            tool_call_id=planned.call_id,
+            tool_call_id=call_id,
             name=spec.name,
             arguments=arguments,
-            preview=self.contract.redaction.redact_value(invocation.value),
-            token=approval_token(self.run_id, planned.call_id, spec.name, arguments),
+            preview=self.contract.redaction.redact_value(preview),
+            token=approval_token(self.run_id, call_id, spec.name, arguments),
         )
         self.trace.append(
             "approval_requested",
@@ -805,16 +792,52 @@ class RunState:
         )
         return PlannedCall(call=call, spec=spec, arguments=arguments, approval=pending)
 
+    def _preview(
+        self, spec: ToolSpec, call_id: str, arguments: dict[str, Any]
+    ) -> tuple[Any, tuple[ErrorKind, str] | None]:
+        """Run a write tool's preview: ``(preview, None)``, or ``(None, (kind, message))``
+        when it times out, raises, or returns something that is not JSON data."""
+        if spec.preview is None:  # ToolSpec guarantees it for writes; fail closed anyway
+            return None, ("not_allowed", f"write tool {spec.name!r} has no preview")
+        invocation = self._run_hook(spec.preview, spec, self._context_for(call_id), arguments)
+        if invocation.timed_out:
+            return None, ("timeout", f"preview of {spec.name!r} timed out")
+        if invocation.error is not None:
+            return None, classify_exception(
+                invocation.error,
+                spec.name,
+                expose_exception_text=self.contract.expose_exception_text,
+            )
+        try:
+            serialize_result(invocation.value)
+        except ResultNotSerializableError as exc:
+            return None, ("tool_error", exc.message)
+        return invocation.value, None
+
+    def _run_hook(
+        self,
+        fn: Callable[..., Any],
+        spec: ToolSpec,
+        context: ToolContext,
+        arguments: dict[str, Any],
+    ) -> Invocation:
+        """Run a write tool's preview, handler or verify with its own copy of the
+        arguments, on the worker pool, with the tool's timeout."""
+        args = copy.deepcopy(arguments)
+        return self.contract.executor.run(lambda: fn(context, **args), self._timeout_for(spec))
+
     # -- approvals and writes --------------------------------------------------------------
+
+    def _waiting(self) -> list[PlannedCall]:
+        """Write calls of the open batch with no result yet (caller holds the lock)."""
+        return [
+            p for p in self._batch if p.approval is not None and p.call_id not in self._answered
+        ]
 
     def pending_approvals(self) -> tuple[PendingApproval, ...]:
         """Write calls of the open batch still waiting for a result."""
         with self._lock:
-            return tuple(
-                p.approval
-                for p in self._batch
-                if p.approval is not None and p.call_id not in self._answered
-            )
+            return tuple(p.approval for p in self._waiting() if p.approval is not None)
 
     def apply_approvals(self, approvals: Sequence[Approval]) -> tuple[PlannedCall, ...]:
         """Check human decisions against the pending approvals and record them.
@@ -834,11 +857,7 @@ class RunState:
                 decision, or edits to arguments that fail the schema.
         """
         with self._lock:
-            waiting = {
-                p.call_id: p
-                for p in self._batch
-                if p.approval is not None and p.call_id not in self._answered
-            }
+            waiting = {p.call_id: p for p in self._waiting()}
             checked: list[tuple[PlannedCall, Approval]] = []
             for approval in approvals:
                 planned = waiting.get(approval.tool_call_id)
@@ -903,31 +922,20 @@ class RunState:
                         planned if p.call_id == planned.call_id else p for p in self._batch
                     ]
                 to_run.append(planned)
-            order = [p.call_id for p in self._batch]
-            return tuple(sorted(to_run, key=lambda p: order.index(p.call_id)))
+            chosen = {p.call_id for p in to_run}  # edits are already swapped into the batch
+            return tuple(p for p in self._batch if p.call_id in chosen)
 
     def _preview_problem(self, planned: PlannedCall, arguments: dict[str, Any]) -> str | None:
         """Preview an edit before accepting it: ``None`` when the tool accepts the edited
         arguments, else the (redacted) reason. An approver's typo is refused, and the
         call stays pending, instead of ending the run in a failed write."""
-        spec = planned.spec
-        if spec is None or spec.preview is None:
+        if planned.spec is None:
             return None
-        preview, context = spec.preview, self._tool_context(planned)
-        args = copy.deepcopy(arguments)
-        invocation = self.contract.executor.run(
-            lambda: preview(context, **args), self._timeout_for(spec)
-        )
-        if invocation.timed_out:
-            return "the preview of the edited call timed out"
-        if invocation.error is not None:
-            kind, message = classify_exception(
-                invocation.error,
-                spec.name,
-                expose_exception_text=self.contract.expose_exception_text,
-            )
-            return self.contract.redaction.redact(f"{kind}: {message}")
-        return None
+        _, problem = self._preview(planned.spec, planned.call_id, arguments)
+        if problem is None:
+            return None
+        kind, message = problem
+        return self.contract.redaction.redact(f"{kind}: {message}")
 
     def decision_for(self, tool_call_id: str) -> Approval | None:
         """The recorded decision on a write call, if any."""
@@ -941,20 +949,16 @@ class RunState:
         with self._lock:
             return tuple(
                 p
-                for p in self._batch
-                if p.approval is not None
-                and p.call_id not in self._answered
-                and self._decisions.get(p.call_id, {}).get("decision") in ("approve", "edit")
+                for p in self._waiting()
+                if self._decisions.get(p.call_id, {}).get("decision") in ("approve", "edit")
             )
 
     def _verify(
         self, spec: ToolSpec, context: ToolContext, arguments: dict[str, Any]
     ) -> Invocation:
-        verify = spec.verify
-        if verify is None:
+        if spec.verify is None:
             raise ConfigurationError(f"write tool {spec.name!r} has no verify")
-        args = copy.deepcopy(arguments)
-        return self.contract.executor.run(lambda: verify(context, **args), self._timeout_for(spec))
+        return self._run_hook(spec.verify, spec, context, arguments)
 
     def execute_write(self, planned: PlannedCall) -> ToolResult:
         """Run an approved write once: settle any unknown outcome first, write with an
@@ -976,13 +980,7 @@ class RunState:
             raise ConfigurationError("execute_write() needs an approved write call")
         call_id, name, redaction = planned.call_id, spec.name, self.contract.redaction
         key = idempotency_key(self.run_id, call_id, name, planned.arguments)
-        context = ToolContext(
-            run_id=self.run_id,
-            tool_call_id=call_id,
-            caller=self.caller,
-            values=self.context,
-            idempotency_key=key,
-        )
+        context = self._context_for(call_id, idempotency_key=key)
         before = self._verify(spec, context, planned.arguments)
         if before.timed_out or before.error is not None:
             result = error_result(
@@ -1011,11 +1009,7 @@ class RunState:
                 redaction=redaction,
             )
         else:
-            args = copy.deepcopy(planned.arguments)
-            handler = spec.handler
-            invocation = self.contract.executor.run(
-                lambda: handler(context, **args), self._timeout_for(spec)
-            )
+            invocation = self._run_hook(spec.handler, spec, context, planned.arguments)
             crashpoint("after_write")
             after = self._verify(spec, context, planned.arguments)
             result = self._write_outcome(planned, spec, key, invocation, after)
@@ -1116,7 +1110,7 @@ class RunState:
         fields: dict[str, Any] = {
             "id": planned.call.id,
             "name": planned.call.name,
-            "arguments": planned.arguments if planned.refusal is None else planned.call.arguments,
+            "arguments": planned.shown_arguments,
             "decision": (
                 "refused"
                 if planned.refusal is not None
@@ -1136,14 +1130,15 @@ class RunState:
 
     def tool_context(self, planned: PlannedCall) -> ToolContext:
         """The :class:`ToolContext` a handler of ``planned`` gets (no idempotency key)."""
-        return self._tool_context(planned)
+        return self._context_for(planned.call_id)
 
-    def _tool_context(self, planned: PlannedCall) -> ToolContext:
+    def _context_for(self, call_id: str, *, idempotency_key: str | None = None) -> ToolContext:
         return ToolContext(
             run_id=self.run_id,
-            tool_call_id=planned.call_id,
+            tool_call_id=call_id,
             caller=self.caller,
             values=self.context,
+            idempotency_key=idempotency_key,
         )
 
     def default_invoke(self, planned: PlannedCall) -> Callable[[], Any]:
@@ -1153,7 +1148,7 @@ class RunState:
             raise ConfigurationError("default_invoke() needs a runnable planned call")
         arguments = copy.deepcopy(planned.arguments)
         if spec.needs_context:
-            context = self._tool_context(planned)
+            context = self.tool_context(planned)
             return lambda: spec.handler(context, **arguments)
         return lambda: spec.handler(**arguments)
 
@@ -1180,7 +1175,7 @@ class RunState:
         spec = self._require_spec(planned)
         timeout = self._timeout_for(spec)
         if spec.isolation == "process":
-            args = (self._tool_context(planned),) if spec.needs_context else ()
+            args = (self.tool_context(planned),) if spec.needs_context else ()
             kwargs = copy.deepcopy(planned.arguments)
             handler = spec.handler
             isolated = self.contract.executor.submit(
@@ -1312,6 +1307,9 @@ class RunState:
             duration_seconds=duration_seconds,
         )
 
+    def _trace_result(self, result: ToolResult) -> None:
+        self.trace.append("tool_result", **result.summary(), preview=result.content[:PREVIEW_CHARS])
+
     def record_result(self, result: ToolResult) -> ToolResult:
         """Bind ``result`` to its call in the ledger (once per id) and return it.
 
@@ -1338,10 +1336,7 @@ class RunState:
         """
         if not self._batch:
             return
-        waiting = any(
-            p.approval is not None and p.call_id not in self._answered for p in self._batch
-        )
-        if waiting and not force:
+        if not force and self._waiting():
             return
         for planned in self._batch:
             result = self._answered.get(planned.call_id)
@@ -1358,14 +1353,10 @@ class RunState:
                     error_kind=result.error_kind,
                     outcome=result.outcome,
                     side_effects_possible=result.side_effects_possible,
-                    arguments=self.contract.redaction.redact_value(
-                        planned.arguments if planned.refusal is None else planned.call.arguments
-                    ),
+                    arguments=self.contract.redaction.redact_value(planned.shown_arguments),
                 )
             )
-            self.trace.append(
-                "tool_result", **result.summary(), preview=result.content[:PREVIEW_CHARS]
-            )
+            self._trace_result(result)
         self._batch = []
 
     def planned_call(self, tool_call_id: str) -> PlannedCall | None:
