@@ -8,9 +8,11 @@ RunState methods, called in this order::
 
     check_before_model_call()  -> Stop | None
     accept_response(completion) -> Decision (final | tool_calls | invalid)
-    plan_tool_calls(calls)     -> BatchPlan (each call: run or refused; maybe a Stop)
-    execute(planned) / aexecute(planned, ...) -> ToolResult
-    record_result(result)
+    plan_tool_calls(calls)     -> BatchPlan (each call: run, refused, or awaiting approval;
+                                  maybe a Stop)
+    submit(planned)() / execute(planned) / aexecute(planned, ...) -> ToolResult (recorded)
+    pending_stop()             -> Stop | None (write calls wait for a decision)
+    apply_approvals(...) / execute_write(planned)   (after a resume)
     finish(stop, messages=..., output=...) -> RunResult
 
 A rule written in a driver instead of here would drift between harnesses.
@@ -42,6 +44,7 @@ from .executor import (
 from .faults import crashpoint
 from .messages import Completion, Message, ToolCall, canonical_json
 from .results import (
+    Outcome,
     ResultNotSerializableError,
     ToolResult,
     classify_exception,
@@ -282,8 +285,8 @@ class ToolCallRecord:
     """How the call ended."""
     error_kind: ErrorKind | None = None
     """The classification, for errors."""
-    outcome: str = "succeeded"
-    """``succeeded``, ``failed``, ``unknown`` or ``not_run``."""
+    outcome: Outcome = "succeeded"
+    """``succeeded``, ``failed``, ``unknown``, ``killed`` or ``not_run``."""
     side_effects_possible: bool = False
     """True when a failed call may still have changed something."""
     arguments: Any = None
@@ -691,9 +694,9 @@ class RunState:
         Batch checks (deadline, trace size, tool-call budget, identical repeats) admit
         or refuse the batch whole; a refused batch gives every call a bound error and a
         stop. In an admitted batch each call is checked alone: registered
-        (``unknown_tool``), allowlisted (``not_allowed``), write tools need approval
-        (``not_allowed`` until an approver is configured), arguments valid
-        (``invalid_arguments``).
+        (``unknown_tool``), allowlisted (``not_allowed``), arguments valid
+        (``invalid_arguments``); write tools are previewed and then wait for approval
+        (a failing preview refuses the call with the preview's error kind).
         """
         with self._lock:
             self._close_batch()

@@ -267,9 +267,12 @@ def success_result(
 ) -> ToolResult:
     """Serialize, redact and size-limit a tool's return value.
 
-    Returns an error result (``tool_error`` or ``result_too_large``, outcome
-    ``succeeded`` with side effects possible for writes decided by the caller) when the
-    value cannot be serialized or is too large and truncation is off.
+    A :class:`ToolOutput` is unwrapped (its artifact stays off the content). The limit
+    is in characters of the redacted serialized text. Returns a success result (cut
+    with :data:`TRUNCATION_MARKER` when over the limit and ``on_oversize ==
+    "truncate"``), or an error result with outcome ``succeeded``: ``tool_error`` when
+    the value cannot be serialized, ``result_too_large`` when it is over the limit and
+    ``on_oversize == "error"``.
     """
     if isinstance(value, ToolOutput):
         value, artifact = value.value, value.artifact

@@ -1135,10 +1135,9 @@ class Outcome:
 def run_scenario(scenario: Scenario, harness: Harness, harness_name: str) -> Outcome:
     """Run ``scenario`` on ``harness`` and evaluate it.
 
-    A harness that raises yields an observation with stop reason
-    ``crashed:<ExceptionType>`` (which breaks the scenario's boundary), except for
-    ``ScriptExhaustedError``, which is reported the same way: a harness that loops past
-    the script has broken its step boundary.
+    Any exception the harness raises (``ScriptExhaustedError`` included: looping past
+    the script breaks the step boundary) yields an observation with stop reason
+    ``crashed:<ExceptionType>``, which breaks the scenario's boundary.
     """
     probe = Probe()
     model = FakeModel(scenario.script)

@@ -29,6 +29,9 @@ class RunStore:
 
     Args:
         path: the database file.
+
+    Raises:
+        CheckpointError: the file cannot be opened, is locked or is corrupt.
     """
 
     def __init__(self, path: str | Path) -> None:

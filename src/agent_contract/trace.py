@@ -9,15 +9,19 @@ Event types, in the order a run produces them:
   ``tool_calls`` (``[{"id", "name"}]``), ``text_chars``.
 - ``contract_violation``: ``code``, ``message``, ``tool_call_id``.
 - ``tool_call``: ``id``, ``name``, ``arguments`` (the validated arguments, redacted),
-  ``decision`` (``run`` or ``refused``), ``error_kind`` when refused.
+  ``decision`` (``run``, ``awaiting_approval`` or ``refused``), ``error_kind`` when
+  refused.
 - ``tool_result``: ``id``, ``name``, ``status``, ``error_kind``, ``outcome``,
   ``side_effects_possible``, ``chars``, ``truncated``, ``preview`` (first
   :data:`PREVIEW_CHARS` characters of the redacted content).
 - ``approval_requested`` / ``approval_decided``: for write tools.
+- ``write_settled``: ``id``, ``name``, ``idempotency_key``, ``status``, ``outcome``.
+- ``run_resumed``: ``run_id`` (a paused run continued, possibly in another process).
 - ``stop``: ``reason``, ``detail``.
 
-Tool events of one batch are written in the order the model issued the calls, when
-the batch closes, so the trace is the same whichever order parallel calls finished.
+Tool events of one batch are written in the order the model issued the calls:
+``tool_call`` events when the batch is planned, ``tool_result`` events when it closes,
+so the trace is the same whichever order parallel calls finished.
 
 Redaction: a :class:`RedactionPolicy` is applied to every string (keys and values)
 before an event is stored, so a secret handed to the run never reaches the trace.

@@ -17,7 +17,8 @@ order give the same ``not_found`` with the same message. ``unauthorized`` is kep
 a missing identity, which leaks nothing.
 
 **What the model sees.** ``order_id``, ``status``, ``placed_on``, ``items`` (names and
-quantities), ``total``, ``refunded`` and ``refundable`` (as ``"49.99 EUR"`` strings).
+quantities), ``total``, ``refunded`` and ``refundable`` (as ``"49.99 EUR"`` strings),
+and ``refundable_cents`` (an int, so a refund can name an exact amount).
 **Application-only** (the artifact, never shown to the model or the trace): the
 owner, the customer e-mail, the payment reference and the internal note.
 
@@ -267,7 +268,7 @@ class OrderStore:
 
         Raises:
             InvalidArgumentsError, UnauthorizedError, NotFoundError, TransientError;
-            ConfigurationError-like ``InvalidArgumentsError`` if no idempotency key.
+            ``InvalidArgumentsError`` when the context carries no idempotency key.
         """
         check_order_id(order_id)
         caller = _caller(context)
