@@ -318,7 +318,7 @@ class ToolCallRecord:
             name=str(data["name"]),
             status=data["status"],
             error_kind=data.get("error_kind"),
-            outcome=str(data.get("outcome", "succeeded")),
+            outcome=data.get("outcome", "succeeded"),
             side_effects_possible=bool(data.get("side_effects_possible", False)),
             arguments=data.get("arguments"),
         )
