@@ -394,12 +394,33 @@ def evaluate(scenario: Scenario, obs: Observation, model: FakeModel, probe: Prob
 _TEXT = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
 
 
-def _echo(probe: Probe, name: str = "echo") -> ToolSpec:
-    def handler(text: str) -> str:
-        probe.record(name, {"text": text})
-        return f"echo: {text}"
+def _text_tool(
+    name: str, description: str, reply: Callable[[str], Any], **limits: Any
+) -> Callable[[Probe], ToolSpec]:
+    """A factory of a one-argument (``text``) tool that notes each call on the probe."""
 
-    return ToolSpec(name=name, description="Echo the text back.", parameters=_TEXT, handler=handler)
+    def make(probe: Probe) -> ToolSpec:
+        def handler(text: str) -> Any:
+            probe.record(name, {"text": text})
+            return reply(text)
+
+        return ToolSpec(
+            name=name, description=description, parameters=_TEXT, handler=handler, **limits
+        )
+
+    return make
+
+
+def _explode(text: str) -> str:
+    raise RuntimeError(f"database password is {PLANTED_SECRET}; traceback follows")
+
+
+_echo = _text_tool("echo", "Echo the text back.", lambda text: f"echo: {text}")
+_raiser = _text_tool("explode", "A tool that fails.", _explode)
+_big = _text_tool("big", "Returns a lot.", lambda text: "x" * 5_000, max_result_chars=500)
+_secret_result = _text_tool(
+    "credentials", "Returns credentials.", lambda text: {"user": text, "token": PLANTED_SECRET}
+)
 
 
 def _lookup(probe: Probe) -> ToolSpec:
@@ -456,16 +477,6 @@ def _hang(probe: Probe) -> ToolSpec:
     )
 
 
-def _raiser(probe: Probe) -> ToolSpec:
-    def handler(text: str) -> str:
-        probe.record("explode", {"text": text})
-        raise RuntimeError(f"database password is {PLANTED_SECRET}; traceback follows")
-
-    return ToolSpec(
-        name="explode", description="A tool that fails.", parameters=_TEXT, handler=handler
-    )
-
-
 def _classified(probe: Probe) -> ToolSpec:
     errors: dict[str, Callable[[str], Exception]] = {
         "unauthorized": UnauthorizedError,
@@ -486,20 +497,6 @@ def _classified(probe: Probe) -> ToolSpec:
             "required": ["kind"],
         },
         handler=handler,
-    )
-
-
-def _big(probe: Probe) -> ToolSpec:
-    def handler(text: str) -> str:
-        probe.record("big", {"text": text})
-        return "x" * 5_000
-
-    return ToolSpec(
-        name="big",
-        description="Returns a lot.",
-        parameters=_TEXT,
-        handler=handler,
-        max_result_chars=500,
     )
 
 
@@ -525,16 +522,6 @@ def _typed(probe: Probe) -> ToolSpec:
             "required": ["kind"],
         },
         handler=handler,
-    )
-
-
-def _secret_result(probe: Probe) -> ToolSpec:
-    def handler(text: str) -> dict[str, str]:
-        probe.record("credentials", {"text": text})
-        return {"user": text, "token": PLANTED_SECRET}
-
-    return ToolSpec(
-        name="credentials", description="Returns credentials.", parameters=_TEXT, handler=handler
     )
 
 
