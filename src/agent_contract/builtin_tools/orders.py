@@ -44,7 +44,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from ..errors import InvalidArgumentsError, NotFoundError, TransientError, UnauthorizedError
 from ..results import ToolOutput
@@ -276,9 +276,7 @@ class OrderStore:
         if not key:
             raise InvalidArgumentsError("a refund needs the runtime's idempotency key")
         with self._connect() as db:
-            existing = db.execute(
-                "SELECT * FROM refunds WHERE idempotency_key = ?", (key,)
-            ).fetchone()
+            existing = _refund_by_key(db, key)
             if existing is not None:
                 return _refund_record(existing, replayed=True)
             row = self._own_order(db, caller, order_id)
@@ -302,9 +300,7 @@ class OrderStore:
                 "WHERE order_id = ?",
                 (amount_cents, plan["status_after"], order_id),
             )
-            created = db.execute(
-                "SELECT * FROM refunds WHERE idempotency_key = ?", (key,)
-            ).fetchone()
+            created = cast(sqlite3.Row, _refund_by_key(db, key))  # inserted just above
         return _refund_record(created, replayed=False)
 
     def verify_refund(
@@ -319,7 +315,7 @@ class OrderStore:
         if not key:
             return None
         with self._connect() as db:
-            row = db.execute("SELECT * FROM refunds WHERE idempotency_key = ?", (key,)).fetchone()
+            row = _refund_by_key(db, key)
         return None if row is None else _refund_record(row, replayed=True)
 
     def refund_count(self, order_id: str | None = None) -> int:
@@ -329,6 +325,12 @@ class OrderStore:
                 return int(db.execute("SELECT COUNT(*) FROM refunds").fetchone()[0])
             query = "SELECT COUNT(*) FROM refunds WHERE order_id = ?"
             return int(db.execute(query, (order_id,)).fetchone()[0])
+
+
+def _refund_by_key(db: sqlite3.Connection, key: str) -> sqlite3.Row | None:
+    """The refund row written with idempotency ``key``, or ``None``."""
+    row = db.execute("SELECT * FROM refunds WHERE idempotency_key = ?", (key,)).fetchone()
+    return row if isinstance(row, sqlite3.Row) else None
 
 
 def _visible(row: sqlite3.Row) -> dict[str, Any]:
