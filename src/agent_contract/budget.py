@@ -47,9 +47,8 @@ class Budget:
     each tool batch."""
 
     def __post_init__(self) -> None:
-        for name in ("max_model_steps", "max_tool_calls", "max_identical_calls"):
+        for name in ("max_model_steps", "max_tool_calls", "max_identical_calls", "max_trace_bytes"):
             _positive_int("Budget", name, getattr(self, name))
-        _positive_int("Budget", "max_trace_bytes", self.max_trace_bytes)
         deadline = self.deadline_seconds
         if deadline is not None and (
             isinstance(deadline, bool) or not isinstance(deadline, int | float) or deadline <= 0

@@ -53,10 +53,11 @@ class Invocation:
 
 
 class _Started:
-    __slots__ = ("at", "event")
+    """When the handler began (``at``, monotonic seconds; 0.0 until it starts)."""
+
+    __slots__ = ("at",)
 
     def __init__(self) -> None:
-        self.event = threading.Event()
         self.at = 0.0
 
 
@@ -76,7 +77,7 @@ class InvocationHandle:
         except FutureTimeout:
             cancelled = self._future.cancel()
             started = not cancelled
-            begun = self._started.at if self._started.event.is_set() else time.monotonic()
+            begun = self._started.at or time.monotonic()
             return Invocation(
                 timed_out=True, started=started, duration_seconds=time.monotonic() - begun
             )
@@ -113,7 +114,6 @@ class ToolExecutor:
 
         def call() -> Any:
             started.at = time.monotonic()
-            started.event.set()
             return context.run(fn)
 
         submitted = time.monotonic()

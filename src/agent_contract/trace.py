@@ -175,8 +175,10 @@ class Trace:
         for event in events:
             self._store(dict(event))
 
-    def _store(self, event: dict[str, Any]) -> None:
-        line = _JSONL.encode(event)
+    def _store(self, event: dict[str, Any], line: str | None = None) -> None:
+        """Append ``event``; ``line`` is its JSONL text when already encoded."""
+        if line is None:
+            line = _JSONL.encode(event)
         self._events.append(event)
         self._bytes += len(line.encode("utf-8")) + 1
 
@@ -195,8 +197,7 @@ class Trace:
                 # redaction that cut through JSON syntax).
                 stored = {"seq": seq, "type": type_, **self.redaction.redact_value(fields)}
                 line = _JSONL.encode(stored)
-            self._events.append(stored)
-            self._bytes += len(line.encode("utf-8")) + 1
+            self._store(stored, line)
             return dict(stored)
 
     def _redacted_line(self, event: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
@@ -229,7 +230,8 @@ class Trace:
 
     def of_type(self, type_: str) -> list[dict[str, Any]]:
         """The events whose ``type`` is ``type_``."""
-        return [e for e in self.events if e["type"] == type_]
+        with self._lock:
+            return [json.loads(json.dumps(e)) for e in self._events if e["type"] == type_]
 
     def to_jsonl(self) -> str:
         """One JSON object per line, keys sorted, non-ASCII kept literal."""
