@@ -477,52 +477,53 @@ def _hang(probe: Probe) -> ToolSpec:
     )
 
 
-def _classified(probe: Probe) -> ToolSpec:
-    errors: dict[str, Callable[[str], Exception]] = {
-        "unauthorized": UnauthorizedError,
-        "not_found": NotFoundError,
-        "transient": TransientError,
-    }
+def _kind_tool(
+    name: str, description: str, kinds: Mapping[str, Any], act: Callable[[str, Any], Any]
+) -> Callable[[Probe], ToolSpec]:
+    """A factory of a tool taking one ``kind`` (an enum of ``kinds``' keys): it notes the
+    call on the probe and returns ``act(kind, kinds[kind])``."""
 
-    def handler(kind: str) -> str:
-        probe.record("fetch_record", {"kind": kind})
-        raise errors[kind](f"record lookup failed: {kind}")
+    def make(probe: Probe) -> ToolSpec:
+        def handler(kind: str) -> Any:
+            probe.record(name, {"kind": kind})
+            return act(kind, kinds[kind])
 
-    return ToolSpec(
-        name="fetch_record",
-        description="Fetch a record; fails in a classified way.",
-        parameters={
-            "type": "object",
-            "properties": {"kind": {"type": "string", "enum": sorted(errors)}},
-            "required": ["kind"],
-        },
-        handler=handler,
-    )
+        return ToolSpec(
+            name=name,
+            description=description,
+            parameters={
+                "type": "object",
+                "properties": {"kind": {"type": "string", "enum": sorted(kinds)}},
+                "required": ["kind"],
+            },
+            handler=handler,
+        )
+
+    return make
 
 
-def _typed(probe: Probe) -> ToolSpec:
-    values: dict[str, Any] = {
+def _raise_classified(kind: str, error: Callable[[str], Exception]) -> Any:
+    raise error(f"record lookup failed: {kind}")
+
+
+_classified = _kind_tool(
+    "fetch_record",
+    "Fetch a record; fails in a classified way.",
+    {"unauthorized": UnauthorizedError, "not_found": NotFoundError, "transient": TransientError},
+    _raise_classified,
+)
+_typed = _kind_tool(
+    "typed",
+    "Returns a value of the requested type.",
+    {
         "int": 42,
         "float": 2.5,
         "dict": {"城市": "北京", "ok": True, "none": None},
         "list": [1, "二", {"three": 3}],
         "set": {1, 2},
-    }
-
-    def handler(kind: str) -> Any:
-        probe.record("typed", {"kind": kind})
-        return values[kind]
-
-    return ToolSpec(
-        name="typed",
-        description="Returns a value of the requested type.",
-        parameters={
-            "type": "object",
-            "properties": {"kind": {"type": "string", "enum": sorted(values)}},
-            "required": ["kind"],
-        },
-        handler=handler,
-    )
+    },
+    lambda kind, value: value,
+)
 
 
 def _transfer(probe: Probe) -> ToolSpec:
