@@ -53,13 +53,14 @@ from .results import (
     success_result,
 )
 from .tools import ToolContext, ToolRegistry, ToolSpec
-from .trace import PREVIEW_CHARS, RedactionPolicy, Trace
+from .trace import PREVIEW_CHARS, RedactionPolicy, Trace, TraceSink
 
 ISOLATION_GRACE_SECONDS = 5.0
 """Extra seconds a pool thread may take to start and reap an isolated tool's process."""
 
-SNAPSHOT_VERSION = 1
-"""Version of :meth:`RunState.snapshot`'s format; restore refuses other versions."""
+SNAPSHOT_VERSION = 2
+"""Version of :meth:`RunState.snapshot`'s format; restore refuses other versions.
+(2: trace events carry ``time`` and ``offset_seconds``.)"""
 
 ViolationCode = Literal[
     "text_and_tool_calls",
@@ -390,6 +391,9 @@ class Contract:
         executor: the worker pool; defaults to the process-wide one.
         expose_exception_text: show (redacted) exception text to the model for tool
             failures that are not ToolErrors. Off by default.
+        trace_sink: receives every trace event of every run of this contract as it is
+            recorded (see :mod:`agent_contract.trace.sinks`); each run also keeps its
+            own trace.
 
     Raises:
         ConfigurationError: the allowlist names a tool that is not registered.
@@ -405,6 +409,7 @@ class Contract:
         secrets: Iterable[str] = (),
         executor: ToolExecutor | None = None,
         expose_exception_text: bool = False,
+        trace_sink: TraceSink | None = None,
     ) -> None:
         self.registry = tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools)
         self.budget = budget or Budget()
@@ -421,6 +426,7 @@ class Contract:
         self.redaction = base.with_secrets(secrets) if secrets else base
         self._executor = executor
         self.expose_exception_text = expose_exception_text
+        self.trace_sink = trace_sink
 
     @classmethod
     def of(
@@ -544,7 +550,7 @@ def restore_run(
             )
         state._batch = batch
         state._decisions = {str(k): dict(v) for k, v in dict(snapshot["decisions"]).items()}
-        state.trace = Trace(contract.redaction, snapshot["trace"])
+        state.trace = state._new_trace(snapshot["trace"])
         transcript = [Message.from_dict(m) for m in snapshot["transcript"]]
     except CheckpointError:
         raise
@@ -575,7 +581,7 @@ class RunState:
         self.caller = caller
         self.context = context
         self.usage = BudgetUsage()
-        self.trace = Trace(contract.redaction)
+        self.trace = self._new_trace()
         self._lock = threading.RLock()
         self._records: list[ToolCallRecord] = []
         self._issued: list[str] = []
@@ -591,6 +597,17 @@ class RunState:
             run_id=run_id,
             tools_offered=contract.offered_names(),
             budget=contract.budget.to_dict(),
+        )
+
+    def _new_trace(self, events: Sequence[Mapping[str, Any]] = ()) -> Trace:
+        """A trace for this run: the contract's redaction and sink, timed by the run's
+        clock (active seconds, across resumes)."""
+        return Trace(
+            self.contract.redaction,
+            events,
+            run_id=self.run_id,
+            sink=self.contract.trace_sink,
+            clock=lambda: self.usage.elapsed(),
         )
 
     # -- model steps ------------------------------------------------------------------

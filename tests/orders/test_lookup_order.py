@@ -368,7 +368,7 @@ def test_trace_byte_limit_stops_the_run(
         tool_call("lookup_order", {"order_id": "A-1002"}),
         "never reached",
     ]
-    # The trace holds about 450 bytes before the lookup and about 1,000 after its result:
+    # The trace holds about 650 bytes before the lookup and about 1,300 after its result:
     # the check before the second model call stops the run.
     contract = order_contract(budget=budget(max_trace_bytes=1_000))
     result = driver.run(FakeModel(script, stateless=True), contract, "look up both")

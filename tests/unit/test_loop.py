@@ -304,9 +304,8 @@ def test_budget_stop_is_never_an_answer() -> None:
     result = run(model, [echo_tool()], "loop", budget=Budget(max_model_steps=3))
     assert result.stop_reason == "max_model_steps"
     assert result.output is None
-    assert result.trace.events[-1] == {
-        "seq": result.trace.events[-1]["seq"],
-        "type": "stop",
+    assert result.trace.records[-1].type == "stop"
+    assert dict(result.trace.records[-1].fields) == {
         "reason": "max_model_steps",
         "detail": "max_model_steps of 3 reached (3 steps taken, one more needed)",
     }

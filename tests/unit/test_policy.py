@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from agent_contract.budget import Budget
+from agent_contract.approval import Approval
+from agent_contract.budget import Budget, BudgetUsage
 from agent_contract.errors import (
     ConfigurationError,
     NotFoundError,
@@ -23,11 +24,12 @@ from agent_contract.errors import (
     TransientError,
     UnauthorizedError,
 )
-from agent_contract.loop import run
+from agent_contract.loop import resume, run
 from agent_contract.messages import Completion, Message, ToolCall
 from agent_contract.policy import Contract, RunResult, call_key, validate_response
 from agent_contract.testing import FakeModel, tool_call, tool_calls
 from agent_contract.tools import ToolContext, ToolSpec
+from agent_contract.trace import MemorySink
 
 SECRET = "s3cr3t-value-7781"
 
@@ -690,8 +692,10 @@ def test_trace_size_budget_stops_before_the_model_is_called() -> None:
     assert result.stop_detail.startswith("max_trace_bytes of 64 reached (")
 
 
-def test_trace_size_budget_refuses_a_tool_batch() -> None:
+def test_trace_size_budget_refuses_a_tool_batch(monkeypatch: pytest.MonkeyPatch) -> None:
     recorder = Recorder()
+    # Event offsets come from the run's clock: freeze it so sizes repeat exactly.
+    monkeypatch.setattr(BudgetUsage, "elapsed", lambda self: 0.0)
 
     def trace_bytes_before_batch(limit: int) -> int:
         probe = Contract([spec()], budget=Budget(max_trace_bytes=limit)).start(
@@ -898,9 +902,14 @@ def test_trace_event_sequence_of_a_tool_run() -> None:
     assert started["tools_offered"] == ["echo"]
     assert started["budget"] == Budget().to_dict()
     assert [e["seq"] for e in result.trace.events] == list(range(8))
-    assert result.trace.of_type("stop") == [
-        {"seq": 7, "type": "stop", "reason": "answered", "detail": ""}
-    ]
+    stop = result.trace.records[-1]
+    assert (stop.seq, stop.type, dict(stop.fields)) == (
+        7,
+        "stop",
+        {"reason": "answered", "detail": ""},
+    )
+    offsets = [e.offset_seconds for e in result.trace.records]
+    assert offsets == sorted(offsets)  # the run's own clock: never backwards
 
 
 def test_run_result_to_dict_leaves_messages_out() -> None:
@@ -936,3 +945,19 @@ def test_contract_is_reusable_across_runs() -> None:
         model = FakeModel([tool_call("echo", {"text": "x"}), "done"])
         result = run(model, contract, "go")
         assert result.stop_reason == "answered"  # usage is per run, not per contract
+
+
+def test_a_contracts_trace_sink_sees_every_event_once_across_a_resume() -> None:
+    recorder, previews = Recorder(), []
+    sink = MemorySink()
+    contract = Contract([write_spec(recorder, previews)], trace_sink=sink)
+    model = FakeModel([tool_call("update", {"text": "x"}), "done"])
+    paused = run(model, contract, "go")
+    assert paused.stop_reason == "pending_approval"
+    assert paused.snapshot is not None
+    approvals = [Approval.for_pending(p, "approve") for p in paused.pending_approvals]
+    result = resume(model, contract, paused.snapshot, approvals)
+    assert result.stop_reason == "answered"
+    sent = sink.of_run(result.run_id)
+    assert sent == result.trace.records  # each event once, in seq order, as the run kept it
+    assert [e.seq for e in sent] == list(range(len(sent)))

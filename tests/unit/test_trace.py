@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import io
 import json
 import threading
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -14,8 +16,11 @@ from agent_contract.trace import (
     DEFAULT_PATTERNS,
     MIN_SECRET_CHARS,
     REDACTED,
+    JsonlSink,
+    MemorySink,
     RedactionPolicy,
     Trace,
+    TraceEvent,
 )
 
 SECRET = "hunter2-swordfish"
@@ -166,14 +171,11 @@ def test_numeric_values_equal_to_a_secret_are_redacted() -> None:
 def test_events_are_redacted_before_storage() -> None:
     trace = Trace(RedactionPolicy(secrets=(SECRET,)))
     stored = trace.append("tool_call", arguments={"password": SECRET, SECRET: "as a key"})
-    assert stored == {
-        "seq": 0,
-        "type": "tool_call",
-        "arguments": {"password": REDACTED, REDACTED: "as a key"},
-    }
+    assert (stored.seq, stored.type) == (0, "tool_call")
+    assert dict(stored.fields) == {"arguments": {"password": REDACTED, REDACTED: "as a key"}}
     assert SECRET not in json.dumps(trace.events)
     assert SECRET not in trace.to_jsonl()
-    assert SECRET not in repr(trace._events)  # nothing unredacted is kept internally
+    assert SECRET not in repr(trace._lines)  # nothing unredacted is kept internally
 
 
 def test_default_trace_redacts_default_patterns() -> None:
@@ -190,8 +192,93 @@ def test_seq_and_type_are_set_by_the_trace() -> None:
     trace.append("a")
     trace.append("b", x=1)
     assert [(e["seq"], e["type"]) for e in trace.events] == [(0, "a"), (1, "b")]
-    assert trace.of_type("b") == [{"seq": 1, "type": "b", "x": 1}]
+    [b] = trace.of_type("b")
+    assert (b["seq"], b["type"], b["x"]) == (1, "b", 1)
     assert len(trace) == 2
+
+
+def test_each_event_carries_a_utc_time_and_the_run_offset() -> None:
+    ticks = iter([0.25, 1.5])
+    before = datetime.now(UTC)
+    trace = Trace(clock=lambda: next(ticks))
+    first, second = trace.append("a"), trace.append("b")
+    after = datetime.now(UTC)
+    assert before <= first.time <= second.time <= after
+    assert first.time.tzinfo is UTC
+    assert (first.offset_seconds, second.offset_seconds) == (0.25, 1.5)
+    event = trace.events[0]
+    assert event["time"].endswith("Z")
+    assert len(event["time"]) == 27
+    assert event["offset_seconds"] == 0.25
+    assert TraceEvent.from_dict(event) == trace.records[0]
+
+
+@pytest.mark.parametrize("name", ["seq", "type", "time", "offset_seconds"])
+def test_header_keys_are_reserved(name: str) -> None:
+    with pytest.raises(ConfigurationError, match="may not be named"):
+        Trace().append("a", **{name: 1})
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        pytest.param({"seq": 0, "type": "a"}, id="no-time"),
+        pytest.param({"seq": 0, "type": "a", "time": "x", "offset_seconds": 0}, id="bad-time"),
+        pytest.param(
+            {"seq": 0, "type": "a", "time": "2025-01-01T00:00:00", "offset_seconds": 0},
+            id="naive-time",
+        ),
+        pytest.param(
+            {"seq": 0, "type": "a", "time": "2025-01-01T00:00:00Z", "offset_seconds": "0"},
+            id="offset-text",
+        ),
+        pytest.param({"seq": "0", "type": "a"}, id="seq-text"),
+    ],
+)
+def test_malformed_earlier_events_are_refused(event: dict[str, Any]) -> None:
+    with pytest.raises(ValueError, match="trace event"):
+        Trace(events=[event])
+
+
+def test_a_sink_receives_each_new_event_in_order() -> None:
+    sink = MemorySink()
+    trace = Trace(RedactionPolicy(secrets=(SECRET,)), run_id="run-1", sink=sink)
+    trace.append("a", text=SECRET)
+    trace.append("b")
+    assert [(rid, e.seq, e.type) for rid, e in sink.events] == [
+        ("run-1", 0, "a"),
+        ("run-1", 1, "b"),
+    ]
+    assert sink.events[0][1].fields == {"text": REDACTED}  # the sink never sees a secret
+    assert [e.seq for e in sink.of_run("run-1")] == [0, 1]
+    assert sink.of_run("other") == []
+    resumed = Trace(events=trace.events, run_id="run-1", sink=sink)
+    resumed.append("c")
+    assert [e.type for e in sink.of_run("run-1")] == ["a", "b", "c"]  # earlier ones not resent
+
+
+def test_jsonl_sink_writes_one_line_per_event(tmp_path: Path) -> None:
+    path = tmp_path / "traces" / "runs.jsonl"
+    with JsonlSink(path) as sink:
+        trace = Trace(run_id="run-1", sink=sink)
+        trace.append("a", text="中文")
+        trace.append("b")
+    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert lines == [{"run_id": "run-1", **event} for event in trace.events]
+    stream = io.StringIO()
+    JsonlSink(stream).emit("run-2", trace.records[0])
+    JsonlSink(stream).close()  # a stream it was given stays open
+    assert json.loads(stream.getvalue())["run_id"] == "run-2"
+
+
+def test_a_failing_sink_is_loud() -> None:
+    class Broken:
+        def emit(self, run_id: str, event: TraceEvent) -> None:
+            raise OSError("disk full")
+
+    trace = Trace(sink=Broken())
+    with pytest.raises(OSError, match="disk full"):
+        trace.append("a")
 
 
 def test_events_are_copies() -> None:
@@ -199,9 +286,9 @@ def test_events_are_copies() -> None:
     trace.append("a", data={"k": [1]})
     trace.events[0]["data"]["k"].append(2)
     returned = trace.append("b", data={"k": [1]})
-    returned["type"] = "tampered"
+    returned.fields["data"]["k"].append(2)
     assert trace.events[0]["data"] == {"k": [1]}
-    assert trace.events[1]["type"] == "b"
+    assert trace.events[1]["data"] == {"k": [1]}
 
 
 def test_jsonl_one_object_per_line_non_ascii_literal() -> None:
@@ -232,7 +319,7 @@ def test_resumed_trace_keeps_events_and_size() -> None:
     resumed = Trace(events=first.events)
     assert resumed.events == first.events
     assert resumed.size_bytes == first.size_bytes
-    assert resumed.append("next")["seq"] == 2
+    assert resumed.append("next").seq == 2
 
 
 def test_write_jsonl(tmp_path: Path) -> None:

@@ -1,0 +1,28 @@
+"""The run trace: typed, timed events, redaction, and sinks that export events.
+
+- :mod:`~agent_contract.trace.events`: :class:`TraceEvent` and the event types;
+- :mod:`~agent_contract.trace.redaction`: :class:`RedactionPolicy`;
+- :mod:`~agent_contract.trace.recorder`: :class:`Trace`, the run's own record;
+- :mod:`~agent_contract.trace.sinks`: the :class:`TraceSink` seam, :class:`MemorySink`
+  and :class:`JsonlSink`.
+"""
+
+from .events import EVENT_TYPES, PREVIEW_CHARS, EventType, TraceEvent
+from .recorder import Trace
+from .redaction import DEFAULT_PATTERNS, MIN_SECRET_CHARS, REDACTED, RedactionPolicy
+from .sinks import JsonlSink, MemorySink, TraceSink
+
+__all__ = [
+    "DEFAULT_PATTERNS",
+    "EVENT_TYPES",
+    "MIN_SECRET_CHARS",
+    "PREVIEW_CHARS",
+    "REDACTED",
+    "EventType",
+    "JsonlSink",
+    "MemorySink",
+    "RedactionPolicy",
+    "Trace",
+    "TraceEvent",
+    "TraceSink",
+]

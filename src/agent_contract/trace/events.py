@@ -1,0 +1,150 @@
+"""Trace events: typed, frozen records of what a run did, each with a time.
+
+Every event has a ``seq`` (0-based position in its run), a ``type``, a UTC ``time``, an
+``offset_seconds`` (active seconds since the run started: the run's own monotonic clock,
+which keeps counting across a resume in another process and leaves out time spent
+paused) and the event's fields. Event types, in the order a run produces them
+(:data:`EVENT_TYPES`):
+
+- ``run_started``: ``run_id``, ``tools_offered`` (names), ``budget``.
+- ``model_call``: ``step`` (1-based).
+- ``model_response``: ``step``, ``shape`` (``final``, ``tool_calls`` or ``invalid``),
+  ``tool_calls`` (``[{"id", "name"}]``), ``text_chars``.
+- ``contract_violation``: ``code``, ``message``, ``tool_call_id``.
+- ``tool_call``: ``id``, ``name``, ``arguments`` (the validated arguments, redacted),
+  ``decision`` (``run``, ``awaiting_approval`` or ``refused``), ``error_kind`` when
+  refused.
+- ``tool_result``: ``id``, ``name``, ``status``, ``error_kind``, ``outcome``,
+  ``side_effects_possible``, ``chars``, ``truncated``, ``preview`` (first
+  :data:`PREVIEW_CHARS` characters of the redacted content).
+- ``approval_requested`` / ``approval_decided``: for write tools.
+- ``write_settled``: ``id``, ``name``, ``idempotency_key``, ``status``, ``outcome``.
+- ``run_resumed``: ``run_id`` (a paused run continued, possibly in another process).
+- ``stop``: ``reason``, ``detail``.
+
+Tool events of one batch are written in the order the model issued the calls:
+``tool_call`` events when the batch is planned, ``tool_result`` events when it closes,
+so the trace is the same whichever order parallel calls finished.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from types import MappingProxyType
+from typing import Any, Final, Literal
+
+__all__ = [
+    "EVENT_TYPES",
+    "HEADER_KEYS",
+    "PREVIEW_CHARS",
+    "EventType",
+    "TraceEvent",
+    "format_time",
+    "json_line",
+]
+
+EventType = Literal[
+    "run_started",
+    "model_call",
+    "model_response",
+    "contract_violation",
+    "tool_call",
+    "tool_result",
+    "approval_requested",
+    "approval_decided",
+    "write_settled",
+    "run_resumed",
+    "stop",
+]
+"""The event types the runtime writes (see the module doc for their fields)."""
+
+EVENT_TYPES: Final[tuple[str, ...]] = EventType.__args__  # type: ignore[attr-defined]
+
+PREVIEW_CHARS: Final = 200
+"""Characters of a tool result's redacted content a ``tool_result`` event keeps."""
+
+_JSONL: Final = json.JSONEncoder(ensure_ascii=False, sort_keys=True)
+"""One encoder for trace lines (``json.dumps`` with options builds a new one per call)."""
+
+HEADER_KEYS: Final = frozenset({"seq", "type", "time", "offset_seconds"})
+"""Keys every event carries; no event field may use them."""
+
+
+def format_time(moment: datetime) -> str:
+    """``moment`` in UTC as ISO 8601 with microseconds and a ``Z``, e.g.
+    ``2025-06-01T09:30:00.123456Z`` (always 27 characters)."""
+    return moment.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def json_line(data: Mapping[str, Any]) -> str:
+    """``data`` as one trace line: JSON, keys sorted, non-ASCII kept literal, no newline.
+
+    Raises:
+        TypeError: ``data`` holds something that is not JSON data.
+        ValueError: ``data`` holds a number JSON cannot write.
+    """
+    return _JSONL.encode(data)
+
+
+@dataclass(frozen=True, kw_only=True)
+class TraceEvent:
+    """One event of a run's trace (read-only)."""
+
+    seq: int
+    """Position in the run's trace, from 0."""
+    type: str
+    """What happened: one of :data:`EVENT_TYPES` for events the runtime writes."""
+    time: datetime
+    """When it was recorded, timezone-aware UTC."""
+    offset_seconds: float
+    """Active seconds since the run started when it was recorded (the run's monotonic
+    clock: it leaves out time spent paused for approval and continues across a
+    resume), rounded to microseconds."""
+    fields: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    """The event's own fields (JSON data, redacted); see the module doc per type."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready copy: ``seq``, ``type``, ``time`` (ISO 8601, UTC),
+        ``offset_seconds``, then the fields."""
+        return {
+            "seq": self.seq,
+            "type": self.type,
+            "time": format_time(self.time),
+            "offset_seconds": self.offset_seconds,
+            **json.loads(json.dumps(dict(self.fields))),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> TraceEvent:
+        """Inverse of :meth:`to_dict` (for a trace read back from a snapshot).
+
+        Raises:
+            ValueError: ``data`` lacks a header key or holds one of the wrong type
+                (``seq`` an int, ``type`` a str, ``time`` an ISO 8601 UTC time,
+                ``offset_seconds`` a number).
+        """
+        seq, kind = data.get("seq"), data.get("type")
+        moment, offset = data.get("time"), data.get("offset_seconds")
+        if isinstance(seq, bool) or not isinstance(seq, int) or not isinstance(kind, str):
+            raise ValueError(f"not a trace event: seq {seq!r}, type {kind!r}")
+        if not isinstance(moment, str) or isinstance(offset, bool):
+            raise ValueError(f"trace event {seq} has no time")
+        if not isinstance(offset, int | float):
+            raise ValueError(f"trace event {seq} has no offset_seconds")
+        try:
+            parsed = datetime.fromisoformat(moment)
+        except ValueError:
+            raise ValueError(f"trace event {seq}: time {moment!r} is not ISO 8601") from None
+        if parsed.utcoffset() is None:
+            raise ValueError(f"trace event {seq}: time {moment!r} is not UTC")
+        rest = {k: v for k, v in data.items() if k not in HEADER_KEYS}
+        return cls(
+            seq=seq,
+            type=kind,
+            time=parsed.astimezone(UTC),
+            offset_seconds=float(offset),
+            fields=MappingProxyType(rest),
+        )

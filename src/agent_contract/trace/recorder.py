@@ -1,0 +1,170 @@
+"""The run trace: append-only, JSON-serializable, redacted before storage, timed.
+
+:class:`Trace` numbers each event, redacts its fields with the run's
+:class:`~agent_contract.trace.RedactionPolicy` (every string, keys and values), stamps
+it with a UTC time and the run's offset in seconds, stores it as one JSON line and hands
+it to the run's :class:`~agent_contract.trace.TraceSink`, if any. Event types and their
+fields are listed in :mod:`agent_contract.trace.events`.
+
+The default output of the CLI is built from the trace and the result summary, never
+from raw messages.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from ..errors import ConfigurationError
+from .events import HEADER_KEYS, TraceEvent, format_time, json_line
+from .redaction import RedactionPolicy
+from .sinks import TraceSink
+
+__all__ = ["Trace"]
+
+
+def _monotonic_since_now() -> Callable[[], float]:
+    started = time.monotonic()
+    return lambda: time.monotonic() - started
+
+
+class Trace:
+    """The append-only list of redacted, timed events of one run. Thread-safe.
+
+    Args:
+        redaction: applied to every event's fields before the event is stored.
+        events: earlier events (as :attr:`events` returns them), for a resumed run:
+            stored as given (they were redacted when first recorded) and not sent to
+            ``sink`` again.
+        run_id: the run the events belong to (what ``sink`` is told).
+        sink: receives each event appended from now on.
+        clock: the run's active seconds so far, for each event's ``offset_seconds``;
+            default: monotonic seconds since this trace was made.
+
+    Raises:
+        ValueError: an earlier event is not a well-formed trace event.
+    """
+
+    def __init__(
+        self,
+        redaction: RedactionPolicy | None = None,
+        events: Iterable[Mapping[str, Any]] = (),
+        *,
+        run_id: str = "",
+        sink: TraceSink | None = None,
+        clock: Callable[[], float] | None = None,
+    ) -> None:
+        self.redaction = redaction or RedactionPolicy()
+        self.run_id = run_id
+        self._sink = sink
+        self._clock = clock or _monotonic_since_now()
+        self._lines: list[str] = []
+        self._types: list[str] = []
+        self._bytes = 0
+        self._lock = threading.Lock()
+        for event in events:
+            record = TraceEvent.from_dict(event)
+            self._store(record.type, json_line(event))
+
+    def _store(self, type_: str, line: str) -> None:
+        self._lines.append(line)
+        self._types.append(type_)
+        self._bytes += len(line.encode("utf-8")) + 1
+
+    def append(self, type_: str, **fields: Any) -> TraceEvent:
+        """Redact, time and store one event, and hand it to the sink.
+
+        Returns:
+            The stored event (a copy: changing it changes nothing stored).
+
+        Raises:
+            ConfigurationError: a field is named ``seq``, ``type``, ``time`` or
+                ``offset_seconds`` (set by the trace).
+            Exception: whatever the sink raises (see :class:`TraceSink`).
+        """
+        reserved = HEADER_KEYS & fields.keys()
+        if reserved:
+            raise ConfigurationError(f"trace event fields may not be named {sorted(reserved)}")
+        with self._lock:
+            seq = len(self._lines)
+            stored = self._redacted({"seq": seq, "type": type_, **fields})
+            if stored is None:
+                # Slow path: walk the values (numbers holding a secret, objects, or a
+                # redaction that cut through JSON syntax).
+                stored = {"seq": seq, "type": type_, **self.redaction.redact_value(fields)}
+            moment = datetime.now(UTC)
+            offset = round(self._clock(), 6)
+            stored["time"] = format_time(moment)
+            stored["offset_seconds"] = offset
+            self._store(str(stored["type"]), json_line(stored))
+            event = TraceEvent(
+                seq=seq,
+                type=str(stored["type"]),
+                time=moment,
+                offset_seconds=offset,
+                fields=MappingProxyType({k: v for k, v in stored.items() if k not in HEADER_KEYS}),
+            )
+            if self._sink is not None:
+                self._sink.emit(self.run_id, event)
+            return event
+
+    def _redacted(self, event: dict[str, Any]) -> dict[str, Any] | None:
+        """Fast path: redact the event's JSON line in one pass and decode it back.
+
+        Returns ``None`` when the event is not plain JSON data or the redacted line no
+        longer parses; the caller then redacts value by value. Over-redaction (a match
+        across JSON syntax) can only remove text, never keep a secret.
+        """
+        try:
+            line = json_line(event)
+        except (TypeError, ValueError):
+            return None
+        try:
+            decoded: dict[str, Any] = json.loads(self.redaction.redact(line))
+        except ValueError:
+            return None
+        return decoded
+
+    @property
+    def events(self) -> list[dict[str, Any]]:
+        """Copies of the stored events as JSON data, oldest first (see
+        :meth:`TraceEvent.to_dict`)."""
+        with self._lock:
+            return [json.loads(line) for line in self._lines]
+
+    @property
+    def records(self) -> list[TraceEvent]:
+        """The stored events as :class:`TraceEvent` records, oldest first."""
+        return [TraceEvent.from_dict(event) for event in self.events]
+
+    @property
+    def size_bytes(self) -> int:
+        """Size of :meth:`to_jsonl`'s output, in bytes (UTF-8)."""
+        return self._bytes
+
+    def of_type(self, type_: str) -> list[dict[str, Any]]:
+        """Copies of the events whose ``type`` is ``type_``."""
+        with self._lock:
+            return [
+                json.loads(line)
+                for line, kind in zip(self._lines, self._types, strict=True)
+                if kind == type_
+            ]
+
+    def to_jsonl(self) -> str:
+        """One JSON object per line, keys sorted, non-ASCII kept literal."""
+        with self._lock:
+            return "".join(line + "\n" for line in self._lines)
+
+    def write_jsonl(self, path: str | Path) -> None:
+        """Write :meth:`to_jsonl` to ``path`` (UTF-8)."""
+        Path(path).write_text(self.to_jsonl(), encoding="utf-8")
+
+    def __len__(self) -> int:
+        return len(self._lines)
