@@ -2,7 +2,7 @@
 
 A model only proposes tool calls; the runtime owns everything else. This package is
 the neutral core (it never imports LangChain): the data types, the rules in
-:mod:`agent_contract.policy`, and the offline reference loop :func:`run`.
+:mod:`agent_contract.runtime`, and the offline reference loop :func:`run`.
 """
 
 from .budget import Budget
@@ -25,8 +25,8 @@ from .executor import ToolExecutor
 from .loop import run
 from .messages import Completion, Message, ToolCall, Usage
 from .model import Model
-from .policy import Contract, RunResult, RunState, Stop, ToolCallRecord, validate_response
 from .results import ToolResult, serialize_result
+from .runtime import Contract, RunResult, RunState, Stop, ToolCallRecord, validate_response
 from .tools import ToolContext, ToolRegistry, ToolSpec
 from .trace import RedactionPolicy, Trace
 

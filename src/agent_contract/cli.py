@@ -68,7 +68,7 @@ from .exitcodes import (
 )
 from .loop import run as run_offline
 from .matrix import add_matrix_command
-from .policy import RunResult
+from .runtime import RunResult
 from .testing import FakeModel, tool_call
 
 __all__ = [

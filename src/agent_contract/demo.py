@@ -45,7 +45,7 @@ __all__ = [
 ]
 from .loop import resume as resume_offline
 from .loop import run as run_offline
-from .policy import Contract, RunResult
+from .runtime import Contract, RunResult
 from .store import FINISHED_PREFIX, RunStore
 from .testing import DemoModel
 from .tools import ToolSpec

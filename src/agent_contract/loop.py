@@ -1,8 +1,9 @@
 """The offline reference harness: a deterministic, bounded tool-calling loop.
 
-It is a thin driver of :class:`~agent_contract.policy.RunState`; every rule lives in
-:mod:`agent_contract.policy`. The LangChain middleware drives the same methods, so
-both harnesses agree by construction and the contract suite proves they still do.
+It is a thin driver of :class:`~agent_contract.runtime.RunState` (the driver protocol
+is in its docstring); every rule lives in :mod:`agent_contract.runtime`. The LangChain
+middleware drives the same operations, so both harnesses agree by construction and the
+contract suite proves they still do.
 
 Parallel tool calls run concurrently on the contract's worker pool and their tool
 messages are appended in the order the model issued the calls. A write call pauses the
@@ -12,21 +13,19 @@ continues it, in this process or another, once a human has decided.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from .approval import Approval
 from .budget import Budget
-from .errors import ModelError, ScriptExhaustedError
-from .faults import crashpoint
+from .errors import ConfigurationError, ModelError, ScriptExhaustedError
 from .messages import Completion, Message
 from .model import Model
-from .policy import Contract, RunResult, RunState, Stop
+from .runtime import Checkpoint, Contract, RunResult, RunState, Stop
 from .tools import ToolRegistry, ToolSpec
 from .trace import RedactionPolicy
 
-Checkpoint = Callable[[dict[str, Any]], None]
-"""Called with a run snapshot whenever it must be stored durably."""
+__all__ = ["resume", "run"]
 
 
 def run(
@@ -101,7 +100,7 @@ def resume(
     Order of work, so that a crash at any point is safe: the decisions are checked and
     recorded, the snapshot is handed to ``checkpoint`` (store it durably), and only then
     do approved writes run (each settles an unknown outcome first; see
-    ``RunState.execute_write``). Decisions recorded by an earlier, crashed resume are
+    :mod:`agent_contract.runtime.writes`). Decisions recorded by an earlier, crashed resume are
     carried out again with no new decision needed, and a write that already happened
     is verified, not repeated.
 
@@ -118,19 +117,23 @@ def resume(
         CheckpointError: the snapshot cannot be restored.
     """
     state, transcript = contract.restore(snapshot, context=context)
-    state.apply_approvals(approvals)
-    if checkpoint is not None:
-        checkpoint(state.snapshot(transcript))
-    crashpoint("after_approval")
-    for planned in state.decided_calls():
-        state.execute_write(planned)
-    messages = state.open_batch_messages()
+    for planned in state.resume(approvals, checkpoint=checkpoint, transcript=transcript):
+        state.execute(planned)
+    messages = state.batch_messages()
     if messages is None:
         return state.finish(
             state.pending_stop() or Stop(reason="pending_approval"), messages=transcript
         )
     transcript.extend(messages)
     return _drive(model, state, transcript, max_output_tokens, temperature)
+
+
+def _answers(state: RunState) -> list[Message]:
+    """The tool messages of a batch whose every call has its result."""
+    messages = state.batch_messages()
+    if messages is None:
+        raise ConfigurationError("a call of the batch has no result (a driver bug)")
+    return messages
 
 
 def _drive(
@@ -157,23 +160,23 @@ def _drive(
         except ScriptExhaustedError:
             raise
         except Exception as exc:  # noqa: BLE001 - any model failure stops the run, typed
-            return state.finish(state.model_failed(exc), messages=transcript)
+            return state.finish(Stop.model_error(exc), messages=transcript)
 
-        decision = state.accept_response(completion)
+        verdict = state.accept_response(completion)
         transcript.append(
-            Message(role="assistant", content=completion.text, tool_calls=decision.calls)
+            Message(role="assistant", content=completion.text, tool_calls=verdict.calls)
         )
-        if decision.shape == "final":
-            return state.finish(Stop(reason="answered"), messages=transcript, output=decision.text)
-        if decision.shape == "invalid":
-            transcript.extend(r.to_message() for r in decision.refusals)
+        if verdict.shape == "final":
+            return state.finish(Stop(reason="answered"), messages=transcript, output=verdict.text)
+        if verdict.shape == "invalid":
+            transcript.extend(r.to_message() for r in verdict.refusals)
             return state.finish(
-                decision.stop or Stop(reason="invalid_response"), messages=transcript
+                verdict.stop or Stop(reason="invalid_response"), messages=transcript
             )
 
-        plan = state.plan_tool_calls(decision.calls)
+        plan = state.plan_tool_calls(verdict.calls)
         if plan.stop is not None:  # refused whole: every call already holds its refusal
-            transcript.extend(state.batch_messages(plan))
+            transcript.extend(_answers(state))
             return state.finish(plan.stop, messages=transcript)
         # Start every runnable call, then wait for each in issue order.
         waiters = [state.submit(p) for p in plan.runnable]
@@ -182,4 +185,4 @@ def _drive(
         paused = state.pending_stop()
         if paused is not None:
             return state.finish(paused, messages=transcript)
-        transcript.extend(state.batch_messages(plan))
+        transcript.extend(_answers(state))

@@ -4,7 +4,7 @@ All types are frozen, keyword-only dataclasses, validated when constructed, so a
 typo'd role or a non-string id fails where it is made, not three steps later.
 Construction checks *types*; whether a completion obeys the response contract
 (exactly one of a final text or tool calls, ids present and unique, arguments a JSON
-object) is judged separately by :func:`agent_contract.policy.validate_response`,
+object) is judged separately by :func:`agent_contract.runtime.validate_response`,
 because a model is allowed to *say* something malformed and the runtime must be
 able to hold it in order to refuse it.
 """
@@ -176,7 +176,7 @@ class Usage:
 class Completion:
     """What a model returns for one call.
 
-    Legal shapes (judged by :func:`agent_contract.policy.validate_response`): a final
+    Legal shapes (judged by :func:`agent_contract.runtime.validate_response`): a final
     answer (non-empty ``text``, no ``tool_calls``) or a request (``tool_calls``, empty
     ``text``). Anything else is a contract violation, never an answer.
     """

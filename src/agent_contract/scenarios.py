@@ -4,7 +4,7 @@ A :class:`Scenario` is a script of model replies, the tools (built fresh per run
 around a :class:`Probe` that records what the handlers saw), a budget, and the
 expected observable outcome. A *harness* is any callable that runs a model and tools
 under the scenario's :class:`RunOptions` and returns a
-:class:`~agent_contract.policy.RunResult`; :func:`observe` turns that into an
+:class:`~agent_contract.runtime.RunResult`; :func:`observe` turns that into an
 :class:`Observation` (a plain view that a foreign harness, such as a bare
 ``create_agent``, can also produce), and :func:`evaluate` lists the problems, each
 tagged with the boundary it breaks.
@@ -40,7 +40,7 @@ from .errors import (
 from .loop import resume, run
 from .messages import Completion, Message, ToolCall
 from .model import Model
-from .policy import Contract, RunResult
+from .runtime import Contract, RunResult
 from .testing import FakeModel, Reply, tool_call, tool_calls
 from .tools import ToolContext, ToolSpec
 

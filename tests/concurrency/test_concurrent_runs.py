@@ -38,7 +38,7 @@ from agent_contract import (
     run,
 )
 from agent_contract.messages import Completion, ToolCall
-from agent_contract.policy import RunState, Stop
+from agent_contract.runtime import RunState
 from agent_contract_langchain import build_agent
 from agent_contract_langchain.messages import from_langchain_messages, to_langchain_messages
 from agent_contract_langchain.middleware import ContractContext
@@ -208,12 +208,8 @@ class Setup:
 
 def finish(state: RunState, final: dict[str, Any], mode: str) -> RunResult:
     """What ``agent_contract_langchain.harness.run_graph`` does after the graph returns."""
-    stop = state.halted or Stop(reason="invalid_response", detail="no contract decision")
-    return state.finish(
-        stop,
-        messages=from_langchain_messages(final["messages"]),
-        output=state.answer,
-        harness=f"langchain-{mode}",
+    return state.finish(  # the stop the middleware halted with
+        messages=from_langchain_messages(final["messages"]), harness=f"langchain-{mode}"
     )
 
 

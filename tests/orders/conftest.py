@@ -31,8 +31,8 @@ from agent_contract.faults import CRASH_ENV, CRASH_POINTS
 from agent_contract.loop import resume as resume_offline
 from agent_contract.loop import run as run_offline
 from agent_contract.model import Model
-from agent_contract.policy import Contract, RunResult
 from agent_contract.results import ToolOutput
+from agent_contract.runtime import Contract, RunResult
 from agent_contract.tools import ToolContext
 from agent_contract_langchain.durable import sqlite_checkpointer
 from agent_contract_langchain.harness import resume_agent, run_agent

@@ -21,8 +21,8 @@ from agent_contract.builtin_tools.orders import OrderStore, lookup_order_tool
 from agent_contract.demo import start_demo
 from agent_contract.errors import InvalidArgumentsError, UnauthorizedError
 from agent_contract.messages import ToolCall
-from agent_contract.policy import Contract, RunResult
 from agent_contract.results import TRUNCATION_MARKER
+from agent_contract.runtime import Contract, RunResult
 from agent_contract.testing import FakeModel, Reply, tool_call
 from agent_contract.tools import ToolContext
 from agent_contract_langchain.durable import sqlite_checkpointer

@@ -20,7 +20,7 @@ import pytest
 from agent_contract.approval import Approval, DecisionKind, approval_token, idempotency_key
 from agent_contract.demo import DemoRun, approve_demo, demo_tools, start_demo
 from agent_contract.errors import ApprovalError
-from agent_contract.policy import Contract, RunResult
+from agent_contract.runtime import Contract, RunResult
 from agent_contract.testing import DemoModel, FakeModel, tool_call, tool_calls
 from agent_contract_langchain import middleware as lc_middleware
 
@@ -302,10 +302,10 @@ def test_conflicting_decision_in_one_state(folder: Path) -> None:
     assert result.snapshot is not None
     state, _ = Contract(demo_tools(folder)).restore(result.snapshot)
     (pending,) = state.pending_approvals()
-    assert len(state.apply_approvals([Approval.for_pending(pending, "approve")])) == 1
-    assert len(state.apply_approvals([Approval.for_pending(pending, "approve")])) == 1
+    assert len(state.resume([Approval.for_pending(pending, "approve")])) == 1
+    assert len(state.resume([Approval.for_pending(pending, "approve")])) == 1
     with pytest.raises(ApprovalError, match="already decided"):
-        state.apply_approvals([Approval.for_pending(pending, "reject")])
+        state.resume([Approval.for_pending(pending, "reject")])
 
 
 # -- pitfall: the interrupted task re-runs from its start ------------------------------------------

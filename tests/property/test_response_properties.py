@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from agent_contract import Budget, Contract, ToolSpec, run
 from agent_contract.messages import Completion, ToolCall
-from agent_contract.policy import Violation, validate_response
+from agent_contract.runtime import Violation, validate_response
 from agent_contract.testing import FakeModel
 from agent_contract_langchain import run_agent
 from agent_contract_langchain.chat_model import message_id_for
@@ -144,7 +144,8 @@ def test_run_state_never_answers_an_invalid_reply(completion: Completion) -> Non
     else:
         assert decision.shape in ("final", "tool_calls")
         assert (decision.shape == "final") == (not completion.tool_calls)
-    assert state.answer is None  # judging a reply never records an answer by itself
+    # Judging a reply never records an answer by itself: only a driver's halt does.
+    assert state.finish(messages=[]).output is None
 
 
 def _echo_tool(ran: list[Any]) -> ToolSpec:

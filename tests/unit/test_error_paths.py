@@ -24,8 +24,8 @@ from agent_contract.errors import (
 )
 from agent_contract.executor import run_isolated
 from agent_contract.messages import ToolCall
-from agent_contract.policy import Stop
 from agent_contract.results import ToolResult
+from agent_contract.runtime import Stop
 from agent_contract.store import RunStore
 from agent_contract.testing import FakeModel, tool_call
 from agent_contract.trace import RedactionPolicy
@@ -139,8 +139,8 @@ def test_a_write_waiting_for_approval_cannot_be_executed_directly() -> None:
     )
     state = Contract([spec]).start()
     plan = state.plan_tool_calls([ToolCall(id="c1", name="send", arguments={"text": "x"})])
-    with pytest.raises(ConfigurationError, match="execute_write"):
+    with pytest.raises(ConfigurationError, match="after a human decision"):
         state.execute(plan.calls[0])
-    with pytest.raises(ConfigurationError, match="execute_write"):
+    with pytest.raises(ConfigurationError, match="after a human decision"):
         state.submit(plan.calls[0])
     assert ran == []

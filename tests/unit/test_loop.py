@@ -17,7 +17,7 @@ from agent_contract.builtin_tools import calculator_tool, policy_lookup_tool
 from agent_contract.errors import ScriptExhaustedError, UnauthorizedError
 from agent_contract.loop import run
 from agent_contract.messages import Completion, Message
-from agent_contract.policy import RunResult
+from agent_contract.runtime import RunResult
 from agent_contract.testing import DemoModel, FakeModel, tool_call, tool_calls
 from agent_contract.tools import ToolSpec
 

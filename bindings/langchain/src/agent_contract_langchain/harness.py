@@ -1,5 +1,5 @@
 """The LangChain harness: ``create_agent`` + :class:`ContractMiddleware`, returning the
-same :class:`~agent_contract.policy.RunResult` as the offline loop.
+same :class:`~agent_contract.runtime.RunResult` as the offline loop.
 
 Three ways to drive the graph, all through the same middleware:
 
@@ -27,10 +27,9 @@ from langgraph.types import Command
 from agent_contract.approval import Approval
 from agent_contract.budget import Budget
 from agent_contract.errors import CheckpointError, ConfigurationError
-from agent_contract.faults import crashpoint
 from agent_contract.messages import Message
 from agent_contract.model import Model
-from agent_contract.policy import Contract, RunResult, RunState, Stop
+from agent_contract.runtime import Contract, RunResult, RunState
 from agent_contract.scenarios import RunOptions, settle_approvals
 from agent_contract.tools import ToolRegistry, ToolSpec
 from agent_contract.trace import RedactionPolicy
@@ -210,16 +209,8 @@ def run_graph(
     transcript = from_langchain_messages(final.get("messages", ()))
     if system is not None:
         transcript.insert(0, Message(role="system", content=system))
-    return _finish(state, transcript, mode)
-
-
-def _finish(state: RunState, transcript: list[Message], mode: str) -> RunResult:
-    stop = (
-        state.pending_stop()
-        or state.halted
-        or Stop(reason="invalid_response", detail="the graph ended without a contract decision")
-    )
-    return state.finish(stop, messages=transcript, output=state.answer, harness=f"langchain-{mode}")
+    # The stop is the one the middleware halted with (or the pause, while writes wait).
+    return state.finish(messages=transcript, harness=f"langchain-{mode}")
 
 
 def run_agent(
@@ -337,12 +328,14 @@ def resume_graph(
     if not current.values:
         raise CheckpointError(f"no LangGraph checkpoint for thread {state.run_id!r}")
     interrupts = list(current.interrupts)
-    if not interrupts and not state.decided_calls():
+    decided = [p for p in state.pending_approvals() if state.decision_for(p.tool_call_id)]
+    if not interrupts and not decided:
         raise CheckpointError(f"thread {state.run_id!r} has no pending approval to resume")
-    state.apply_approvals(approvals)
-    if checkpoint is not None:
-        checkpoint(state.snapshot(from_langchain_messages(current.values.get("messages", ()))))
-    crashpoint("after_approval")
+    state.resume(
+        approvals,
+        checkpoint=checkpoint,
+        transcript=from_langchain_messages(current.values.get("messages", ())),
+    )
     value = {"decisions": [a.to_dict() for a in approvals]}
     command: Command[Any] = Command(
         resume={i.id: value for i in interrupts if _decided(state, i.value)}

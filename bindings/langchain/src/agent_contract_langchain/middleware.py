@@ -8,7 +8,7 @@ the model and tools nodes (no extra graph steps):
   response (shape, ids, arguments); plans the whole batch of tool calls (tool-call
   budget, identical repeats, allowlist, JSON-Schema validation) before any runs. A
   stop ends the graph with ``jump_to="end"`` and leaves the reason in the
-  :class:`~agent_contract.policy.RunState` (and in the ``agent_contract_stop`` state
+  :class:`~agent_contract.runtime.RunState` (and in the ``agent_contract_stop`` state
   key); every refused call gets its bound error ``ToolMessage``. No ``AIMessage`` is
   invented, so a stop can never look like an answer.
 - ``wrap_tool_call`` / ``awrap_tool_call``: answers refused calls without running
@@ -52,9 +52,9 @@ from agent_contract.errors import (
     ScriptExhaustedError,
     ToolError,
 )
-from agent_contract.faults import crashpoint
-from agent_contract.policy import Contract, PlannedCall, RunState, Stop
 from agent_contract.results import error_content
+from agent_contract.runtime import Contract, PlannedCall, RunState, Stop
+from agent_contract.tools import ToolContext
 
 from .messages import ai_message_to_completion
 from .tools import RawValue, current_tool_context, to_tool_message
@@ -120,7 +120,7 @@ def _unwrap(output: Any) -> Any:
 
 
 class ContractMiddleware(AgentMiddleware[ContractAgentState, Any, Any]):
-    """Enforces an :class:`~agent_contract.policy.Contract` inside ``create_agent``.
+    """Enforces an :class:`~agent_contract.runtime.Contract` inside ``create_agent``.
 
     Args:
         contract: the tools' allowlist, budget, redaction and executor. Its registry
@@ -190,26 +190,26 @@ class ContractMiddleware(AgentMiddleware[ContractAgentState, Any, Any]):
                 [],
                 response.result,
             )
-        decision = state.accept_response(ai_message_to_completion(ai))
+        verdict = state.accept_response(ai_message_to_completion(ai))
         redaction = self.contract.redaction
-        if decision.shape == "final":
-            state.halt(Stop(reason="answered"), decision.text)
+        if verdict.shape == "final":
+            state.halt(Stop(reason="answered"), verdict.text)
             return ExtendedModelResponse(
                 model_response=response,
                 command=Command(update=self._stop_update(Stop(reason="answered"))),
             )
-        if decision.shape == "invalid":
-            stop = decision.stop or Stop(reason="invalid_response")
-            messages = [to_tool_message(r, redaction) for r in decision.refusals]
+        if verdict.shape == "invalid":
+            stop = verdict.stop or Stop(reason="invalid_response")
+            messages = [to_tool_message(r, redaction) for r in verdict.refusals]
             return self._stop_response(state, stop, messages, response.result)
-        plan = state.plan_tool_calls(decision.calls)
-        if plan.stop is not None:
-            messages = [to_tool_message(r, redaction) for r in state.batch_results(plan)]
+        plan = state.plan_tool_calls(verdict.calls)
+        if plan.stop is not None:  # refused whole: every call holds its refusal
+            messages = [to_tool_message(p.refusal, redaction) for p in plan.calls if p.refusal]
             return self._stop_response(state, plan.stop, messages, response.result)
         return response
 
     def _model_failed(self, state: RunState, exc: Exception) -> ExtendedModelResponse[Any]:
-        return self._stop_response(state, state.model_failed(exc), [], [])
+        return self._stop_response(state, Stop.model_error(exc), [], [])
 
     # -- model hooks -------------------------------------------------------------------
 
@@ -289,23 +289,21 @@ class ContractMiddleware(AgentMiddleware[ContractAgentState, Any, Any]):
                 {"type": APPROVAL_INTERRUPT, "run_id": state.run_id, **pending.to_dict()}
             )
             decisions = answer.get("decisions", []) if isinstance(answer, dict) else []
-            state.apply_approvals(
+            state.resume(
                 [
                     Approval.from_dict(d)
                     for d in decisions
                     if isinstance(d, dict) and d.get("tool_call_id") == planned.call_id
                 ]
             )
-            crashpoint("after_approval")
         result = state.result_for(planned.call_id)
         if result is None:
-            decided = next((p for p in state.decided_calls() if p.call_id == planned.call_id), None)
-            if decided is None:
+            if state.decision_for(planned.call_id) is None:
                 raise ApprovalError(
                     f"resumed without a decision for {planned.call_id!r}",
                     tool_call_id=planned.call_id,
                 )
-            result = state.execute_write(decided)
+            result = state.execute(planned)  # with the decided arguments (an edit's)
         return to_tool_message(result, self.contract.redaction)
 
     def wrap_tool_call(
@@ -322,9 +320,8 @@ class ContractMiddleware(AgentMiddleware[ContractAgentState, Any, Any]):
         if planned.approval is not None:
             return self._write(state, planned)
         prepared = self._prepared(request, planned)
-        context = state.tool_context(planned)
 
-        def invoke() -> Any:
+        def invoke(context: ToolContext) -> Any:
             current_tool_context.set(context)
             return _unwrap(handler(prepared))
 
@@ -347,9 +344,8 @@ class ContractMiddleware(AgentMiddleware[ContractAgentState, Any, Any]):
                 contextvars.copy_context().run, self._write, state, planned
             )
         prepared = self._prepared(request, planned)
-        context = state.tool_context(planned)
 
-        async def ainvoke() -> Any:
+        async def ainvoke(context: ToolContext) -> Any:
             current_tool_context.set(context)
             return _unwrap(await handler(prepared))
 

@@ -39,7 +39,7 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from agent_contract.model import Model
-from agent_contract.policy import RunResult
+from agent_contract.runtime import RunResult
 from agent_contract.scenarios import Harness, Outcome, RunOptions, Scenario
 from agent_contract.suite import ContractSuite
 from agent_contract.tools import ToolSpec

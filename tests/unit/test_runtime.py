@@ -26,7 +26,7 @@ from agent_contract.errors import (
 )
 from agent_contract.loop import resume, run
 from agent_contract.messages import Completion, Message, ToolCall
-from agent_contract.policy import Contract, RunResult, call_key, validate_response
+from agent_contract.runtime import Contract, RunResult, call_key, validate_response
 from agent_contract.testing import FakeModel, tool_call, tool_calls
 from agent_contract.tools import ToolContext, ToolSpec
 from agent_contract.trace import MemorySink
@@ -784,8 +784,6 @@ def test_refused_plan_cannot_be_submitted() -> None:
     assert state.execute(plan.calls[0]) is refusal  # refused calls return their refusal
     with pytest.raises(ConfigurationError):
         state.submit(plan.calls[0])
-    with pytest.raises(ConfigurationError):
-        state.default_invoke(plan.calls[0])
 
 
 def test_parallel_results_keep_issue_order_when_first_is_slowest() -> None:

@@ -1,0 +1,41 @@
+"""The runtime: every rule of the contract, behind one seam.
+
+:class:`Contract` is the configuration; :meth:`Contract.start` gives a
+:class:`RunState`, whose docstring is the driver protocol. The modules behind it, one
+phase each: :mod:`~agent_contract.runtime.response` (the response contract),
+:mod:`~agent_contract.runtime.planning` (admitting a batch),
+:mod:`~agent_contract.runtime.execution` (running a call),
+:mod:`~agent_contract.runtime.writes` (preview, approval, idempotency, verification),
+:mod:`~agent_contract.runtime.ledger` (the call-ID ledger, the one path every result
+takes), :mod:`~agent_contract.runtime.snapshot` (pausing across processes) and
+:mod:`~agent_contract.runtime.records` (what a run reports).
+"""
+
+from .contract import Contract
+from .execution import AsyncInvoke, Invoke
+from .ledger import PlannedCall
+from .planning import BatchPlan, call_key
+from .records import RunResult, Stop, ToolCallRecord
+from .response import ResponseShape, ResponseVerdict, Violation, ViolationCode, validate_response
+from .snapshot import SNAPSHOT_VERSION
+from .state import Checkpoint, RunState
+
+__all__ = [
+    "SNAPSHOT_VERSION",
+    "AsyncInvoke",
+    "BatchPlan",
+    "Checkpoint",
+    "Contract",
+    "Invoke",
+    "PlannedCall",
+    "ResponseShape",
+    "ResponseVerdict",
+    "RunResult",
+    "RunState",
+    "Stop",
+    "ToolCallRecord",
+    "Violation",
+    "ViolationCode",
+    "call_key",
+    "validate_response",
+]

@@ -1,0 +1,155 @@
+"""The contract's configuration: tools, allowlist, budget, redaction, executor, sink.
+
+One :class:`Contract` is shared by every run and every harness; :meth:`Contract.start`
+begins a run (a :class:`~agent_contract.runtime.RunState`) and :meth:`Contract.restore`
+continues a paused one from its snapshot.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ..budget import Budget
+from ..errors import ConfigurationError
+from ..executor import ToolExecutor, default_executor
+from ..messages import Message
+from ..tools import ToolRegistry, ToolSpec
+from ..trace import RedactionPolicy, TraceSink
+from .snapshot import load
+from .state import RunState
+
+__all__ = ["Contract"]
+
+
+class Contract:
+    """The contract's configuration, shared by every run and every harness.
+
+    Args:
+        tools: a registry or the specs to register.
+        budget: run limits; defaults to :class:`Budget()`.
+        allowlist: names of the tools this contract lets run; ``None`` allows every
+            registered tool. Only allowlisted tools are offered to the model.
+        redaction: the redaction policy; ``secrets`` are added to it.
+        secrets: exact values that must never leave a run.
+        executor: the worker pool; defaults to the process-wide one.
+        expose_exception_text: show (redacted) exception text to the model for tool
+            failures that are not ToolErrors. Off by default.
+        trace_sink: receives every trace event of every run of this contract as it is
+            recorded (see :mod:`agent_contract.trace.sinks`); each run also keeps its
+            own trace.
+
+    Raises:
+        ConfigurationError: the allowlist names a tool that is not registered.
+    """
+
+    def __init__(
+        self,
+        tools: ToolRegistry | Iterable[ToolSpec] = (),
+        *,
+        budget: Budget | None = None,
+        allowlist: Iterable[str] | None = None,
+        redaction: RedactionPolicy | None = None,
+        secrets: Iterable[str] = (),
+        executor: ToolExecutor | None = None,
+        expose_exception_text: bool = False,
+        trace_sink: TraceSink | None = None,
+    ) -> None:
+        self.registry = tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools)
+        self.budget = budget or Budget()
+        if allowlist is not None:
+            names = frozenset(allowlist)
+            unknown = sorted(n for n in names if n not in self.registry)
+            if unknown:
+                raise ConfigurationError(f"allowlist names unregistered tools: {unknown}")
+            self.allowlist: frozenset[str] | None = names
+        else:
+            self.allowlist = None
+        base = redaction or RedactionPolicy()
+        secrets = tuple(secrets)
+        self.redaction = base.with_secrets(secrets) if secrets else base
+        self._executor = executor
+        self.expose_exception_text = expose_exception_text
+        self.trace_sink = trace_sink
+
+    @classmethod
+    def of(
+        cls,
+        tools: ToolRegistry | Iterable[ToolSpec] | Contract,
+        *,
+        budget: Budget | None = None,
+        allowlist: Iterable[str] | None = None,
+        redaction: RedactionPolicy | None = None,
+        secrets: Iterable[str] = (),
+    ) -> Contract:
+        """``tools`` if it is a Contract already (then the options must be unset), else a
+        new Contract built from the tools and options. Harness entry points use it.
+
+        Raises:
+            ConfigurationError: a Contract combined with options.
+        """
+        if isinstance(tools, Contract):
+            secrets = tuple(secrets)
+            if budget is not None or allowlist is not None or redaction is not None or secrets:
+                raise ConfigurationError("pass budget/allowlist/redaction/secrets to the Contract")
+            return tools
+        return cls(tools, budget=budget, allowlist=allowlist, redaction=redaction, secrets=secrets)
+
+    def restore(
+        self, snapshot: Mapping[str, Any], *, context: Mapping[str, Any] | None = None
+    ) -> tuple[RunState, list[Message]]:
+        """Rebuild a paused run from :meth:`RunState.snapshot` with this contract's tools.
+
+        Returns:
+            ``(state, transcript)``.
+
+        Raises:
+            CheckpointError: another snapshot version, a tool that is no longer
+                registered, or a snapshot that is not well-formed. Never starts afresh.
+        """
+        values = dict(context or {})
+        return load(
+            snapshot,
+            lambda run_id, caller: RunState(
+                self, run_id=run_id, caller=caller, context=values, restoring=True
+            ),
+        )
+
+    @property
+    def executor(self) -> ToolExecutor:
+        """The worker pool tool handlers run on."""
+        return self._executor or default_executor()
+
+    def is_allowed(self, name: str) -> bool:
+        """True when ``name`` is registered and inside the allowlist."""
+        return name in self.registry and (self.allowlist is None or name in self.allowlist)
+
+    def offered_names(self) -> list[str]:
+        """Names of the tools offered to the model, in registration order."""
+        return [n for n in self.registry.names() if self.is_allowed(n)]
+
+    def offered_tools(self) -> list[dict[str, Any]]:
+        """The JSON tool definitions offered to the model (allowlisted tools only)."""
+        return self.registry.list_tools(self.allowlist)
+
+    def start(
+        self,
+        *,
+        run_id: str | None = None,
+        caller: str | None = None,
+        context: Mapping[str, Any] | None = None,
+    ) -> RunState:
+        """Begin one run.
+
+        Args:
+            run_id: defaults to a random id.
+            caller: the identity the run acts for (tools read it from ToolContext).
+            context: application values handed to context-aware tools.
+        """
+        return RunState(
+            self,
+            run_id=run_id or f"run-{uuid.uuid4().hex[:12]}",
+            caller=caller,
+            context=dict(context or {}),
+        )

@@ -1,0 +1,221 @@
+"""Running one admitted call: the timeout, the worker pool or a killable process, and the
+classified result of what happened.
+
+Each function takes the :class:`~agent_contract.runtime.RunState` it serves; the
+result of a call is recorded through the state's ledger (its one way in) before it is
+returned.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Final
+
+from ..errors import ConfigurationError
+from ..executor import Invocation, arun_with_timeout, run_isolated
+from ..results import ToolResult, classify_exception, error_result, success_result
+from ..tools import ToolContext, ToolSpec
+from .ledger import PlannedCall
+
+if TYPE_CHECKING:
+    from .contract import Contract
+    from .state import RunState
+
+__all__ = [
+    "ISOLATION_GRACE_SECONDS",
+    "AsyncInvoke",
+    "Invoke",
+    "aexecute",
+    "failed",
+    "result_from",
+    "submit",
+    "timeout_for",
+    "tool_context",
+]
+
+ISOLATION_GRACE_SECONDS: Final = 5.0
+"""Extra seconds a pool thread may take to start and reap an isolated tool's process."""
+
+Invoke = Callable[[ToolContext], Any]
+"""How a driver runs a call: called with the call's :class:`ToolContext`, returns the
+tool's raw value (or raises)."""
+
+AsyncInvoke = Callable[[ToolContext], Awaitable[Any]]
+"""The async twin of :data:`Invoke`."""
+
+
+def tool_context(
+    state: RunState, call_id: str, *, idempotency_key: str | None = None
+) -> ToolContext:
+    """The :class:`ToolContext` a handler of call ``call_id`` gets."""
+    return ToolContext(
+        run_id=state.run_id,
+        tool_call_id=call_id,
+        caller=state.caller,
+        values=state.context,
+        idempotency_key=idempotency_key,
+    )
+
+
+def timeout_for(state: RunState, spec: ToolSpec) -> float:
+    """The tool's timeout in seconds, capped by what is left of the run's deadline."""
+    timeout = float(spec.timeout_seconds)
+    deadline = state.contract.budget.deadline_seconds
+    if deadline is not None:
+        timeout = max(0.0, min(timeout, deadline - state.usage.elapsed()))
+    return timeout
+
+
+def _runnable_spec(planned: PlannedCall) -> ToolSpec:
+    """The spec of a call that may run now.
+
+    Raises:
+        ConfigurationError: the call was refused, or is a write call (writes run only
+            after a human decision, through :meth:`RunState.execute`).
+    """
+    if planned.spec is None or planned.refusal is not None:
+        raise ConfigurationError("a planned call without a spec or refusal cannot run")
+    if planned.approval is not None:
+        raise ConfigurationError(
+            "a write call runs only after a human decision (RunState.resume, then execute)"
+        )
+    return planned.spec
+
+
+def _default_invoke(spec: ToolSpec, arguments: dict[str, Any]) -> Invoke:
+    """The plain way to run a call: its handler with its own copy of the arguments."""
+    copied = copy.deepcopy(arguments)
+    if spec.needs_context:
+        return lambda context: spec.handler(context, **copied)
+    return lambda context: spec.handler(**copied)
+
+
+def submit(
+    state: RunState, planned: PlannedCall, invoke: Invoke | None = None
+) -> Callable[[], ToolResult]:
+    """Start one admitted call; the returned function waits for it and records the
+    result (see :meth:`RunState.submit`)."""
+    spec = _runnable_spec(planned)
+    timeout = timeout_for(state, spec)
+    context = tool_context(state, planned.call_id)
+    if spec.isolation == "process":
+        args = (context,) if spec.needs_context else ()
+        kwargs = copy.deepcopy(planned.arguments)
+        handler = spec.handler
+        isolated = state.contract.executor.submit(
+            lambda: run_isolated(handler, args, kwargs, timeout)
+        )
+
+        def wait_isolated() -> ToolResult:
+            outer = isolated.result(timeout + ISOLATION_GRACE_SECONDS)
+            invocation = outer.value if isinstance(outer.value, Invocation) else outer
+            return state.record_result(
+                result_from(state.contract, planned, spec, invocation, timeout)
+            )
+
+        return wait_isolated
+    run = invoke or _default_invoke(spec, planned.arguments)
+    handle = state.contract.executor.submit(lambda: run(context))
+
+    def wait() -> ToolResult:
+        invocation = handle.result(timeout)
+        return state.record_result(result_from(state.contract, planned, spec, invocation, timeout))
+
+    return wait
+
+
+async def aexecute(state: RunState, planned: PlannedCall, ainvoke: AsyncInvoke) -> ToolResult:
+    """Await one admitted call with its timeout and record the result (see
+    :meth:`RunState.aexecute`)."""
+    spec = _runnable_spec(planned)
+    if spec.isolation == "process":
+        return await asyncio.to_thread(lambda: submit(state, planned)())
+    timeout = timeout_for(state, spec)
+    context = tool_context(state, planned.call_id)
+    invocation = await arun_with_timeout(lambda: ainvoke(context), timeout)
+    return state.record_result(result_from(state.contract, planned, spec, invocation, timeout))
+
+
+def result_from(
+    contract: Contract,
+    planned: PlannedCall,
+    spec: ToolSpec,
+    invocation: Invocation,
+    timeout: float,
+) -> ToolResult:
+    """The classified result of an invocation: killed, not started, timed out (outcome
+    unknown, side effects possible), failed, or the serialized, size-limited value."""
+    call_id, name, redaction = planned.call_id, spec.name, contract.redaction
+    if invocation.killed:
+        return error_result(
+            call_id,
+            name,
+            "timeout",
+            f"tool {name!r} did not finish within {timeout:.3g} s and its process was "
+            "killed; nothing it had not done yet can happen, but work before the kill may "
+            "have happened",
+            redaction=redaction,
+            outcome="killed",
+            side_effects_possible=True,
+            duration_seconds=invocation.duration_seconds,
+        )
+    if invocation.timed_out:
+        if not invocation.started:
+            return error_result(
+                call_id,
+                name,
+                "timeout",
+                f"tool {name!r} did not start within {timeout:.3g} s; it was not run",
+                redaction=redaction,
+                outcome="not_run",
+            )
+        return error_result(
+            call_id,
+            name,
+            "timeout",
+            f"tool {name!r} did not finish within {timeout:.3g} s; its outcome is unknown "
+            "and side effects are possible",
+            redaction=redaction,
+            outcome="unknown",
+            side_effects_possible=True,
+            duration_seconds=invocation.duration_seconds,
+        )
+    if invocation.error is not None:
+        return failed(contract, call_id, name, invocation.error, invocation.duration_seconds)
+    return success_result(
+        call_id,
+        name,
+        invocation.value,
+        max_result_chars=spec.max_result_chars,
+        on_oversize=spec.on_oversize,
+        redaction=redaction,
+        duration_seconds=invocation.duration_seconds,
+        artifact=invocation.value,
+    )
+
+
+def failed(
+    contract: Contract,
+    call_id: str,
+    name: str,
+    error: BaseException,
+    duration_seconds: float,
+    *,
+    side_effects_possible: bool = False,
+) -> ToolResult:
+    """The classified error result of a handler that raised (outcome ``failed``)."""
+    kind, message = classify_exception(
+        error, name, expose_exception_text=contract.expose_exception_text
+    )
+    return error_result(
+        call_id,
+        name,
+        kind,
+        message,
+        redaction=contract.redaction,
+        outcome="failed",
+        side_effects_possible=side_effects_possible,
+        duration_seconds=duration_seconds,
+    )

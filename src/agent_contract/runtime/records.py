@@ -1,0 +1,141 @@
+"""What a run reports: why it stopped (:class:`Stop`), each tool call as the report shows
+it (:class:`ToolCallRecord`), and the whole result (:class:`RunResult`), the same on every
+harness."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ..approval import PendingApproval
+from ..errors import ErrorKind, StopReason
+from ..messages import Message
+from ..results import Outcome
+from ..trace import Trace
+
+__all__ = ["RunResult", "Stop", "ToolCallRecord"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Stop:
+    """Why a run ends (or pauses)."""
+
+    reason: StopReason
+    """The named stop reason."""
+    detail: str = ""
+    """Human-readable detail with limits and observed values."""
+
+    @classmethod
+    def model_error(cls, exc: BaseException) -> Stop:
+        """The stop for a model that raised: ``model_error``, naming only the exception's
+        type (its text may hold anything, secrets included)."""
+        return cls(reason="model_error", detail=f"the model raised {type(exc).__name__}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolCallRecord:
+    """A tool call as the run report shows it."""
+
+    id: str | None
+    """The ``tool_call_id`` (None only for a call that broke the contract without one)."""
+    name: str
+    """The tool the model asked for."""
+    status: Literal["success", "error"]
+    """How the call ended."""
+    error_kind: ErrorKind | None = None
+    """The classification, for errors."""
+    outcome: Outcome = "succeeded"
+    """``succeeded``, ``failed``, ``unknown``, ``killed`` or ``not_run``."""
+    side_effects_possible: bool = False
+    """True when a failed call may still have changed something."""
+    arguments: Any = None
+    """The arguments (validated, redacted)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form, without arguments."""
+        data: dict[str, Any] = {"id": self.id, "name": self.name, "status": self.status}
+        if self.error_kind is not None:
+            data["error_kind"] = self.error_kind
+            data["outcome"] = self.outcome
+            data["side_effects_possible"] = self.side_effects_possible
+        return data
+
+    def to_state(self) -> dict[str, Any]:
+        """Complete JSON-ready form, for snapshots."""
+        return {
+            **self.to_dict(),
+            "outcome": self.outcome,
+            "side_effects_possible": self.side_effects_possible,
+            "arguments": self.arguments,
+        }
+
+    @classmethod
+    def from_state(cls, data: Mapping[str, Any]) -> ToolCallRecord:
+        """Inverse of :meth:`to_state`.
+
+        Raises:
+            KeyError: ``name`` or ``status`` is missing.
+        """
+        return cls(
+            id=data.get("id"),
+            name=str(data["name"]),
+            status=data["status"],
+            error_kind=data.get("error_kind"),
+            outcome=data.get("outcome", "succeeded"),
+            side_effects_possible=bool(data.get("side_effects_possible", False)),
+            arguments=data.get("arguments"),
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunResult:
+    """What a run produced, the same on every harness."""
+
+    run_id: str
+    """Unique id of the run."""
+    stop_reason: StopReason
+    """Why it ended; only ``answered`` carries an answer."""
+    stop_detail: str
+    """Human-readable detail of the stop."""
+    output: str | None
+    """The answer (redacted) when ``stop_reason == "answered"``, else ``None``."""
+    messages: tuple[Message, ...]
+    """The transcript, oldest first."""
+    trace: Trace
+    """The redacted trace."""
+    tool_calls: tuple[ToolCallRecord, ...]
+    """Every call the model issued, in issue order, with how it ended."""
+    usage: Mapping[str, Any]
+    """Budget usage at the end (model steps, tool calls, elapsed seconds)."""
+    harness: str = "offline"
+    """Which driver produced it."""
+    pending_approvals: tuple[PendingApproval, ...] = ()
+    """For ``pending_approval``: the write calls waiting for a decision."""
+    snapshot: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
+    """For ``pending_approval``: the JSON state to resume from (see ``Contract.restore``)."""
+
+    @property
+    def answered(self) -> bool:
+        """True when the run ended with an answer."""
+        return self.stop_reason == "answered"
+
+    def trajectory(self) -> list[str]:
+        """The tool names the model called, in order."""
+        return [record.name for record in self.tool_calls]
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON summary; raw messages are left out on purpose."""
+        return {
+            "run_id": self.run_id,
+            "harness": self.harness,
+            "stop_reason": self.stop_reason,
+            "stop_detail": self.stop_detail,
+            "output": self.output,
+            "tool_calls": [record.to_dict() for record in self.tool_calls],
+            "pending_approvals": [
+                {k: v for k, v in p.to_dict().items() if k != "arguments"}
+                for p in self.pending_approvals
+            ],
+            "usage": dict(self.usage),
+        }

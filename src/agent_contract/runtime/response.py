@@ -1,0 +1,153 @@
+"""The response contract: a model response is a final answer or tool calls, nothing else.
+
+:func:`validate_response` judges a completion (shape, call ids, arguments) and
+:class:`ResponseVerdict` is what the run makes of it. A model is allowed to *say*
+something malformed; the runtime holds it in order to refuse it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ..messages import Completion, ToolCall
+from ..results import ToolResult
+from .records import Stop
+
+__all__ = ["ResponseShape", "ResponseVerdict", "Violation", "ViolationCode", "validate_response"]
+
+ResponseShape = Literal["final", "tool_calls", "invalid"]
+"""The two legal shapes of a model response, or ``invalid``."""
+
+ViolationCode = Literal[
+    "text_and_tool_calls",
+    "empty_response",
+    "empty_tool_name",
+    "missing_call_id",
+    "duplicate_call_id",
+    "arguments_not_object",
+    "unparseable_arguments",
+]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Violation:
+    """One way a model response broke the response contract."""
+
+    code: ViolationCode
+    """Machine-readable reason."""
+    message: str
+    """Human-readable reason."""
+    tool_call_id: str | None = None
+    """The call it concerns, when the call has an id."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {"code": self.code, "message": self.message, "tool_call_id": self.tool_call_id}
+
+
+def _normalize_arguments(call: ToolCall) -> tuple[Any, Violation | None]:
+    args = call.arguments
+    if isinstance(args, str):
+        try:
+            args = json.loads(args)
+        except (ValueError, RecursionError):  # RecursionError: nested too deep to parse
+            return call.arguments, Violation(
+                code="unparseable_arguments",
+                message=f"arguments of call {call.id!r} are not valid JSON",
+                tool_call_id=call.id or None,
+            )
+    if not isinstance(args, dict):
+        return args, Violation(
+            code="arguments_not_object",
+            message=(
+                f"arguments of call {call.id!r} must be a JSON object, got {type(args).__name__}"
+            ),
+            tool_call_id=call.id or None,
+        )
+    return args, None
+
+
+def validate_response(
+    completion: Completion, *, seen_ids: Iterable[str] = ()
+) -> tuple[tuple[ToolCall, ...], tuple[Violation, ...]]:
+    """Judge a completion against the response contract.
+
+    A response has exactly two legal shapes: a final answer (non-blank text, no tool
+    calls) or one or more tool calls (blank text). Each call needs a non-empty name, an
+    id that is unique within the response and the run, and arguments that are a JSON
+    object (a JSON *string* holding an object is accepted and parsed).
+
+    Args:
+        completion: what the model returned.
+        seen_ids: tool-call ids issued earlier in the run.
+
+    Returns:
+        ``(calls, violations)``: the calls with arguments normalized to dicts (invalid
+        calls keep their raw arguments), and every violation found; no violations
+        means the response is legal.
+    """
+    violations: list[Violation] = []
+    has_text = bool(completion.text.strip())
+    if has_text and completion.tool_calls:
+        violations.append(
+            Violation(
+                code="text_and_tool_calls",
+                message="a response is either a final text or tool calls, not both",
+            )
+        )
+    if not has_text and not completion.tool_calls:
+        violations.append(
+            Violation(code="empty_response", message="the response has neither text nor tool calls")
+        )
+    seen = set(seen_ids)
+    calls: list[ToolCall] = []
+    for call in completion.tool_calls:
+        call_id = call.id or None
+        if not call.name.strip():
+            violations.append(
+                Violation(
+                    code="empty_tool_name",
+                    message=f"call {call_id!r} has an empty tool name",
+                    tool_call_id=call_id,
+                )
+            )
+        if call_id is None:
+            violations.append(
+                Violation(code="missing_call_id", message=f"a call to {call.name!r} has no id")
+            )
+        elif call_id in seen:
+            violations.append(
+                Violation(
+                    code="duplicate_call_id",
+                    message=f"tool_call_id {call_id!r} is used more than once in this run",
+                    tool_call_id=call_id,
+                )
+            )
+        else:
+            seen.add(call_id)
+        arguments, problem = _normalize_arguments(call)
+        if problem is not None:
+            violations.append(problem)
+        calls.append(ToolCall(id=call.id, name=call.name, arguments=arguments))
+    return tuple(calls), tuple(violations)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ResponseVerdict:
+    """The verdict on one model response (what :meth:`RunState.accept_response` returns)."""
+
+    shape: ResponseShape
+    """Which legal shape it has, or ``invalid``."""
+    text: str = ""
+    """The answer, for ``final``."""
+    calls: tuple[ToolCall, ...] = ()
+    """The calls (arguments normalized), for ``tool_calls`` and ``invalid``."""
+    violations: tuple[Violation, ...] = ()
+    """For ``invalid``."""
+    refusals: tuple[ToolResult, ...] = ()
+    """For ``invalid``: one error result per distinct call id, bound to it."""
+    stop: Stop | None = None
+    """For ``invalid``: the ``invalid_response`` stop."""

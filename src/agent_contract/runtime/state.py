@@ -1,0 +1,425 @@
+"""The state of one run, and the one seam every driver uses: :class:`RunState`."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from .. import budget as budget_checks
+from ..approval import Approval, PendingApproval
+from ..budget import BudgetUsage
+from ..faults import crashpoint
+from ..messages import Completion, Message, ToolCall
+from ..results import ToolResult
+from ..trace import Trace
+from . import execution, snapshot, writes
+from .execution import AsyncInvoke, Invoke
+from .ledger import CallLedger, PlannedCall
+from .planning import BatchPlan, plan_batch
+from .records import RunResult, Stop
+from .response import ResponseShape, ResponseVerdict, validate_response
+
+if TYPE_CHECKING:
+    from .contract import Contract
+
+__all__ = ["Checkpoint", "RunState"]
+
+Checkpoint = Callable[[dict[str, Any]], None]
+"""Called with a run snapshot whenever it must be stored durably."""
+
+
+class RunState:
+    """The mutable state of one run, and the one seam every driver uses.
+
+    A driver (the offline loop, the LangChain middleware and runner, a binding of your
+    own) gets a RunState and calls only the operations below; every rule lives behind
+    them, so two drivers cannot drift apart. Thread-safe: the calls of a batch may run
+    and be recorded concurrently.
+
+    The driver protocol, in the order a run uses it:
+
+    1. **start**: ``Contract.start(...)`` gives a new run; ``Contract.restore(snapshot)``
+       a paused one (with its transcript).
+    2. **before model call**: ``check_before_model_call() -> Stop | None`` closes the
+       last batch and checks deadline, trace size and step budget; ``None`` means call
+       the model now (the step is counted).
+    3. **accept response**: ``accept_response(completion) -> ResponseVerdict`` judges the
+       reply: ``final`` (end with its text), ``tool_calls`` (plan them) or ``invalid``
+       (its refusals are recorded; end with its stop).
+    4. **plan batch**: ``plan_tool_calls(calls) -> BatchPlan`` admits or refuses the
+       batch; each call is runnable, refused (its refusal recorded) or waiting for
+       approval.
+    5. **execute**: ``execute(planned, invoke=None) -> ToolResult`` runs one call and
+       records its result; ``submit(planned, invoke=None)`` starts it and returns the
+       function that waits; ``aexecute(planned, ainvoke)`` is the async form. A
+       refused call returns its refusal; a write runs only once a human approved it.
+    6. **record result**: ``record_result(result) -> ToolResult`` is the ledger's one
+       way in, for a driver that runs a tool by other means; every result the other
+       operations produce goes through it.
+    7. **pause / resume**: ``pending_stop() -> Stop | None`` is the ``pending_approval``
+       pause while write calls wait; ``resume(approvals, checkpoint=None, transcript=())
+       -> tuple[PlannedCall, ...]`` checks and records human decisions (a bad one
+       changes nothing), stores the snapshot, and returns the approved writes to
+       ``execute``.
+    8. **finish**: ``halt(stop, output=None)`` records the stop a driver reached inside a
+       framework that ends the run by itself; ``finish(stop=None, *, messages,
+       output=None, harness=...) -> RunResult`` closes the batch, records the stop
+       (given; else the pause; else the halted stop; else ``invalid_response``) and
+       builds the result.
+
+    Lookups a driver may read: ``run_id``, ``contract``, ``planned_call(tool_call_id)``,
+    ``result_for(tool_call_id)``, ``decision_for(tool_call_id)``,
+    ``pending_approvals()``, ``batch_messages()``, ``snapshot(transcript)``.
+
+    Also public, to inspect a run (tests, reports), not to drive one: ``caller``,
+    ``context``, ``usage``, ``trace``.
+    """
+
+    PROTOCOL: ClassVar[frozenset[str]] = frozenset(
+        {
+            "check_before_model_call",
+            "accept_response",
+            "plan_tool_calls",
+            "execute",
+            "submit",
+            "aexecute",
+            "record_result",
+            "pending_stop",
+            "resume",
+            "halt",
+            "finish",
+            "run_id",
+            "contract",
+            "planned_call",
+            "result_for",
+            "decision_for",
+            "pending_approvals",
+            "batch_messages",
+            "snapshot",
+        }
+    )
+    """Every member a driver may use (the class docstring explains each)."""
+
+    def __init__(
+        self,
+        contract: Contract,
+        *,
+        run_id: str,
+        caller: str | None,
+        context: dict[str, Any],
+        restoring: bool = False,
+    ) -> None:
+        self.contract = contract
+        """The run's contract."""
+        self.run_id = run_id
+        """The run's id (the LangGraph thread id of a durable LangChain run)."""
+        self.caller = caller
+        """The identity the run acts for (tools read it from their ToolContext)."""
+        self.context = context
+        """Application values handed to context-aware tools."""
+        self.usage = BudgetUsage()
+        """What the run has used so far, checked against the budget."""
+        self.trace = self._new_trace()
+        """The run's redacted, timed trace."""
+        self._lock = threading.RLock()
+        self._ledger = CallLedger(contract.redaction, self.trace)
+        self._decisions: dict[str, dict[str, Any]] = {}
+        self._halted: Stop | None = None
+        self._answer: str | None = None
+        if restoring:
+            return
+        self.trace.append(
+            "run_started",
+            run_id=run_id,
+            tools_offered=contract.offered_names(),
+            budget=contract.budget.to_dict(),
+        )
+
+    def _new_trace(self, events: Sequence[Mapping[str, Any]] = ()) -> Trace:
+        """A trace for this run: the contract's redaction and sink, timed by the run's
+        clock (active seconds, across resumes)."""
+        return Trace(
+            self.contract.redaction,
+            events,
+            run_id=self.run_id,
+            sink=self.contract.trace_sink,
+            clock=lambda: self.usage.elapsed(),
+        )
+
+    # -- 2. before model call ------------------------------------------------------------
+
+    def check_before_model_call(self) -> Stop | None:
+        """Close the previous tool batch, then check deadline, trace size and step budget.
+
+        Returns the stop to end the run with, or ``None`` to go ahead. A ``None`` also
+        counts the step: call the model right after.
+        """
+        with self._lock:
+            self._ledger.close()
+            breach = budget_checks.check_before_model_call(
+                self.contract.budget, self.usage, self.trace.size_bytes
+            )
+            if breach is not None:
+                return Stop(reason=breach.reason, detail=breach.message)
+            self.usage.model_steps += 1
+            self.trace.append("model_call", step=self.usage.model_steps)
+            return None
+
+    # -- 3. accept response --------------------------------------------------------------
+
+    def accept_response(self, completion: Completion) -> ResponseVerdict:
+        """Judge the model's response and record it.
+
+        Returns:
+            A :class:`ResponseVerdict`. For ``invalid`` it carries one bound error result
+            per distinct call id (kind ``invalid_call``) and the ``invalid_response``
+            stop; those results are already recorded in the ledger.
+        """
+        with self._lock:
+            calls, violations = validate_response(completion, seen_ids=self._ledger.issued)
+            shape: ResponseShape = "invalid" if violations else ("tool_calls" if calls else "final")
+            self.trace.append(
+                "model_response",
+                step=self.usage.model_steps,
+                shape=shape,
+                tool_calls=[{"id": c.id, "name": c.name} for c in calls],
+                text_chars=len(completion.text),
+            )
+            if shape == "final":
+                return ResponseVerdict(shape="final", text=completion.text)
+            if shape == "tool_calls":
+                return ResponseVerdict(shape="tool_calls", calls=calls)
+            for violation in violations:
+                self.trace.append("contract_violation", **violation.to_dict())
+            return ResponseVerdict(
+                shape="invalid",
+                calls=calls,
+                violations=violations,
+                refusals=self._ledger.refuse_invalid(calls, violations),
+                stop=Stop(
+                    reason="invalid_response", detail="; ".join(v.message for v in violations)
+                ),
+            )
+
+    # -- 4. plan batch -------------------------------------------------------------------
+
+    def plan_tool_calls(self, calls: Sequence[ToolCall]) -> BatchPlan:
+        """Judge a batch of calls (from a ``tool_calls`` verdict) before any of it runs
+        (see :mod:`agent_contract.runtime.planning`). Refusals are recorded at once."""
+        with self._lock:
+            self._ledger.close()
+            plan = plan_batch(self, calls)
+            self._ledger.open(plan.calls)
+            return plan
+
+    # -- 5. execute ----------------------------------------------------------------------
+
+    def submit(
+        self, planned: PlannedCall, invoke: Invoke | None = None
+    ) -> Callable[[], ToolResult]:
+        """Start one runnable call on the worker pool; the returned function waits for it.
+
+        A tool with ``isolation="process"`` always runs its own handler in a child
+        process killed at the timeout (``invoke`` is then not used).
+
+        Args:
+            planned: a runnable call from :meth:`plan_tool_calls`.
+            invoke: how to run it, called with the call's ToolContext; defaults to the
+                handler with a copy of the arguments. A binding passes its framework's
+                handler here; it must return the tool's raw value.
+
+        Returns:
+            ``wait()``: blocks until the call returns or its timeout (seconds, from
+            submission) passes, records the result in the ledger and returns it.
+
+        Raises:
+            ConfigurationError: ``planned`` was refused (it has nothing to run) or is a
+                write call (run it with :meth:`execute` once approved).
+        """
+        return execution.submit(self, planned, invoke)
+
+    def execute(self, planned: PlannedCall, invoke: Invoke | None = None) -> ToolResult:
+        """Run one call, record its result and return it.
+
+        A refused call returns its recorded refusal without running. A write call runs
+        once a human approved it (see :mod:`agent_contract.runtime.writes`), with the
+        decided arguments; ``invoke`` is not used for writes. Anything else runs as in
+        :meth:`submit`.
+
+        Raises:
+            ConfigurationError: a write call without an approving decision, or one that
+                already has a result.
+        """
+        if planned.refusal is not None:
+            return planned.refusal
+        if planned.approval is not None:
+            result = writes.execute_write(self, planned.call_id)
+            return self.record_result(result)
+        return self.submit(planned, invoke)()
+
+    async def aexecute(self, planned: PlannedCall, ainvoke: AsyncInvoke) -> ToolResult:
+        """Async :meth:`execute` of a runnable or refused call: await ``ainvoke(context)``
+        with the call's timeout (an async tool is cancelled at it).
+
+        Raises:
+            ConfigurationError: as :meth:`submit`.
+        """
+        if planned.refusal is not None:
+            return planned.refusal
+        return await execution.aexecute(self, planned, ainvoke)
+
+    # -- 6. record result ----------------------------------------------------------------
+
+    def record_result(self, result: ToolResult) -> ToolResult:
+        """Bind ``result`` to its call in the ledger (once per id) and return it.
+
+        Raises:
+            ConfigurationError: the id was never issued in this run, or is already
+                answered (a driver bug: a tool message must answer exactly one call).
+        """
+        with self._lock:
+            return self._ledger.record(result)
+
+    # -- 7. pause / resume ---------------------------------------------------------------
+
+    def pending_stop(self) -> Stop | None:
+        """The ``pending_approval`` stop while write calls of the open batch wait for a
+        decision, else ``None``. Every driver pauses with this one stop."""
+        pending = self.pending_approvals()
+        if not pending:
+            return None
+        waiting = ", ".join(f"{p.name} [{p.tool_call_id}]" for p in pending)
+        return Stop(reason="pending_approval", detail=f"waiting for approval of {waiting}")
+
+    def resume(
+        self,
+        approvals: Sequence[Approval] = (),
+        *,
+        checkpoint: Checkpoint | None = None,
+        transcript: Sequence[Message] = (),
+    ) -> tuple[PlannedCall, ...]:
+        """Record human decisions, then return the approved writes to run.
+
+        The order makes a crash at any point safe: the decisions are all checked before
+        any is recorded; then the snapshot (with ``transcript``) is handed to
+        ``checkpoint`` (store it durably); only then may a write run. A rejected call
+        is answered with a bound ``rejected`` error. Decisions recorded before a crash
+        count: their calls are returned again with no new decision needed, and
+        :meth:`execute` verifies before it writes.
+
+        Returns:
+            The write calls with an approving decision and no result yet, in issue order
+            (an edit with its new arguments): run each with :meth:`execute`.
+
+        Raises:
+            ApprovalError: a decision does not fit (see
+                :func:`agent_contract.runtime.writes.decide`); nothing is recorded.
+        """
+        with self._lock:
+            writes.decide(self, approvals)
+            if checkpoint is not None:
+                checkpoint(self.snapshot(transcript))
+        crashpoint("after_approval")
+        with self._lock:
+            return tuple(writes.decided(self))
+
+    # -- 8. finish -----------------------------------------------------------------------
+
+    def halt(self, stop: Stop, output: str | None = None) -> None:
+        """Record the stop a driver decided on inside a framework that ends the run by
+        itself (the LangChain middleware); :meth:`finish` with no stop uses it.
+        ``output`` is kept only with ``answered``."""
+        with self._lock:
+            self._halted = stop
+            self._answer = output if stop.reason == "answered" else None
+
+    def finish(
+        self,
+        stop: Stop | None = None,
+        *,
+        messages: Sequence[Message],
+        output: str | None = None,
+        harness: str = "offline",
+    ) -> RunResult:
+        """End the run: close the batch, record the stop, and build the result.
+
+        Args:
+            stop: why the run ends. ``None``: the pause while writes wait, else the stop
+                given to :meth:`halt` (with its output), else ``invalid_response`` (the
+                framework ended without a contract decision).
+            messages: the transcript.
+            output: the answer, for ``answered``.
+            harness: the driver's name, for the report.
+
+        ``output`` is kept (redacted) only for ``answered``; any other stop has no
+        output, so running out of budget can never pass for an answer.
+        """
+        with self._lock:
+            if stop is None:
+                stop = self.pending_stop() or self._halted
+                output = self._answer if stop is self._halted else None
+            if stop is None:
+                stop = Stop(
+                    reason="invalid_response",
+                    detail="the graph ended without a contract decision",
+                )
+            pausing = stop.reason == "pending_approval"
+            self._ledger.close(force=not pausing)
+            redaction = self.contract.redaction
+            detail = redaction.redact(stop.detail)
+            self.trace.append("stop", reason=stop.reason, detail=detail)
+            answer = (
+                redaction.redact(output)
+                if stop.reason == "answered" and output is not None
+                else None
+            )
+            return RunResult(
+                run_id=self.run_id,
+                stop_reason=stop.reason,
+                stop_detail=detail,
+                output=answer,
+                messages=tuple(messages),
+                trace=self.trace,
+                tool_calls=tuple(self._ledger.records),
+                usage=self.usage.summary(),
+                harness=harness,
+                pending_approvals=self.pending_approvals() if pausing else (),
+                snapshot=self.snapshot(messages) if pausing else None,
+            )
+
+    # -- lookups -------------------------------------------------------------------------
+
+    def planned_call(self, tool_call_id: str) -> PlannedCall | None:
+        """The call with this id in the open batch (an edit with its new arguments), or
+        ``None`` (never planned, or its batch is closed)."""
+        with self._lock:
+            return self._ledger.planned(tool_call_id)
+
+    def result_for(self, tool_call_id: str) -> ToolResult | None:
+        """The result bound to ``tool_call_id``, if any."""
+        with self._lock:
+            return self._ledger.answered.get(tool_call_id)
+
+    def decision_for(self, tool_call_id: str) -> Approval | None:
+        """The recorded decision on a write call, if any."""
+        with self._lock:
+            recorded = self._decisions.get(tool_call_id)
+            return Approval.from_dict(recorded) if recorded is not None else None
+
+    def pending_approvals(self) -> tuple[PendingApproval, ...]:
+        """Write calls of the open batch still waiting for a result."""
+        with self._lock:
+            return tuple(p.approval for p in self._ledger.waiting() if p.approval is not None)
+
+    def batch_messages(self) -> list[Message] | None:
+        """Tool messages answering the open batch in issue order, or ``None`` while a
+        call of it still waits (for a decision or a result)."""
+        with self._lock:
+            return self._ledger.batch_messages()
+
+    def snapshot(self, transcript: Sequence[Message]) -> dict[str, Any]:
+        """The run's whole state as JSON data, to resume it in another process (see
+        :func:`agent_contract.runtime.snapshot.dump`)."""
+        with self._lock:
+            return snapshot.dump(self, transcript)

@@ -1,0 +1,350 @@
+"""Write calls: preview, human approval, an idempotency key, and completion verification.
+
+A write call never runs on the model's word. At planning it is previewed and waits
+(:func:`plan_write`); a human's decisions are checked and recorded (:func:`decide`);
+an approved call runs once (:func:`execute_write`): ``verify`` first settles whether an
+earlier attempt already applied it (a retry, or a resume after a crash), the handler
+writes with an idempotency key, and ``verify`` reads the write back to confirm it.
+
+Each function takes the :class:`~agent_contract.runtime.RunState` it serves, whose
+lock the caller holds where the state is changed; results go through the state's
+ledger.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..approval import Approval, PendingApproval, approval_token, idempotency_key
+from ..errors import ApprovalError, ConfigurationError, ErrorKind
+from ..executor import Invocation
+from ..faults import crashpoint
+from ..messages import ToolCall
+from ..results import (
+    ResultNotSerializableError,
+    ToolResult,
+    classify_exception,
+    error_result,
+    serialize_result,
+    success_result,
+)
+from ..tools import ToolContext, ToolSpec
+from .execution import failed, timeout_for, tool_context
+from .ledger import PlannedCall, refusal
+
+if TYPE_CHECKING:
+    from .state import RunState
+
+__all__ = ["decide", "execute_write", "plan_write"]
+
+
+def plan_write(state: RunState, call: ToolCall, spec: ToolSpec) -> PlannedCall:
+    """Preview a write call and make it wait for approval (or refuse it with the
+    preview's error kind)."""
+    arguments = copy.deepcopy(call.arguments)
+    call_id = call.id or ""
+    preview, problem = _preview(state, spec, call_id, arguments)
+    redaction = state.contract.redaction
+    if problem is not None:
+        return PlannedCall(call=call, refusal=refusal(call, *problem, redaction))
+    pending = PendingApproval(
+        tool_call_id=call_id,
+        name=spec.name,
+        arguments=arguments,
+        preview=redaction.redact_value(preview),
+        token=approval_token(state.run_id, call_id, spec.name, arguments),
+    )
+    state.trace.append(
+        "approval_requested",
+        id=pending.tool_call_id,
+        name=pending.name,
+        token=pending.token,
+        preview=pending.preview,
+    )
+    return PlannedCall(call=call, spec=spec, arguments=arguments, approval=pending)
+
+
+def _preview(
+    state: RunState, spec: ToolSpec, call_id: str, arguments: dict[str, Any]
+) -> tuple[Any, tuple[ErrorKind, str] | None]:
+    """Run a write tool's preview: ``(preview, None)``, or ``(None, (kind, message))``
+    when it times out, raises, or returns something that is not JSON data."""
+    if spec.preview is None:  # ToolSpec guarantees it for writes; fail closed anyway
+        return None, ("not_allowed", f"write tool {spec.name!r} has no preview")
+    invocation = _run_hook(state, spec.preview, spec, tool_context(state, call_id), arguments)
+    if invocation.timed_out:
+        return None, ("timeout", f"preview of {spec.name!r} timed out")
+    if invocation.error is not None:
+        return None, classify_exception(
+            invocation.error,
+            spec.name,
+            expose_exception_text=state.contract.expose_exception_text,
+        )
+    try:
+        serialize_result(invocation.value)
+    except ResultNotSerializableError as exc:
+        return None, ("tool_error", exc.message)
+    return invocation.value, None
+
+
+def _run_hook(
+    state: RunState,
+    fn: Callable[..., Any],
+    spec: ToolSpec,
+    context: ToolContext,
+    arguments: dict[str, Any],
+) -> Invocation:
+    """Run a write tool's preview, handler or verify with its own copy of the
+    arguments, on the worker pool, with the tool's timeout."""
+    args = copy.deepcopy(arguments)
+    return state.contract.executor.run(lambda: fn(context, **args), timeout_for(state, spec))
+
+
+# -- decisions ---------------------------------------------------------------------------
+
+
+def decide(state: RunState, approvals: Sequence[Approval]) -> None:
+    """Check human decisions against the pending approvals and record them.
+
+    All decisions are checked before any is recorded, so one bad decision changes
+    nothing. A decision identical to one already recorded (a resume after a crash) is
+    accepted again; a different one is refused. A rejected call is answered with a bound
+    ``rejected`` error; an edit replaces the call's arguments in the open batch.
+
+    Raises:
+        ApprovalError: a decision names no pending call, carries a token bound to other
+            arguments, another call or another run, conflicts with a recorded decision,
+            or edits to arguments that fail the schema or the tool's preview.
+    """
+    waiting = {p.call_id: p for p in state._ledger.waiting()}
+    checked = [_checked(state, waiting, approval) for approval in approvals]
+    for planned, approval in checked:
+        state._decisions[planned.call_id] = approval.to_dict()
+        state.trace.append(
+            "approval_decided",
+            id=planned.call_id,
+            name=planned.call.name,
+            decision=approval.decision,
+            decided_by=approval.decided_by,
+            reason=approval.reason,
+            arguments=approval.arguments if approval.decision == "edit" else None,
+        )
+        if approval.decision == "reject":
+            reason = f": {approval.reason}" if approval.reason else ""
+            state._ledger.record(
+                refusal(
+                    planned.call,
+                    "rejected",
+                    f"a human rejected this call{reason}",
+                    state.contract.redaction,
+                )
+            )
+        elif approval.decision == "edit" and approval.arguments is not None:
+            state._ledger.replace(
+                PlannedCall(
+                    call=planned.call,
+                    spec=planned.spec,
+                    arguments=copy.deepcopy(approval.arguments),
+                    approval=planned.approval,
+                )
+            )
+
+
+def _checked(
+    state: RunState, waiting: dict[str, PlannedCall], approval: Approval
+) -> tuple[PlannedCall, Approval]:
+    """``approval`` with the call it decides, once it is known to fit.
+
+    Raises:
+        ApprovalError: as :func:`decide`.
+    """
+    planned = waiting.get(approval.tool_call_id)
+    if planned is None or planned.approval is None or planned.spec is None:
+        raise ApprovalError(
+            f"no pending approval for call {approval.tool_call_id!r} in run {state.run_id!r}",
+            tool_call_id=approval.tool_call_id,
+        )
+    if approval.token != planned.approval.token:
+        raise ApprovalError(
+            f"the approval token does not match call {approval.tool_call_id!r}: it "
+            "was issued for other arguments, another call or another run",
+            tool_call_id=approval.tool_call_id,
+        )
+    recorded = state._decisions.get(approval.tool_call_id)
+    if recorded is not None and Approval.from_dict(recorded).binding() != approval.binding():
+        raise ApprovalError(
+            f"call {approval.tool_call_id!r} was already decided "
+            f"({recorded['decision']}); a different decision is refused",
+            tool_call_id=approval.tool_call_id,
+        )
+    if approval.decision == "edit":
+        problem = planned.spec.validate(approval.arguments)
+        if problem is None:
+            problem = _preview_problem(state, planned, approval.arguments or {})
+        if problem is not None:
+            raise ApprovalError(
+                f"edited arguments are invalid: {problem}",
+                tool_call_id=approval.tool_call_id,
+            )
+    return planned, approval
+
+
+def _preview_problem(
+    state: RunState, planned: PlannedCall, arguments: dict[str, Any]
+) -> str | None:
+    """Preview an edit before accepting it: ``None`` when the tool accepts the edited
+    arguments, else the (redacted) reason. An approver's typo is refused, and the call
+    stays pending, instead of ending the run in a failed write."""
+    if planned.spec is None:
+        return None
+    _, problem = _preview(state, planned.spec, planned.call_id, arguments)
+    if problem is None:
+        return None
+    kind, message = problem
+    return state.contract.redaction.redact(f"{kind}: {message}")
+
+
+def decided(state: RunState) -> list[PlannedCall]:
+    """Approved or edited calls of the open batch with a recorded decision and no result
+    yet (their write may or may not have happened: a crash came in between)."""
+    return [
+        p
+        for p in state._ledger.waiting()
+        if state._decisions.get(p.call_id, {}).get("decision") in ("approve", "edit")
+    ]
+
+
+# -- the write ---------------------------------------------------------------------------
+
+
+def execute_write(state: RunState, call_id: str) -> ToolResult:
+    """Run the approved write ``call_id`` once, with the arguments decided (an edit's,
+    if edited), and return its result, not yet recorded.
+
+    1. ``verify`` with the idempotency key: if the write is already applied (a retry,
+       or a resume after a crash), it is not written again.
+    2. If ``verify`` cannot tell, nothing is written: ``transient``, outcome unknown,
+       side effects possible.
+    3. Otherwise the handler runs (with the timeout), then ``verify`` confirms. A
+       confirmed write succeeds even if the handler timed out; an unconfirmed one is an
+       error with outcome unknown unless the handler failed cleanly.
+
+    Raises:
+        ConfigurationError: ``call_id`` is not a write call of the open batch with an
+            approving decision and no result yet.
+    """
+    with state._lock:
+        planned = next((p for p in decided(state) if p.call_id == call_id), None)
+    spec = planned.spec if planned is not None else None
+    if planned is None or spec is None:
+        raise ConfigurationError(
+            f"call {call_id!r} is not a write with an approving decision and no result; "
+            "a write runs only after a human decision (RunState.resume)"
+        )
+    name, redaction = spec.name, state.contract.redaction
+    key = idempotency_key(state.run_id, call_id, name, planned.arguments)
+    context = tool_context(state, call_id, idempotency_key=key)
+    before = _verify(state, spec, context, planned.arguments)
+    if before.timed_out or before.error is not None:
+        result = error_result(
+            call_id,
+            name,
+            "transient",
+            "could not check whether this write already happened; it was not written "
+            "again; retry later",
+            redaction=redaction,
+            outcome="unknown",
+            side_effects_possible=True,
+        )
+    elif before.value is not None:
+        result = success_result(
+            call_id,
+            name,
+            {
+                "status": "applied",
+                "verified": True,
+                "already_applied": True,
+                "idempotency_key": key,
+                "record": before.value,
+            },
+            max_result_chars=spec.max_result_chars,
+            on_oversize=spec.on_oversize,
+            redaction=redaction,
+        )
+    else:
+        invocation = _run_hook(state, spec.handler, spec, context, planned.arguments)
+        crashpoint("after_write")
+        after = _verify(state, spec, context, planned.arguments)
+        result = _write_outcome(state, planned, spec, key, invocation, after)
+    state.trace.append(
+        "write_settled",
+        id=call_id,
+        name=name,
+        idempotency_key=key,
+        status=result.status,
+        outcome=result.outcome,
+    )
+    return result
+
+
+def _verify(
+    state: RunState, spec: ToolSpec, context: ToolContext, arguments: dict[str, Any]
+) -> Invocation:
+    if spec.verify is None:
+        raise ConfigurationError(f"write tool {spec.name!r} has no verify")
+    return _run_hook(state, spec.verify, spec, context, arguments)
+
+
+def _write_outcome(
+    state: RunState,
+    planned: PlannedCall,
+    spec: ToolSpec,
+    key: str,
+    invocation: Invocation,
+    after: Invocation,
+) -> ToolResult:
+    call_id, name, redaction = planned.call_id, spec.name, state.contract.redaction
+    confirmed = not after.timed_out and after.error is None and after.value is not None
+    if confirmed:
+        value: Any = (
+            invocation.value
+            if invocation.error is None and not invocation.timed_out
+            else {"status": "applied", "verified": True, "record": after.value}
+        )
+        return success_result(
+            call_id,
+            name,
+            value,
+            max_result_chars=spec.max_result_chars,
+            on_oversize=spec.on_oversize,
+            redaction=redaction,
+            duration_seconds=invocation.duration_seconds,
+        )
+    settled = not after.timed_out and after.error is None  # verify says: not applied
+    if invocation.error is not None and settled:
+        return failed(state.contract, call_id, name, invocation.error, invocation.duration_seconds)
+    if invocation.timed_out:
+        return error_result(
+            call_id,
+            name,
+            "timeout",
+            f"write {name!r} did not finish in time and is not confirmed; its outcome is "
+            f"unknown and side effects are possible (idempotency key {key})",
+            redaction=redaction,
+            outcome="unknown",
+            side_effects_possible=True,
+            duration_seconds=invocation.duration_seconds,
+        )
+    return error_result(
+        call_id,
+        name,
+        "tool_error",
+        f"write {name!r} could not be confirmed by reading it back; its outcome is unknown "
+        f"(idempotency key {key})",
+        redaction=redaction,
+        outcome="unknown",
+        side_effects_possible=True,
+        duration_seconds=invocation.duration_seconds,
+    )
