@@ -22,7 +22,7 @@ import time
 
 import _common
 
-from agent_contract.builtin_tools.calculator import (
+from agent_contract.app.builtin_tools.calculator import (
     MAX_DEPTH,
     MAX_EXPRESSION_CHARS,
     evaluate,

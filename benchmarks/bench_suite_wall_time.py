@@ -1,7 +1,7 @@
 """Wall time of the contract suite on each harness.
 
-Runs every scenario of ``agent_contract.scenarios.SCENARIOS`` through
-``run_scenario(scenario, load_harness(name), name)`` for each built-in harness, one
+Runs every scenario of ``agent_contract.conformance.SCENARIOS`` through
+``run_scenario(scenario, load_harness(name), name)`` for each registered harness, one
 harness after another, ``--repeat`` times, and reports the total and the slowest
 scenarios. Scenarios that wait on purpose (a 0.15 s tool timeout, parallel calls that
 sleep) dominate the slowest list. ``plain-create-agent`` is the negative control (a
@@ -20,7 +20,8 @@ import time
 
 import _common
 
-from agent_contract.scenarios import HARNESS_NAMES, SCENARIOS, load_harness, run_scenario
+from agent_contract.conformance import SCENARIOS, run_scenario
+from agent_contract.harnesses import harness_names, load_harness
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -30,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
         "--harness", action="append", help="only these harnesses (repeatable); default all"
     )
     args = parser.parse_args(argv)
-    names = args.harness or list(HARNESS_NAMES)
+    names = args.harness or list(harness_names())
     print(_common.environment())
     print(f"{len(SCENARIOS)} scenarios; {args.repeat} suite runs per harness (first is warm-up)\n")
 

@@ -1,4 +1,5 @@
-"""One harness fixture, parametrized over every harness the contract must hold on.
+"""One harness fixture, parametrized over every harness the contract must hold on, as the
+registry lists them (entry-point group ``agent_contract.harnesses``).
 
 Outcomes are cached per (scenario, harness) for the session, so the per-scenario
 tests and the cross-harness agreement tests share one run of each.
@@ -10,14 +11,18 @@ from collections.abc import Callable
 
 import pytest
 
-from agent_contract.scenarios import Outcome, Scenario, load_harness, run_scenario
+from agent_contract.conformance import Scenario, ScenarioOutcome, run_scenario
+from agent_contract.harnesses import harness_plugins, load_harness
 
-CONTRACT_HARNESSES = ("offline", "langchain", "langchain-async", "langchain-stream")
+CONTRACT_HARNESSES = tuple(p.name for p in harness_plugins() if p.role == "contract")
+"""Every registered harness that must keep the contract (the offline reference first)."""
+CONTROL_HARNESSES = tuple(p.name for p in harness_plugins() if p.role == "control")
+"""Every registered control: expected to break."""
 
-_cache: dict[tuple[str, str], Outcome] = {}
+_cache: dict[tuple[str, str], ScenarioOutcome] = {}
 
 
-def outcome_of(scenario: Scenario, harness: str) -> Outcome:
+def outcome_of(scenario: Scenario, harness: str) -> ScenarioOutcome:
     """Run (once per session) and return the outcome of ``scenario`` on ``harness``."""
     key = (scenario.name, harness)
     if key not in _cache:
@@ -26,7 +31,7 @@ def outcome_of(scenario: Scenario, harness: str) -> Outcome:
 
 
 @pytest.fixture(scope="session")
-def outcomes() -> Callable[[Scenario, str], Outcome]:
+def outcomes() -> Callable[[Scenario, str], ScenarioOutcome]:
     """``outcomes(scenario, harness)``: the cached outcome."""
     return outcome_of
 
@@ -34,6 +39,12 @@ def outcomes() -> Callable[[Scenario, str], Outcome]:
 @pytest.fixture(params=CONTRACT_HARNESSES, ids=CONTRACT_HARNESSES)
 def harness_name(request: pytest.FixtureRequest) -> str:
     """The name of the harness under test."""
+    return str(request.param)
+
+
+@pytest.fixture(params=CONTROL_HARNESSES, ids=CONTROL_HARNESSES)
+def control_name(request: pytest.FixtureRequest) -> str:
+    """The name of a control harness."""
     return str(request.param)
 
 

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from agent_contract.cli import run_demo
+from agent_contract.app.demo import run_demo
 
 REQUESTS = [
     "calculate 12 * (3 + 2)",
@@ -47,7 +47,7 @@ def test_cli_subprocess_langchain_json() -> None:
         [
             sys.executable,
             "-m",
-            "agent_contract.cli",
+            "agent_contract.app.cli",
             "run",
             "calculate 12 * (3 + 2)",
             "--harness",

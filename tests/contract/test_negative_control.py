@@ -12,9 +12,9 @@ from collections.abc import Callable
 
 import pytest
 
-from agent_contract.scenarios import SCENARIOS, Outcome, Scenario
+from agent_contract.conformance import SCENARIOS, Scenario, ScenarioOutcome
 
-Outcomes = Callable[[Scenario, str], Outcome]
+Outcomes = Callable[[Scenario, str], ScenarioOutcome]
 
 T = "trace_redaction"  # a bare create_agent keeps no contract trace at all
 
@@ -58,7 +58,7 @@ EXPECTED_BROKEN: dict[str, set[str]] = {
 }
 
 
-def broken(outcome: Outcome) -> set[str]:
+def broken(outcome: ScenarioOutcome) -> set[str]:
     return {p.boundary for p in outcome.problems}
 
 

@@ -6,11 +6,13 @@ from collections.abc import Callable
 
 import pytest
 
-from agent_contract.scenarios import BOUNDARIES, SCENARIOS, Outcome, Scenario
+from agent_contract.conformance import BOUNDARIES, SCENARIOS, Scenario, ScenarioOutcome
+from agent_contract.harnesses import harness_plugins
+
+CONTRACT_HARNESSES = tuple(p.name for p in harness_plugins() if p.role == "contract")
 
 IDS = [s.name for s in SCENARIOS]
-CONTRACT_HARNESSES = ("offline", "langchain", "langchain-async", "langchain-stream")
-Outcomes = Callable[[Scenario, str], Outcome]
+Outcomes = Callable[[Scenario, str], ScenarioOutcome]
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=IDS)
@@ -34,7 +36,11 @@ def test_harnesses_agree(scenario: Scenario, outcomes: Outcomes) -> None:
 
 
 def test_every_boundary_has_a_scenario() -> None:
-    assert {s.boundary for s in SCENARIOS} | {"trace_redaction"} == set(BOUNDARIES)
+    assert {s.boundary for s in SCENARIOS} | {"trace_redaction"} == {b.id for b in BOUNDARIES}
+
+
+def test_the_registry_lists_the_contract_harnesses_offline_first() -> None:
+    assert CONTRACT_HARNESSES == ("offline", "langchain", "langchain-async", "langchain-stream")
 
 
 def test_scenario_names_unique() -> None:

@@ -22,11 +22,11 @@ from typing import Any
 
 import pytest
 
-from agent_contract import cli
+from agent_contract.app import cli
+from agent_contract.app.builtin_tools.orders import OrderStore, lookup_order_tool, refund_order_tool
+from agent_contract.app.demo import DATA_DIR_ENV, start_demo
 from agent_contract.approval import Approval
 from agent_contract.budget import Budget
-from agent_contract.builtin_tools.orders import OrderStore, lookup_order_tool, refund_order_tool
-from agent_contract.demo import DATA_DIR_ENV, start_demo
 from agent_contract.faults import CRASH_ENV, CRASH_POINTS
 from agent_contract.loop import resume as resume_offline
 from agent_contract.loop import run as run_offline
@@ -310,7 +310,7 @@ class CliCall:
     crash_at: str | None = None
 
     def command(self) -> list[str]:
-        return [sys.executable, *python_flags(), "-m", "agent_contract.cli", *self.argv]
+        return [sys.executable, *python_flags(), "-m", "agent_contract.app.cli", *self.argv]
 
     def env(self) -> dict[str, str]:
         env = {**os.environ, DATA_DIR_ENV: str(self.folder), "PYTHONIOENCODING": "utf-8"}

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from agent_contract.demo import DemoRun, start_demo
+from agent_contract.app.demo import DemoRun, start_demo
 
 HARNESSES = ("offline", "langchain")
 EDIT = {"order_id": "A-1002", "amount_cents": 1000, "reason": "partial"}

@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from agent_contract.builtin_tools.orders import OrderStore, lookup_order_tool
-from agent_contract.demo import start_demo
+from agent_contract.app.builtin_tools.orders import OrderStore, lookup_order_tool
+from agent_contract.app.demo import start_demo
 from agent_contract.errors import InvalidArgumentsError, UnauthorizedError
 from agent_contract.messages import ToolCall
 from agent_contract.results import TRUNCATION_MARKER

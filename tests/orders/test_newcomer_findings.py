@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from agent_contract import cli
-from agent_contract.demo import approve_demo, start_demo
+from agent_contract import exitcodes
+from agent_contract.app import cli
+from agent_contract.app.demo import approve_demo, start_demo
+from agent_contract.app.store import RunStore
 from agent_contract.errors import ApprovalError, CheckpointError
 from agent_contract.results import MAX_ERROR_CHARS, error_result
-from agent_contract.store import RunStore
 from agent_contract.trace import RedactionPolicy
 
 SECRET = "sk-abcdefghijklmnopqrstuvwxyz"
@@ -77,7 +78,7 @@ def test_arguments_without_edit_is_a_usage_error(tmp_path: Path) -> None:
         "--arguments",
         '{"order_id": "A-1002", "amount_cents": 1, "reason": "x"}',
     )
-    assert code == cli.EXIT_USAGE
+    assert code == exitcodes.EXIT_USAGE
     assert "--decision edit only" in err
     assert refunds(tmp_path) == 0
 
@@ -95,7 +96,7 @@ def test_deeply_nested_edit_arguments_are_a_usage_error(tmp_path: Path) -> None:
         "--arguments",
         f'{{"reason": {nested}}}',
     )
-    assert code == cli.EXIT_USAGE
+    assert code == exitcodes.EXIT_USAGE
     assert "JSON object" in err
 
 
@@ -109,7 +110,7 @@ def test_deeply_nested_edit_arguments_are_a_usage_error(tmp_path: Path) -> None:
     ids=["not-utf8", "empty-text", "empty-data-dir"],
 )
 def test_bad_text_is_a_usage_error_not_a_traceback(argv: list[str]) -> None:
-    assert main(*argv)[0] == cli.EXIT_USAGE
+    assert main(*argv)[0] == exitcodes.EXIT_USAGE
 
 
 def test_a_data_dir_that_is_a_file_is_a_usage_error(tmp_path: Path) -> None:
@@ -117,7 +118,7 @@ def test_a_data_dir_that_is_a_file_is_a_usage_error(tmp_path: Path) -> None:
     afile.write_text("x")
     for harness in ("offline", "langchain"):
         code, out, _ = main("run", "calculate 1+1", "--harness", harness, "--data-dir", str(afile))
-        assert code == cli.EXIT_USAGE
+        assert code == exitcodes.EXIT_USAGE
         assert out == ""
 
 

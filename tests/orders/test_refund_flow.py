@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
+from agent_contract.app.demo import DemoRun, approve_demo, demo_tools, start_demo
 from agent_contract.approval import Approval, DecisionKind, approval_token, idempotency_key
-from agent_contract.demo import DemoRun, approve_demo, demo_tools, start_demo
 from agent_contract.errors import ApprovalError
 from agent_contract.runtime import Contract, RunResult
 from agent_contract.testing import DemoModel, FakeModel, tool_call, tool_calls

@@ -17,7 +17,7 @@ from typing import Any
 from hypothesis import event, given, note
 from hypothesis import strategies as st
 
-from agent_contract.builtin_tools.calculator import (
+from agent_contract.app.builtin_tools.calculator import (
     MAX_DEPTH,
     MAX_EXPRESSION_CHARS,
     MAX_MAGNITUDE,

@@ -23,7 +23,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from agent_contract import Contract, Message, NotFoundError, RunResult, ToolSpec, run
-from agent_contract.cli import main as cli_main
+from agent_contract.app.cli import main as cli_main
 from agent_contract.messages import Completion, ToolCall
 from agent_contract.testing import FakeModel
 from agent_contract_langchain import build_agent

@@ -12,16 +12,23 @@ import langchain.agents  # noqa: F401 - see the module doc
 import langchain_core.tools  # noqa: F401 - see the module doc
 import pytest
 
-import agent_contract.checklist
-import agent_contract.suite
+import agent_contract.conformance.check
+import agent_contract.conformance.suite
 import agent_contract_langchain.testing  # noqa: F401 - see the module doc
-from agent_contract.checklist import CONTROL_HARNESS, DEFAULT_CHECKED, CheckReport, run_check
-from agent_contract.scenarios import Harness, Outcome, Scenario, run_scenario
+from agent_contract.app.check_command import default_harnesses
+from agent_contract.conformance import (
+    CheckReport,
+    Scenario,
+    ScenarioOutcome,
+    run_check,
+    run_scenario,
+)
+from agent_contract.harnesses import Harness
 
-_outcomes: dict[tuple[str, str], Outcome] = {}
+_outcomes: dict[tuple[str, str], ScenarioOutcome] = {}
 
 
-def cached_run_scenario(scenario: Scenario, harness: Harness, name: str) -> Outcome:
+def cached_run_scenario(scenario: Scenario, harness: Harness, name: str) -> ScenarioOutcome:
     """``run_scenario``, run once per (scenario, harness name) for the whole session."""
     key = (scenario.name, name)
     if key not in _outcomes:
@@ -32,12 +39,13 @@ def cached_run_scenario(scenario: Scenario, harness: Harness, name: str) -> Outc
 @pytest.fixture
 def cached_outcomes(monkeypatch: pytest.MonkeyPatch) -> None:
     """``check`` (in-process) reuses the session's scenario outcomes."""
-    monkeypatch.setattr(agent_contract.checklist, "run_scenario", cached_run_scenario)
+    monkeypatch.setattr(agent_contract.conformance.check, "run_scenario", cached_run_scenario)
 
 
 @pytest.fixture(scope="session")
 def default_report() -> CheckReport:
     """What ``agent-contract check`` with no arguments measures (run once per session)."""
+    checked, control = default_harnesses()
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(agent_contract.checklist, "run_scenario", cached_run_scenario)
-        return run_check(DEFAULT_CHECKED, control=[CONTROL_HARNESS])
+        patch.setattr(agent_contract.conformance.check, "run_scenario", cached_run_scenario)
+        return run_check(checked, control=control)

@@ -12,23 +12,26 @@ from pathlib import Path
 
 import pytest
 
-import agent_contract.checklist as checklist
-from agent_contract.checklist import (
+import agent_contract.conformance.check as checklist
+from agent_contract.app.check_command import TerminalProgress
+from agent_contract.app.check_command import split_harness_names as harness_names
+from agent_contract.app.cli import main
+from agent_contract.conformance import (
+    BOUNDARIES,
     CHECK_FORMAT_VERSION,
+    PLANTED_SECRET,
+    SCENARIOS,
     CheckReport,
-    TerminalProgress,
     boundary_label,
     boundary_rows,
-    harness_names,
     render_json,
     render_markdown,
     render_text,
     run_check,
-    to_json_data,
 )
-from agent_contract.cli import main
+from agent_contract.conformance.report import to_json_data
 from agent_contract.errors import ConfigurationError
-from agent_contract.scenarios import BOUNDARIES, PLANTED_SECRET, SCENARIOS, offline_harness
+from agent_contract.harnesses import offline_harness
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -69,7 +72,7 @@ def test_control_column_breaks_but_does_not_count(default_report: CheckReport) -
 
 def test_rows_follow_boundaries_with_scenarios(default_report: CheckReport) -> None:
     assert default_report.rows == boundary_rows(SCENARIOS)
-    assert set(default_report.rows) <= set(BOUNDARIES)
+    assert set(default_report.rows) <= {b.id for b in BOUNDARIES}
 
 
 def test_approval_row_only_when_its_scenarios_exist() -> None:
@@ -202,7 +205,7 @@ def test_cli_subprocess_json_piped() -> None:
         [
             sys.executable,
             "-m",
-            "agent_contract.cli",
+            "agent_contract.app.cli",
             "check",
             "--harness",
             "offline",
@@ -265,10 +268,10 @@ def test_check_format_doc_matches_the_output(default_report: CheckReport) -> Non
 
 
 def test_module_factory_harness_is_checked() -> None:
-    code, out, _ = cli("--harness", "agent_contract.scenarios:offline_harness", "--format", "json")
+    code, out, _ = cli("--harness", "agent_contract.harnesses:offline_harness", "--format", "json")
     assert code == 0
     data = json.loads(out)
-    assert [h["name"] for h in data["harnesses"]] == ["agent_contract.scenarios:offline_harness"]
+    assert [h["name"] for h in data["harnesses"]] == ["agent_contract.harnesses:offline_harness"]
     assert {c["status"] for c in data["cells"]} == {"holds"}
 
 

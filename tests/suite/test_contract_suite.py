@@ -8,8 +8,8 @@ import textwrap
 
 import pytest
 
-from agent_contract.scenarios import SCENARIOS
-from agent_contract.suite import (
+from agent_contract.conformance import SCENARIOS
+from agent_contract.conformance.suite import (
     STANDARD_TESTS,
     ContractSuite,
     capability_flag,
@@ -18,8 +18,8 @@ from agent_contract.suite import (
 )
 
 OFFLINE_SUITE = """
-from agent_contract.scenarios import offline_harness
-from agent_contract.suite import ContractSuite
+from agent_contract.harnesses import offline_harness
+from agent_contract.conformance.suite import ContractSuite
 
 
 class TestMyLoop(ContractSuite):
@@ -113,8 +113,8 @@ import dataclasses
 
 import pytest
 
-from agent_contract.scenarios import offline_harness
-from agent_contract.suite import ContractSuite
+from agent_contract.harnesses import offline_harness
+from agent_contract.conformance.suite import ContractSuite
 
 
 def no_timeouts(model, tools, options):
@@ -164,8 +164,8 @@ def test_non_boolean_flag_is_rejected(pytester: pytest.Pytester) -> None:
 
 def test_broken_harness_fails_with_boundary_and_evidence(pytester: pytest.Pytester) -> None:
     source = """
-from agent_contract.scenarios import offline_harness
-from agent_contract.suite import ContractSuite
+from agent_contract.harnesses import offline_harness
+from agent_contract.conformance.suite import ContractSuite
 
 
 def everything_allowed(model, tools, options):
@@ -189,7 +189,7 @@ class TestLeaky(ContractSuite):
 
 def test_missing_harness_hook_is_an_error(pytester: pytest.Pytester) -> None:
     source = """
-from agent_contract.suite import ContractSuite
+from agent_contract.conformance.suite import ContractSuite
 
 
 class TestNothing(ContractSuite):
@@ -328,6 +328,7 @@ def test_a_boundary_without_its_own_test_lands_in_the_catch_all() -> None:
 
 
 def test_every_known_boundary_has_a_standard_test() -> None:
-    from agent_contract.scenarios import BOUNDARIES
+    from agent_contract.conformance import BOUNDARIES
 
-    assert {f"test_{b}" for b in BOUNDARIES} <= set(STANDARD_TESTS)
+    assert {f"test_{b.id}" for b in BOUNDARIES} <= set(STANDARD_TESTS)
+    assert all(callable(getattr(ContractSuite, name)) for name in STANDARD_TESTS)

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from agent_contract.errors import ConfigurationError
-from agent_contract.scenarios import load_harness, offline_harness
+from agent_contract.harnesses import load_harness, offline_harness
 
 MODULE = textwrap.dedent(
     """
-    from agent_contract.scenarios import offline_harness
+    from agent_contract.harnesses import offline_harness
 
     def factory():
         return offline_harness

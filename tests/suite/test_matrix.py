@@ -10,22 +10,26 @@ from pathlib import Path
 
 import pytest
 
-import agent_contract.matrix as matrix
-from agent_contract.checklist import CheckReport, to_json_data
-from agent_contract.cli import main
+import agent_contract_langchain.matrix as matrix
+from agent_contract.app.cli import main
+from agent_contract.conformance import CheckReport
+from agent_contract.conformance.report import to_json_data
 from agent_contract.errors import ConfigurationError
-from agent_contract.matrix import (
+from agent_contract_langchain.matrix import (
     CommandResult,
-    MatrixReport,
     companions_for,
-    load_matrix_json,
+    default_matrix_harnesses,
     parse_releases,
     plan_environment,
+    run_matrix,
+    source_root,
+)
+from agent_contract_langchain.matrix_report import (
+    MatrixReport,
+    load_matrix_json,
     render_matrix_json,
     render_matrix_markdown,
     render_matrix_text,
-    run_matrix,
-    source_root,
 )
 
 SOURCE = Path("/src/agent-contract")
@@ -101,7 +105,7 @@ def test_plan_builds_outside_the_project_env(tmp_path: Path) -> None:
     assert check == (
         str(plan.python),
         "-m",
-        "agent_contract.cli",
+        "agent_contract.app.cli",
         "check",
         "--harness",
         "offline,langchain",
@@ -271,3 +275,12 @@ def test_bad_release_is_a_usage_error() -> None:
 def test_source_root_is_this_checkout() -> None:
     root = source_root()
     assert (root / "bindings" / "langchain" / "pyproject.toml").is_file()
+
+
+def test_default_harnesses_are_the_registered_contract_harnesses() -> None:
+    assert default_matrix_harnesses() == (
+        "offline",
+        "langchain",
+        "langchain-async",
+        "langchain-stream",
+    )

@@ -6,16 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from agent_contract.checklist import (
+from agent_contract.conformance import BOUNDARIES, SCENARIOS, CheckReport, run_check
+from agent_contract_langchain.migration import (
     CONTRACT_HARNESS,
     CONTROL_HARNESS,
     KEEP_IT,
     MIGRATION_COMMAND,
-    CheckReport,
+    main,
     render_migration,
-    run_check,
 )
-from agent_contract.scenarios import SCENARIOS
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "MIGRATION.md"
 
@@ -32,6 +31,7 @@ def test_every_boundary_has_a_section_and_a_keep_it(default_report: CheckReport)
     text = render_migration(default_report)
     for boundary in default_report.rows:
         assert boundary in KEEP_IT, boundary
+    assert set(KEEP_IT) == {b.id for b in BOUNDARIES}  # advice only for known boundaries
     assert text.count("- [ ] **Keep it:**") == len(default_report.rows)
 
 
@@ -47,3 +47,17 @@ def test_needs_both_harnesses() -> None:
     report = run_check(["offline"], scenarios=SCENARIOS[:1])
     with pytest.raises(KeyError, match=CONTRACT_HARNESS):
         render_migration(report)
+
+
+def test_the_command_in_the_readme_regenerates_it() -> None:
+    readme = (DOC.parents[1] / "README.md").read_text(encoding="utf-8")
+    assert MIGRATION_COMMAND in readme
+    assert (
+        MIGRATION_COMMAND
+        == "uv run python -m agent_contract_langchain.migration > docs/MIGRATION.md"
+    )
+
+
+def test_main_refuses_arguments(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["migration"]) == 2
+    assert "usage: python -m agent_contract_langchain.migration" in capsys.readouterr().err

@@ -9,7 +9,7 @@ from importlib.metadata import entry_points
 
 import pytest
 
-from agent_contract.scenarios import SCENARIOS
+from agent_contract.conformance import SCENARIOS
 
 OTHER_PLUGINS = ("-p", "no:hypothesispytest", "-p", "no:langsmith_plugin", "-p", "no:anyio")
 
@@ -19,13 +19,13 @@ IGNORE_UNDER_O = "ignore:assertions not in test modules:pytest.PytestConfigWarni
 
 def test_entry_point_names_the_plugin_module() -> None:
     found = [e for e in entry_points(group="pytest11") if e.name == "agent_contract"]
-    assert [e.value for e in found] == ["agent_contract.pytest_plugin"]
+    assert [e.value for e in found] == ["agent_contract.conformance.plugin"]
 
 
 def test_importing_the_core_or_the_plugin_pulls_in_no_framework() -> None:
     code = (
         "import sys, agent_contract; assert 'pytest' not in sys.modules, 'pytest';"
-        "import agent_contract.pytest_plugin;"
+        "import agent_contract.conformance.plugin;"
         "bad = [m for m in sys.modules if m.split('.')[0] in ('langchain', 'langchain_core',"
         " 'langgraph', 'agent_contract_langchain')]; assert not bad, bad"
     )
@@ -39,7 +39,7 @@ def test_fixtures_in_a_users_project(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         test_fixtures=textwrap.dedent(
             """
-            from agent_contract.scenarios import offline_harness
+            from agent_contract.harnesses import offline_harness
 
             def test_scenarios(contract_scenarios):
                 assert len(contract_scenarios) == {count}

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_contract.scenarios import SCENARIOS
-from agent_contract.suite import STANDARD_TESTS, scenarios_for_test
+from agent_contract.conformance import SCENARIOS
+from agent_contract.conformance.suite import STANDARD_TESTS, scenarios_for_test
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 OTHER_PLUGINS = ("-p", "no:hypothesispytest", "-p", "no:langsmith_plugin", "-p", "no:anyio")

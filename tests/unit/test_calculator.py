@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_contract.builtin_tools import calculator as calculator_module
-from agent_contract.builtin_tools import calculator_tool, evaluate
+from agent_contract.app.builtin_tools import calculator as calculator_module
+from agent_contract.app.builtin_tools import calculator_tool, evaluate
 from agent_contract.errors import InvalidArgumentsError
 from agent_contract.tools import ToolSpec
 

@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from agent_contract import cli
+from agent_contract import exitcodes
+from agent_contract.app import cli, selftest
 from agent_contract.errors import STOP_REASONS
 from agent_contract.messages import Message
 from agent_contract.testing import FakeModel, tool_call
@@ -70,7 +71,7 @@ def child_env() -> dict[str, str]:
 
 def run_module(*argv: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, *python_flags(), "-m", "agent_contract.cli", *argv],
+        [sys.executable, *python_flags(), "-m", "agent_contract.app.cli", *argv],
         capture_output=True,
         text=True,
         encoding="utf-8",
@@ -235,13 +236,13 @@ def test_system_text_is_never_printed(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_exit_codes_cover_every_stop_reason() -> None:
-    assert set(cli.EXIT_CODES) == set(STOP_REASONS)
-    assert cli.EXIT_CODES["answered"] == 0
+    assert set(exitcodes.EXIT_CODES) == set(STOP_REASONS)
+    assert exitcodes.EXIT_CODES["answered"] == 0
     budget = {"max_model_steps", "max_tool_calls", "repeated_call", "deadline", "max_trace_bytes"}
-    assert {cli.EXIT_CODES[r] for r in budget} == {cli.EXIT_BUDGET}
+    assert {exitcodes.EXIT_CODES[r] for r in budget} == {exitcodes.EXIT_BUDGET}
     named = {
         name: value
-        for name, value in vars(cli).items()
+        for name, value in vars(exitcodes).items()
         if name.startswith("EXIT_") and isinstance(value, int)
     }
     assert {"EXIT_OK", "EXIT_USAGE", "EXIT_BUDGET", "EXIT_CONTRACT_VIOLATION"} <= set(named)
@@ -251,7 +252,7 @@ def test_exit_codes_cover_every_stop_reason() -> None:
 def test_max_steps_flag_stops_the_demo_with_exit_3() -> None:
     # The demo needs two steps for a calculation; one is not enough.
     code, out, _ = invoke("run", CALC, "--max-steps", "1", "--json")
-    assert code == cli.EXIT_BUDGET == 3
+    assert code == exitcodes.EXIT_BUDGET == 3
     data = json.loads(out)
     assert data["stop_reason"] == "max_model_steps"
     assert data["output"] is None
@@ -310,7 +311,7 @@ def test_default_repeat_budget_stops_a_looping_model(monkeypatch: pytest.MonkeyP
 def test_contract_violation_exit_code(monkeypatch: pytest.MonkeyPatch) -> None:
     patch_everywhere(monkeypatch, "DemoModel", lambda: FakeModel([""]))
     code, out, _ = invoke("run", "x", "--json")
-    assert code == cli.EXIT_CONTRACT_VIOLATION == 5
+    assert code == exitcodes.EXIT_CONTRACT_VIOLATION == 5
     assert json.loads(out)["stop_reason"] == "invalid_response"
 
 
@@ -320,7 +321,7 @@ def test_model_error_exit_code(monkeypatch: pytest.MonkeyPatch) -> None:
 
     patch_everywhere(monkeypatch, "DemoModel", lambda: FakeModel([broken]))
     code, out, _ = invoke("run", "x")
-    assert code == cli.EXIT_MODEL_ERROR == 6
+    assert code == exitcodes.EXIT_MODEL_ERROR == 6
     assert "stop reason: model_error (the model raised TimeoutError)" in out
     assert "provider secret detail" not in out
 
@@ -340,7 +341,7 @@ def test_model_error_exit_code(monkeypatch: pytest.MonkeyPatch) -> None:
 )
 def test_usage_errors_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = invoke(*argv)
-    assert code == cli.EXIT_USAGE == 2
+    assert code == exitcodes.EXIT_USAGE == 2
     assert out == ""
     assert "usage:" in capsys.readouterr().err
 
@@ -417,12 +418,12 @@ def test_self_test_reports_failures(monkeypatch: pytest.MonkeyPatch) -> None:
         raise RuntimeError("internal detail")
 
     monkeypatch.setattr(
-        cli,
+        selftest,
         "self_test_checks",
         lambda: [("fine", lambda: None), ("wrong", lambda: "expected 1, got 2"), ("raises", boom)],
     )
     code, out, _ = invoke("self-test")
-    assert code == cli.EXIT_FAILURE == 1
+    assert code == exitcodes.EXIT_FAILURE == 1
     assert out.splitlines() == [
         "PASS fine",
         "FAIL wrong: expected 1, got 2",
@@ -441,19 +442,15 @@ def test_lcel_with_langchain_installed() -> None:
     assert json.loads(out) == {"text": "hello agent", "chars": 11, "words": 2}
 
 
-def test_lcel_without_langchain_is_dependency_missing(monkeypatch: pytest.MonkeyPatch) -> None:
-    real_import = cli.importlib.import_module
-
-    def no_langchain(name: str, package: str | None = None) -> Any:
-        if name.startswith(("agent_contract_langchain", "langchain")):
-            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-        return real_import(name, package)
-
-    monkeypatch.setattr(cli.importlib, "import_module", no_langchain)
+def test_lcel_without_langchain_core_is_dependency_missing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delitem(sys.modules, "agent_contract_langchain.lcel", raising=False)
+    monkeypatch.setitem(sys.modules, "langchain_core.runnables", None)
     code, out, err = invoke("lcel", "hello")
-    assert code == cli.EXIT_DEPENDENCY_MISSING == 4
+    assert code == exitcodes.EXIT_DEPENDENCY_MISSING == 4
     assert out == ""
-    assert err.startswith("dependency_missing")
+    assert err.startswith("dependency_missing: langchain-core is not installed")
 
 
 # -- through a real process -------------------------------------------------------------------

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from agent_contract.builtin_tools import calculator_tool, policy_lookup_tool
+from agent_contract.app.builtin_tools import calculator_tool, policy_lookup_tool
 from agent_contract.messages import Message, ToolCall
 from agent_contract.model import Model
 from agent_contract.results import error_content

@@ -13,9 +13,10 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from agent_contract import Contract, ToolContext, ToolSpec, run
+from agent_contract.app.builtin_tools.orders import OrderStore
+from agent_contract.app.demo import approve_demo, start_demo
+from agent_contract.app.store import RunStore
 from agent_contract.approval import Approval
-from agent_contract.builtin_tools.orders import OrderStore
-from agent_contract.demo import approve_demo, start_demo
 from agent_contract.errors import (
     ApprovalError,
     CheckpointError,
@@ -26,7 +27,6 @@ from agent_contract.executor import run_isolated
 from agent_contract.messages import ToolCall
 from agent_contract.results import ToolResult
 from agent_contract.runtime import Stop
-from agent_contract.store import RunStore
 from agent_contract.testing import FakeModel, tool_call
 from agent_contract.trace import RedactionPolicy
 from agent_contract_langchain.durable import sqlite_checkpointer

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
+from agent_contract.app.builtin_tools import calculator as calculator_module
+from agent_contract.app.builtin_tools import calculator_tool, policy_lookup_tool
 from agent_contract.budget import Budget
-from agent_contract.builtin_tools import calculator as calculator_module
-from agent_contract.builtin_tools import calculator_tool, policy_lookup_tool
 from agent_contract.errors import ScriptExhaustedError, UnauthorizedError
 from agent_contract.loop import run
 from agent_contract.messages import Completion, Message

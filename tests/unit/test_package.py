@@ -51,8 +51,8 @@ def test_core_imports_no_framework() -> None:
     report = json.loads(proc.stdout)
     assert report["root"] == []  # `import agent_contract`
     assert report["all"] == []  # every submodule of the core
-    assert "agent_contract.cli" in report["modules"]
-    assert "agent_contract.builtin_tools.calculator" in report["modules"]
+    assert "agent_contract.app.cli" in report["modules"]
+    assert "agent_contract.app.builtin_tools.calculator" in report["modules"]
 
 
 def isort_style(name: str) -> tuple[int, str]:

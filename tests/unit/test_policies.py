@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from agent_contract.builtin_tools import POLICIES, lookup_policy, policy_lookup_tool
-from agent_contract.builtin_tools.policies import TOPIC_PATTERN
+from agent_contract.app.builtin_tools import POLICIES, lookup_policy, policy_lookup_tool
+from agent_contract.app.builtin_tools.policies import TOPIC_PATTERN
 from agent_contract.errors import InvalidArgumentsError, NotFoundError
 from agent_contract.tools import ToolSpec
 

@@ -17,8 +17,8 @@ from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.tools import StructuredTool
 
+from agent_contract.harnesses import Observation, RunInput
 from agent_contract.model import Model
-from agent_contract.scenarios import Observation, RunOptions
 from agent_contract.tools import ToolContext, ToolSpec
 
 from .chat_model import ContractChatModel
@@ -72,7 +72,7 @@ def _kind(message: ToolMessage) -> str | None:
 
 
 def plain_create_agent_harness(
-    model: Model, tools: list[ToolSpec], options: RunOptions
+    model: Model, tools: list[ToolSpec], options: RunInput
 ) -> Observation:
     """Run the plain agent and report what it showed (see module doc).
 

@@ -13,10 +13,8 @@ Three ways to drive the graph, all through the same middleware:
 from __future__ import annotations
 
 import asyncio
-import sqlite3
-from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from typing import Any, Final, Literal, TypeVar, get_args
 
 from langchain.agents import create_agent
@@ -27,14 +25,15 @@ from langgraph.types import Command
 from agent_contract.approval import Approval
 from agent_contract.budget import Budget
 from agent_contract.errors import CheckpointError, ConfigurationError
+from agent_contract.harnesses import Harness, RunInput, settle_approvals
 from agent_contract.messages import Message
 from agent_contract.model import Model
 from agent_contract.runtime import Contract, RunResult, RunState
-from agent_contract.scenarios import RunOptions, settle_approvals
 from agent_contract.tools import ToolRegistry, ToolSpec
 from agent_contract.trace import RedactionPolicy
 
 from .chat_model import ContractChatModel
+from .errors import framework_errors
 from .messages import from_langchain_messages, to_langchain_messages
 from .middleware import ContractContext, ContractMiddleware
 from .tools import to_langchain_tools
@@ -105,15 +104,6 @@ def build_agent(
         middleware=[ContractMiddleware(contract), *middleware],
         checkpointer=checkpointer,
     )
-
-
-@contextmanager
-def _checkpoint_errors() -> Iterator[None]:
-    """Turn a SQLite checkpoint that cannot be read into :class:`CheckpointError`."""
-    try:
-        yield
-    except sqlite3.DatabaseError as exc:
-        raise CheckpointError(f"the LangGraph checkpoint cannot be read: {exc}") from exc
 
 
 def _stream(graph: Any, payload: Any, config: Any, context: ContractContext) -> dict[str, Any]:
@@ -197,7 +187,7 @@ def run_graph(
     payload: Any = resume if resume is not None else {"messages": to_langchain_messages(messages)}
     context = ContractContext(state)
     cfg = dict(config or {})
-    with _checkpoint_errors():
+    with framework_errors():
         if mode == "invoke":
             final = graph.invoke(payload, config=cfg, context=context)
         elif mode == "ainvoke":
@@ -323,7 +313,7 @@ def resume_graph(
     """
     state, _ = contract.restore(snapshot, context=context)
     config: dict[str, Any] = {"configurable": {"thread_id": state.run_id}}
-    with _checkpoint_errors():
+    with framework_errors():
         current = graph.get_state(config)
     if not current.values:
         raise CheckpointError(f"no LangGraph checkpoint for thread {state.run_id!r}")
@@ -350,16 +340,14 @@ def _decided(state: RunState, payload: Any) -> bool:
     return call_id is None or state.decision_for(str(call_id)) is not None
 
 
-def suite_harness(
-    mode: Mode = "invoke",
-) -> Callable[[Model, list[ToolSpec], RunOptions], RunResult]:
+def suite_harness(mode: Mode = "invoke") -> Harness:
     """:func:`run_agent` in ``mode`` as a contract-suite harness.
 
     Each run gets its own in-memory LangGraph checkpointer, so approval scenarios pause
     on ``interrupt()`` and resume with :func:`resume_agent`.
     """
 
-    def harness(model: Model, tools: list[ToolSpec], options: RunOptions) -> RunResult:
+    def harness(model: Model, tools: list[ToolSpec], options: RunInput) -> RunResult:
         contract = options.contract(tools)
         graph = build_agent(model, contract, checkpointer=InMemorySaver())
         return run_options(graph, contract, options, mode=mode)
@@ -367,7 +355,7 @@ def suite_harness(
     return harness
 
 
-def run_options(graph: Any, contract: Contract, options: RunOptions, *, mode: Mode) -> RunResult:
+def run_options(graph: Any, contract: Contract, options: RunInput, *, mode: Mode) -> RunResult:
     """Run a suite scenario's options on a checkpointed contract graph: start a run as
     ``options.caller``, drive it, and answer approvals with the options' decider
     through :func:`resume_graph` until the run ends."""

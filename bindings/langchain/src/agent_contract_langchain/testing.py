@@ -27,7 +27,7 @@ neither offered to the model nor run, which is what the allowlist demands.
 
 Set ``mode = "ainvoke"`` or ``"stream"`` on a second subclass to check the async or
 streaming path too. Capability flags and opt-outs are those of
-:class:`agent_contract.suite.ContractSuite`.
+:class:`agent_contract.conformance.suite.ContractSuite`.
 """
 
 from __future__ import annotations
@@ -38,10 +38,11 @@ from typing import Any, ClassVar
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
+from agent_contract.conformance import Scenario, ScenarioOutcome
+from agent_contract.conformance.suite import ContractSuite
+from agent_contract.harnesses import Harness, RunInput
 from agent_contract.model import Model
 from agent_contract.runtime import RunResult
-from agent_contract.scenarios import Harness, Outcome, RunOptions, Scenario
-from agent_contract.suite import ContractSuite
 from agent_contract.tools import ToolSpec
 
 from .chat_model import ContractChatModel
@@ -89,7 +90,7 @@ class CreateAgentContractSuite(ContractSuite):
     def harness(self) -> Harness:
         """Runs each scenario through :meth:`build_agent`'s graph in :attr:`mode`."""
 
-        def run(model: Model, tools: list[ToolSpec], options: RunOptions) -> RunResult:
+        def run(model: Model, tools: list[ToolSpec], options: RunInput) -> RunResult:
             contract = options.contract(tools)
             graph = self.build_agent(
                 ContractChatModel(model=model),
@@ -109,7 +110,7 @@ class CreateAgentContractSuite(ContractSuite):
 
         return run
 
-    def run_contract_scenario(self, scenario: Scenario) -> Outcome:
+    def run_contract_scenario(self, scenario: Scenario) -> ScenarioOutcome:
         """As in :class:`ContractSuite`, but a graph that drops the contract middleware
         fails with that diagnosis instead of a list of broken boundaries."""
         if type(self).build_agent is CreateAgentContractSuite.build_agent:

@@ -1,0 +1,229 @@
+"""The ``matrix`` report: one column per LangChain release, one row per boundary, and its
+text, Markdown and JSON forms (see :mod:`agent_contract_langchain.matrix`)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
+
+from agent_contract.conformance import boundary_label
+from agent_contract.errors import ConfigurationError
+from agent_contract.exitcodes import EXIT_CONTRACT_VIOLATION, EXIT_DEPENDENCY_MISSING, EXIT_OK
+
+__all__ = [
+    "MATRIX_FORMATS",
+    "MATRIX_FORMAT_VERSION",
+    "Column",
+    "ColumnStatus",
+    "MatrixReport",
+    "load_matrix_json",
+    "render_matrix_json",
+    "render_matrix_markdown",
+    "render_matrix_text",
+]
+
+MATRIX_FORMAT_VERSION: Final = 1
+"""Version of the JSON document :func:`render_matrix_json` writes."""
+
+ColumnStatus = Literal["checked", "could_not_install", "binding_does_not_import", "error"]
+"""How one release went."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Column:
+    """One release's result."""
+
+    release: str
+    status: ColumnStatus
+    """``checked`` (``check`` ran; see :attr:`check`), ``could_not_install``,
+    ``binding_does_not_import`` (``check`` exited 4), or ``error`` (``check`` failed
+    otherwise)."""
+    companions: tuple[str, ...] = ()
+    versions: dict[str, str] = field(default_factory=dict)
+    """The installed stack (``langchain``, ``langchain-core``, ``langgraph``,
+    ``langgraph-prebuilt``); empty when it could not be installed."""
+    evidence: str = ""
+    """For anything but ``checked``: the last lines of the failing command's output."""
+    check: dict[str, Any] | None = None
+    """``check --format json``'s document (``docs/CHECK_FORMAT.md``)."""
+
+    @property
+    def label(self) -> str:
+        """``1.3.15``, or ``latest (1.5.2)`` once resolved."""
+        resolved = self.versions.get("langchain")
+        if self.release == "latest" and resolved:
+            return f"latest ({resolved})"
+        return self.release
+
+    def cell(self, boundary: str) -> str:
+        """This column's cell text for ``boundary``."""
+        if self.status == "could_not_install":
+            return "could not install"
+        if self.status == "binding_does_not_import":
+            return "binding does not import"
+        if self.status == "error" or self.check is None:
+            return "error"
+        cells = [c for c in self.check.get("cells", ()) if c.get("boundary") == boundary]
+        if not cells:
+            return "no scenario"
+        broken = [c["harness"] for c in cells if c.get("status") == "broken"]
+        if broken:
+            return f"broken ({', '.join(broken)})"
+        if all(c.get("status") == "not_checked" for c in cells):
+            return "not checked"
+        return "holds"
+
+
+@dataclass(frozen=True, kw_only=True)
+class MatrixReport:
+    """The result of :func:`~agent_contract_langchain.matrix.run_matrix`."""
+
+    python: str
+    harnesses: tuple[str, ...]
+    columns: tuple[Column, ...]
+
+    @property
+    def rows(self) -> tuple[str, ...]:
+        """Boundary keys, in the order the checked columns report them (union)."""
+        rows: dict[str, None] = {}
+        for column in self.columns:
+            for boundary in (column.check or {}).get("boundaries", ()):
+                rows[boundary["key"]] = None
+        return tuple(rows)
+
+    @property
+    def exit_code(self) -> int:
+        """5 broken or not importing somewhere installed; else 4 if a release could not
+        be installed (or ``check`` failed); else 0."""
+        if any(c.status == "binding_does_not_import" for c in self.columns):
+            return EXIT_CONTRACT_VIOLATION
+        if any(c.cell(b).startswith("broken") for c in self.columns for b in self.rows):
+            return EXIT_CONTRACT_VIOLATION
+        if any(c.status in ("could_not_install", "error") for c in self.columns):
+            return EXIT_DEPENDENCY_MISSING
+        return EXIT_OK
+
+
+def _notes(report: MatrixReport) -> list[str]:
+    notes = []
+    for column in report.columns:
+        stack = ", ".join(f"{k} {v}" for k, v in column.versions.items()) or "not installed"
+        pins = f"; companion pins: {', '.join(column.companions)}" if column.companions else ""
+        notes.append(f"{column.label}: {column.status.replace('_', ' ')} ({stack}{pins})")
+        if column.evidence:
+            notes += [f"    {line}" for line in column.evidence.splitlines()]
+    return notes
+
+
+def _table(report: MatrixReport) -> list[list[str]]:
+    rows = [["boundary", *(c.label for c in report.columns)]]
+    for boundary in report.rows or ("(no boundary checked)",):
+        rows.append([boundary_label(boundary), *(c.cell(boundary) for c in report.columns)])
+    return rows
+
+
+def render_matrix_text(report: MatrixReport) -> str:
+    """A plain-text boundary x release table, then one note per release."""
+    table = _table(report)
+    widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
+    lines = [
+        f"agent-contract matrix: python {report.python}; harnesses {', '.join(report.harnesses)}",
+        "",
+    ]
+    for index, row in enumerate(table):
+        lines.append("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+        if index == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    lines += ["", *_notes(report), "", f"exit {report.exit_code}"]
+    return "\n".join(lines) + "\n"
+
+
+def render_matrix_markdown(report: MatrixReport) -> str:
+    """A Markdown boundary x release table, then one note per release."""
+    table = _table(report)
+    lines = [
+        f"python {report.python}; harnesses {', '.join(report.harnesses)}",
+        "",
+        "| " + " | ".join(table[0]) + " |",
+        "| --- |" + " --- |" * (len(table[0]) - 1),
+    ]
+    lines += ["| " + " | ".join(row) + " |" for row in table[1:]]
+    lines += [""]
+    for column in report.columns:
+        stack = ", ".join(f"{k} {v}" for k, v in column.versions.items()) or "not installed"
+        pins = f"; companion pins: `{', '.join(column.companions)}`" if column.companions else ""
+        lines.append(f"- **{column.label}**: {column.status.replace('_', ' ')} ({stack}{pins})")
+        if column.evidence:
+            lines.append("  ```text")
+            lines += [f"  {line}" for line in column.evidence.splitlines()]
+            lines.append("  ```")
+    return "\n".join(lines) + "\n"
+
+
+def render_matrix_json(report: MatrixReport) -> str:
+    """The report as JSON: ``{"format": "agent-contract-matrix", "version": 1, "python",
+    "harnesses", "rows", "columns": [{"release", "label", "status", "companions",
+    "versions", "evidence", "cells": {boundary: text}, "check": <check JSON or null>}],
+    "exit_code"}``."""
+    data = {
+        "format": "agent-contract-matrix",
+        "version": MATRIX_FORMAT_VERSION,
+        "python": report.python,
+        "harnesses": list(report.harnesses),
+        "rows": list(report.rows),
+        "columns": [
+            {
+                "release": c.release,
+                "label": c.label,
+                "status": c.status,
+                "companions": list(c.companions),
+                "versions": dict(c.versions),
+                "evidence": c.evidence,
+                "cells": {b: c.cell(b) for b in report.rows},
+                "check": c.check,
+            }
+            for c in report.columns
+        ],
+        "exit_code": report.exit_code,
+    }
+    return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+
+
+def load_matrix_json(text: str) -> MatrixReport:
+    """The :class:`MatrixReport` back from :func:`render_matrix_json`'s output (to render a
+    recorded run again, e.g. as Markdown).
+
+    Raises:
+        ConfigurationError: not a version-1 matrix document.
+    """
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise ConfigurationError(f"not JSON: {exc}") from exc
+    if not isinstance(data, dict) or (data.get("format"), data.get("version")) != (
+        "agent-contract-matrix",
+        MATRIX_FORMAT_VERSION,
+    ):
+        raise ConfigurationError("not an agent-contract-matrix document of version 1")
+    columns = tuple(
+        Column(
+            release=c["release"],
+            status=c["status"],
+            companions=tuple(c["companions"]),
+            versions=dict(c["versions"]),
+            evidence=c["evidence"],
+            check=c["check"],
+        )
+        for c in data["columns"]
+    )
+    return MatrixReport(python=data["python"], harnesses=tuple(data["harnesses"]), columns=columns)
+
+
+MATRIX_FORMATS: Final[dict[str, Callable[[MatrixReport], str]]] = {
+    "text": render_matrix_text,
+    "markdown": render_matrix_markdown,
+    "json": render_matrix_json,
+}
+"""``--format`` choices and their renderers."""

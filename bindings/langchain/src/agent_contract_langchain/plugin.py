@@ -1,0 +1,128 @@
+"""The binding's harnesses, as the core's registry sees them (entry-point group
+``agent_contract.harnesses`` in this package's ``pyproject.toml``).
+
+- ``langchain``, ``langchain-async``, ``langchain-stream``: ``create_agent`` with
+  :class:`~agent_contract_langchain.middleware.ContractMiddleware`, driven with
+  ``invoke``, ``ainvoke`` or ``stream``; ``langchain`` is checked by default and can run
+  the demo durably (a SQLite checkpointer in the data folder).
+- ``plain-create-agent``: the control, a bare ``create_agent`` without the contract
+  (:mod:`agent_contract_langchain.baseline`), expected to break.
+
+Importing this module imports no LangChain: each harness loads it when it is used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from agent_contract.approval import Approval
+from agent_contract.harnesses import Harness, HarnessPlugin
+from agent_contract.model import Model
+from agent_contract.runtime import Checkpoint, Contract, RunResult
+
+if TYPE_CHECKING:
+    from .harness import Mode
+
+__all__ = [
+    "CHECKPOINT_FILE",
+    "LANGCHAIN",
+    "LANGCHAIN_ASYNC",
+    "LANGCHAIN_STREAM",
+    "PLAIN_CREATE_AGENT",
+    "STACK",
+    "SqliteAgentRunner",
+]
+
+STACK: Final = ("langchain", "langchain-core", "langgraph")
+"""The distributions whose versions a report of these harnesses shows."""
+
+CHECKPOINT_FILE: Final = "checkpoints.sqlite3"
+"""LangGraph's checkpointer file in the data folder (see :class:`SqliteAgentRunner`)."""
+
+
+def _suite_harness(mode: Mode) -> Harness:
+    from .harness import suite_harness
+
+    return suite_harness(mode)
+
+
+def _control() -> Harness:
+    from .baseline import plain_create_agent_harness
+
+    return plain_create_agent_harness
+
+
+class SqliteAgentRunner:
+    """The ``langchain`` harness as a durable runner: ``create_agent`` with LangGraph's
+    SQLite checkpointer in ``folder/checkpoints.sqlite3``, so a run paused for approval
+    resumes in another process (the contract's snapshot holds the rest)."""
+
+    def run(
+        self, model: Model, contract: Contract, text: str, *, caller: str | None, folder: Path
+    ) -> RunResult:
+        """:func:`~agent_contract_langchain.harness.run_agent` with the checkpointer.
+
+        Raises:
+            CheckpointError: the checkpoint file cannot be opened.
+        """
+        from .durable import sqlite_checkpointer
+        from .harness import run_agent
+
+        with sqlite_checkpointer(folder / CHECKPOINT_FILE) as saver:
+            return run_agent(model, contract, text, caller=caller, checkpointer=saver)
+
+    def resume(
+        self,
+        model: Model,
+        contract: Contract,
+        snapshot: Mapping[str, Any],
+        approvals: Sequence[Approval],
+        *,
+        checkpoint: Checkpoint,
+        folder: Path,
+    ) -> RunResult:
+        """:func:`~agent_contract_langchain.harness.resume_agent` with the checkpointer.
+
+        Raises:
+            ApprovalError: a decision does not fit.
+            CheckpointError: the checkpoint or the snapshot cannot be read.
+        """
+        from .durable import sqlite_checkpointer
+        from .harness import resume_agent
+
+        with sqlite_checkpointer(folder / CHECKPOINT_FILE) as saver:
+            return resume_agent(
+                model, contract, snapshot, approvals, checkpointer=saver, checkpoint=checkpoint
+            )
+
+
+LANGCHAIN: Final = HarnessPlugin(
+    name="langchain",
+    description="create_agent with ContractMiddleware, invoke",
+    load=lambda: _suite_harness("invoke"),
+    default=True,
+    durable=SqliteAgentRunner,
+    versions=STACK,
+)
+LANGCHAIN_ASYNC: Final = HarnessPlugin(
+    name="langchain-async",
+    description="create_agent with ContractMiddleware, ainvoke",
+    load=lambda: _suite_harness("ainvoke"),
+    versions=STACK,
+)
+LANGCHAIN_STREAM: Final = HarnessPlugin(
+    name="langchain-stream",
+    description="create_agent with ContractMiddleware, stream",
+    load=lambda: _suite_harness("stream"),
+    versions=STACK,
+)
+PLAIN_CREATE_AGENT: Final = HarnessPlugin(
+    name="plain-create-agent",
+    description="a bare create_agent without the contract",
+    load=_control,
+    role="control",
+    default=True,
+    versions=STACK,
+)

@@ -1,0 +1,452 @@
+"""Order tools on a real SQLite store: ``lookup_order`` (read) and ``refund_order`` (write).
+
+The contract, written before the code:
+
+**Order ids.** ``^[A-Z]-[0-9]{4}$``: one capital letter, a dash, four digits (exactly 6
+characters). The JSON Schema rejects anything else as ``invalid_arguments`` before any
+lookup, and the handlers check again; an id is only ever a bound SQL parameter.
+
+**Identity.** The caller comes from the run's context (``ToolContext.caller``, set by
+the application), never from arguments the model wrote: no tool takes a user
+argument. A run without a caller gets ``unauthorized``.
+
+**Another user's order is ``not_found``, not ``unauthorized``.** A caller sees only
+their own orders. Answering ``unauthorized`` for an order that exists but belongs to
+someone else would tell a prober which ids exist; so a foreign order and a missing
+order give the same ``not_found`` with the same message. ``unauthorized`` is kept for
+a missing identity, which leaks nothing.
+
+**What the model sees.** ``order_id``, ``status``, ``placed_on``, ``items`` (names and
+quantities), ``total``, ``refunded`` and ``refundable`` (as ``"49.99 EUR"`` strings),
+and ``refundable_cents`` (an int, so a refund can name an exact amount).
+**Application-only** (the artifact, never shown to the model or the trace): the
+owner, the customer e-mail, the payment reference and the internal note.
+
+**Errors.** ``invalid_arguments`` (bad id, bad amount, refund above what is
+refundable), ``unauthorized`` (no caller), ``not_found`` (missing or foreign order),
+``transient`` (the store is locked or busy: retry later).
+
+**Size limits.** One lookup result is at most 1,500 characters (a refund result 1,000);
+the whole trace is capped by the run's ``Budget.max_trace_bytes``.
+
+**Refunds** (a write): ``preview`` reads what would change; the runtime asks a human to
+approve; the write runs in one SQLite transaction keyed by the runtime's idempotency
+key (``refunds.idempotency_key`` is the primary key), so a retry or a resume applies it
+at most once; ``verify`` reads the refund back by that key.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Final, cast
+
+from ...errors import InvalidArgumentsError, NotFoundError, TransientError, UnauthorizedError
+from ...results import ToolOutput
+from ...tools import ToolContext, ToolSpec
+
+__all__ = [
+    "LOCK_TIMEOUT_SECONDS",
+    "MAX_REFUND_CENTS",
+    "ORDER_ID_PATTERN",
+    "SAMPLE_ORDERS",
+    "OrderStore",
+    "check_order_id",
+    "lookup_order_tool",
+    "money",
+    "refund_order_tool",
+]
+
+ORDER_ID_PATTERN: Final = re.compile(r"^[A-Z]-[0-9]{4}$")
+MAX_REFUND_CENTS: Final = 1_000_000
+LOCK_TIMEOUT_SECONDS: Final = 0.5
+
+SAMPLE_ORDERS: Final[tuple[dict[str, Any], ...]] = (
+    {
+        "order_id": "A-1001",
+        "owner": "alice",
+        "email": "alice@example.com",
+        "status": "delivered",
+        "placed_on": "2026-10-02",
+        "items": [["Espresso grinder", 1]],
+        "total_cents": 12900,
+        "currency": "EUR",
+        "payment_ref": "pay_7Q2X9",
+        "note": "VIP customer",
+    },
+    {
+        "order_id": "A-1002",
+        "owner": "alice",
+        "email": "alice@example.com",
+        "status": "shipped",
+        "placed_on": "2026-11-20",
+        "items": [["Paper filters", 3], ["Scale", 1]],
+        "total_cents": 4497,
+        "currency": "EUR",
+        "payment_ref": "pay_8R1Z3",
+        "note": "",
+    },
+    {
+        "order_id": "B-2001",
+        "owner": "bob",
+        "email": "bob@example.com",
+        "status": "delivered",
+        "placed_on": "2026-09-14",
+        "items": [["Kettle", 1]],
+        "total_cents": 5900,
+        "currency": "EUR",
+        "payment_ref": "pay_1K5M2",
+        "note": "asked about warranty",
+    },
+    {
+        "order_id": "C-3001",
+        "owner": "carol",
+        "email": "carol@example.com",
+        "status": "processing",
+        "placed_on": "2026-11-27",
+        "items": [["Beans 1kg", 2]],
+        "total_cents": 3800,
+        "currency": "EUR",
+        "payment_ref": "pay_0C4N8",
+        "note": "",
+    },
+)
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS orders (
+    order_id TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    email TEXT NOT NULL,
+    status TEXT NOT NULL,
+    placed_on TEXT NOT NULL,
+    items TEXT NOT NULL,
+    total_cents INTEGER NOT NULL,
+    refunded_cents INTEGER NOT NULL DEFAULT 0,
+    currency TEXT NOT NULL,
+    payment_ref TEXT NOT NULL,
+    note TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS refunds (
+    idempotency_key TEXT PRIMARY KEY,
+    order_id TEXT NOT NULL REFERENCES orders(order_id),
+    amount_cents INTEGER NOT NULL,
+    reason TEXT NOT NULL,
+    caller TEXT NOT NULL,
+    run_id TEXT NOT NULL,
+    tool_call_id TEXT NOT NULL,
+    created_at REAL NOT NULL
+);
+"""
+
+
+def money(cents: int, currency: str) -> str:
+    """``4999, "EUR"`` -> ``"49.99 EUR"``."""
+    return f"{cents // 100}.{cents % 100:02d} {currency}"
+
+
+def check_order_id(order_id: Any) -> str:
+    """Return ``order_id`` if it has the documented syntax.
+
+    Raises:
+        InvalidArgumentsError: otherwise (the lookup never happens).
+    """
+    if not isinstance(order_id, str) or not ORDER_ID_PATTERN.match(order_id):
+        raise InvalidArgumentsError(
+            "order_id must look like A-1001 (a capital letter, a dash, four digits)"
+        )
+    return order_id
+
+
+def _caller(context: ToolContext) -> str:
+    if not context.caller:
+        raise UnauthorizedError("no authenticated caller for this run; order tools need one")
+    return context.caller
+
+
+class OrderStore:
+    """The order database: a SQLite file, created with sample data on first use.
+
+    Args:
+        path: the database file; its folder is created if missing.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._ready = False
+
+    def _ensure(self) -> None:
+        """Create the file, the tables and the sample data on first use."""
+        if self._ready:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            setup = sqlite3.connect(self.path, timeout=LOCK_TIMEOUT_SECONDS)
+            try:
+                setup.executescript(_SCHEMA)
+            finally:
+                setup.close()
+        except sqlite3.Error as exc:
+            raise TransientError("the order store is unavailable; retry later") from exc
+        self._ready = True
+        with self._connect() as db:
+            if db.execute("SELECT COUNT(*) FROM orders").fetchone()[0] == 0:
+                db.executemany(
+                    "INSERT INTO orders (order_id, owner, email, status, placed_on, items, "
+                    "total_cents, currency, payment_ref, note) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                    [
+                        (
+                            o["order_id"],
+                            o["owner"],
+                            o["email"],
+                            o["status"],
+                            o["placed_on"],
+                            json.dumps(o["items"]),
+                            o["total_cents"],
+                            o["currency"],
+                            o["payment_ref"],
+                            o["note"],
+                        )
+                        for o in SAMPLE_ORDERS
+                    ],
+                )
+
+    @contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        self._ensure()
+        try:
+            db = sqlite3.connect(self.path, timeout=LOCK_TIMEOUT_SECONDS, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise TransientError("the order store is unavailable; retry later") from exc
+        try:
+            db.row_factory = sqlite3.Row
+            db.execute("BEGIN IMMEDIATE")
+            yield db
+            db.execute("COMMIT")
+        except sqlite3.OperationalError as exc:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise TransientError("the order store is busy; retry later") from exc
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+        finally:
+            db.close()
+
+    def _own_order(self, db: sqlite3.Connection, caller: str, order_id: str) -> sqlite3.Row:
+        row = db.execute("SELECT * FROM orders WHERE order_id = ?", (order_id,)).fetchone()
+        if not isinstance(row, sqlite3.Row) or row["owner"] != caller:
+            raise NotFoundError(f"order {order_id} not found")
+        return row
+
+    def lookup(self, context: ToolContext, order_id: str) -> ToolOutput:
+        """The caller's order: model-visible fields as the value, the rest as artifact.
+
+        Raises:
+            InvalidArgumentsError, UnauthorizedError, NotFoundError, TransientError.
+        """
+        check_order_id(order_id)
+        caller = _caller(context)
+        with self._connect() as db:
+            row = self._own_order(db, caller, order_id)
+        return ToolOutput(value=_visible(row), artifact=_private(row))
+
+    def preview_refund(
+        self, context: ToolContext, order_id: str, amount_cents: int, reason: str
+    ) -> dict[str, Any]:
+        """What a refund would change; changes nothing.
+
+        Raises:
+            InvalidArgumentsError: amount above what is refundable.
+            UnauthorizedError, NotFoundError, TransientError.
+        """
+        check_order_id(order_id)
+        caller = _caller(context)
+        with self._connect() as db:
+            row = self._own_order(db, caller, order_id)
+        return _refund_plan(row, amount_cents, reason)
+
+    def refund(
+        self, context: ToolContext, order_id: str, amount_cents: int, reason: str
+    ) -> dict[str, Any]:
+        """Apply the refund once per idempotency key, in one transaction.
+
+        A second call with the same key returns the first refund unchanged.
+
+        Raises:
+            InvalidArgumentsError, UnauthorizedError, NotFoundError, TransientError;
+            ``InvalidArgumentsError`` when the context carries no idempotency key.
+        """
+        check_order_id(order_id)
+        caller = _caller(context)
+        key = context.idempotency_key
+        if not key:
+            raise InvalidArgumentsError("a refund needs the runtime's idempotency key")
+        with self._connect() as db:
+            existing = _refund_by_key(db, key)
+            if existing is not None:
+                return _refund_record(existing, replayed=True)
+            row = self._own_order(db, caller, order_id)
+            plan = _refund_plan(row, amount_cents, reason)
+            db.execute(
+                "INSERT INTO refunds (idempotency_key, order_id, amount_cents, reason, caller, "
+                "run_id, tool_call_id, created_at) VALUES (?,?,?,?,?,?,?,?)",
+                (
+                    key,
+                    order_id,
+                    amount_cents,
+                    reason,
+                    caller,
+                    context.run_id,
+                    context.tool_call_id,
+                    time.time(),
+                ),
+            )
+            db.execute(
+                "UPDATE orders SET refunded_cents = refunded_cents + ?, status = ? "
+                "WHERE order_id = ?",
+                (amount_cents, plan["status_after"], order_id),
+            )
+            created = cast(sqlite3.Row, _refund_by_key(db, key))  # inserted just above
+        return _refund_record(created, replayed=False)
+
+    def verify_refund(
+        self, context: ToolContext, order_id: str, amount_cents: int, reason: str
+    ) -> dict[str, Any] | None:
+        """The refund written with ``context.idempotency_key``, or ``None``.
+
+        Raises:
+            TransientError: the store is busy (the outcome stays unknown).
+        """
+        key = context.idempotency_key
+        if not key:
+            return None
+        with self._connect() as db:
+            row = _refund_by_key(db, key)
+        return None if row is None else _refund_record(row, replayed=True)
+
+    def refund_count(self, order_id: str | None = None) -> int:
+        """How many refund rows exist (for one order, or all): the write count."""
+        with self._connect() as db:
+            if order_id is None:
+                return int(db.execute("SELECT COUNT(*) FROM refunds").fetchone()[0])
+            query = "SELECT COUNT(*) FROM refunds WHERE order_id = ?"
+            return int(db.execute(query, (order_id,)).fetchone()[0])
+
+
+def _refund_by_key(db: sqlite3.Connection, key: str) -> sqlite3.Row | None:
+    """The refund row written with idempotency ``key``, or ``None``."""
+    row = db.execute("SELECT * FROM refunds WHERE idempotency_key = ?", (key,)).fetchone()
+    return row if isinstance(row, sqlite3.Row) else None
+
+
+def _visible(row: sqlite3.Row) -> dict[str, Any]:
+    currency = row["currency"]
+    return {
+        "order_id": row["order_id"],
+        "status": row["status"],
+        "placed_on": row["placed_on"],
+        "items": [{"name": n, "quantity": q} for n, q in json.loads(row["items"])],
+        "total": money(row["total_cents"], currency),
+        "refunded": money(row["refunded_cents"], currency),
+        "refundable_cents": row["total_cents"] - row["refunded_cents"],
+        "refundable": money(row["total_cents"] - row["refunded_cents"], currency),
+    }
+
+
+def _private(row: sqlite3.Row) -> dict[str, Any]:
+    return {
+        "owner": row["owner"],
+        "email": row["email"],
+        "payment_ref": row["payment_ref"],
+        "note": row["note"],
+    }
+
+
+def _refund_plan(row: sqlite3.Row, amount_cents: int, reason: str) -> dict[str, Any]:
+    if isinstance(amount_cents, bool) or not isinstance(amount_cents, int) or amount_cents < 1:
+        raise InvalidArgumentsError("amount_cents must be a positive whole number of cents")
+    refundable = row["total_cents"] - row["refunded_cents"]
+    currency = row["currency"]
+    if amount_cents > refundable:
+        raise InvalidArgumentsError(
+            f"refund of {money(amount_cents, currency)} exceeds the refundable "
+            f"{money(refundable, currency)}"
+        )
+    after = row["refunded_cents"] + amount_cents
+    return {
+        "order_id": row["order_id"],
+        "refund": money(amount_cents, currency),
+        "reason": reason,
+        "refunded_before": money(row["refunded_cents"], currency),
+        "refunded_after": money(after, currency),
+        "status_before": row["status"],
+        "status_after": "refunded" if after == row["total_cents"] else "partially_refunded",
+    }
+
+
+def _refund_record(row: sqlite3.Row, *, replayed: bool) -> dict[str, Any]:
+    return {
+        "refund_id": row["idempotency_key"],
+        "order_id": row["order_id"],
+        "amount_cents": row["amount_cents"],
+        "reason": row["reason"],
+        "replayed": replayed,
+    }
+
+
+_ORDER_ID_SCHEMA: Final = {
+    "type": "string",
+    "pattern": ORDER_ID_PATTERN.pattern,
+    "minLength": 6,
+    "maxLength": 6,
+    "description": "An order id like A-1001.",
+}
+
+
+def lookup_order_tool(store: OrderStore) -> ToolSpec:
+    """``lookup_order(order_id)``: the caller's own order (read-only). See module doc."""
+    return ToolSpec(
+        name="lookup_order",
+        description="Look up one of the current customer's orders by id (e.g. A-1001).",
+        parameters={
+            "type": "object",
+            "properties": {"order_id": _ORDER_ID_SCHEMA},
+            "required": ["order_id"],
+        },
+        handler=store.lookup,
+        needs_context=True,
+        timeout_seconds=2.0,
+        max_result_chars=1_500,
+    )
+
+
+def refund_order_tool(store: OrderStore) -> ToolSpec:
+    """``refund_order(order_id, amount_cents, reason)``: a write; needs approval."""
+    return ToolSpec(
+        name="refund_order",
+        description=(
+            "Refund part or all of one of the current customer's orders. Needs human "
+            "approval; amount in cents."
+        ),
+        parameters={
+            "type": "object",
+            "properties": {
+                "order_id": _ORDER_ID_SCHEMA,
+                "amount_cents": {"type": "integer", "minimum": 1, "maximum": MAX_REFUND_CENTS},
+                "reason": {"type": "string", "minLength": 1, "maxLength": 200},
+            },
+            "required": ["order_id", "amount_cents", "reason"],
+        },
+        handler=store.refund,
+        effect="write",
+        preview=store.preview_refund,
+        verify=store.verify_refund,
+        timeout_seconds=5.0,
+        max_result_chars=1_000,
+    )

@@ -1,0 +1,346 @@
+"""The ``agent-contract`` command line.
+
+Commands:
+
+- ``run TEXT``: run the deterministic demo agent (calculator and policy lookup) on a
+  request and print a short summary; ``--json`` for one JSON object, ``--trace`` for
+  the redacted trace as JSONL. Raw messages are never printed. ``--harness NAME`` picks
+  a registered harness that can run durably (``offline``, or a binding's).
+- ``approve THREAD_ID --decision approve|reject|edit``: decide a run paused for
+  approval (``run 'refund order A-1001' --caller alice``) and resume it, in a new
+  process; see :mod:`agent_contract.app.demo` for the data folder.
+- ``self-test``: deterministic built-in checks, one line each.
+- ``check [--harness NAME|module:factory ...] [--format text|markdown|json]``: run the
+  contract suite in-process and print a boundary x harness checklist (see
+  :mod:`agent_contract.app.check_command`); exits 5 when a boundary is broken on a
+  harness asked about.
+- Commands of installed bindings, registered under the entry-point group
+  ``agent_contract.commands`` (see :mod:`agent_contract.harnesses`); the LangChain
+  binding adds ``lcel`` and ``matrix``. A command that no installed binding provides,
+  while a binding agent-contract declares is missing, is ``dependency_missing``.
+
+Exit codes (:data:`~agent_contract.exitcodes.EXIT_CODES`): 0 answered; 1 a self-test
+or internal failure; 2 a usage error; 3 a budget stop (``max_model_steps``,
+``max_tool_calls``, ``repeated_call``, ``deadline``, ``max_trace_bytes``); 4 a missing
+optional dependency (``dependency_missing``); 5 a contract violation
+(``invalid_response``); 6 the model failed (``model_error``); 7 paused for approval
+(``pending_approval``); 8 a decision was refused or a stored run cannot be read
+(``ApprovalError``, ``CheckpointError``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from typing import TextIO
+
+from .. import __version__
+from ..budget import Budget
+from ..errors import (
+    AgentContractError,
+    ApprovalError,
+    CheckpointError,
+    ConfigurationError,
+    DependencyMissingError,
+)
+from ..exitcodes import (
+    EXIT_APPROVAL_REFUSED,
+    EXIT_CODES,
+    EXIT_DEPENDENCY_MISSING,
+    EXIT_FAILURE,
+    EXIT_USAGE,
+)
+from ..harnesses import command_entry_points, harness_names, harness_plugin, missing_bindings
+from ..runtime import RunResult
+from .check_command import add_check_command
+from .demo import DATA_DIR_ENV, approve_demo, start_demo
+from .selftest import cmd_self_test
+
+__all__ = ["build_parser", "main"]
+
+CORE_COMMANDS = ("run", "approve", "self-test", "check")
+"""The commands of the core; the rest come from bindings."""
+
+
+def _summary(result: RunResult) -> str:
+    lines = []
+    if result.output is not None:
+        lines.append(f"answer: {result.output}")
+    else:
+        lines.append("answer: (none: the run stopped without an answer)")
+    if result.tool_calls:
+        calls = ", ".join(
+            f"{c.name} [{c.id}] {c.status}" + (f" ({c.error_kind})" if c.error_kind else "")
+            for c in result.tool_calls
+        )
+        lines.append(f"tools called: {calls}")
+    else:
+        lines.append("tools called: none")
+    stop = result.stop_reason + (f" ({result.stop_detail})" if result.stop_detail else "")
+    lines.append(f"stop reason: {stop}")
+    lines.append(f"harness: {result.harness}")
+    return "\n".join(lines)
+
+
+def _budget(args: argparse.Namespace) -> Budget:
+    return Budget(
+        max_model_steps=args.max_steps,
+        max_tool_calls=args.max_tool_calls,
+        max_identical_calls=args.max_repeats,
+    )
+
+
+def _pending_text(result: RunResult, data_dir: str | None) -> str:
+    lines = []
+    folder = f" --data-dir {data_dir}" if data_dir else ""
+    for pending in result.pending_approvals:
+        lines.append(f"pending approval: {pending.name} [{pending.tool_call_id}]")
+        lines.append(f"  preview: {json.dumps(pending.preview, ensure_ascii=False)}")
+    lines.append(
+        f"decide with: agent-contract approve {result.run_id} --decision approve|reject|edit"
+        f"{folder}  (edit takes --arguments JSON)"
+    )
+    return "\n".join(lines)
+
+
+def _report(result: RunResult, args: argparse.Namespace, out: TextIO) -> int:
+    redact = result.trace.redaction.redact
+    if args.json:
+        data = result.to_dict()
+        data["thread_id"] = result.run_id
+        out.write(redact(json.dumps(data, ensure_ascii=False)) + "\n")
+    else:
+        text = _summary(result)
+        if result.stop_reason == "pending_approval":
+            text += "\n" + _pending_text(result, args.data_dir)
+        out.write(redact(text) + "\n")
+    if args.trace:
+        out.write(result.trace.to_jsonl())
+    return EXIT_CODES[result.stop_reason]
+
+
+def _cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    demo = start_demo(
+        args.text,
+        harness=args.harness,
+        budget=_budget(args),
+        secrets=args.secret,
+        caller=args.caller,
+        folder=args.data_dir,
+    )
+    return _report(demo.result, args, out)
+
+
+def _cmd_approve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    arguments = None
+    if args.arguments is not None:
+        try:
+            arguments = json.loads(args.arguments)
+        except (ValueError, RecursionError):
+            err.write("error: --arguments must be a JSON object\n")
+            return EXIT_USAGE
+        if not isinstance(arguments, dict):
+            err.write("error: --arguments must be a JSON object\n")
+            return EXIT_USAGE
+    if args.decision == "edit" and arguments is None:
+        err.write("error: --decision edit needs --arguments JSON\n")
+        return EXIT_USAGE
+    if args.decision != "edit" and arguments is not None:
+        err.write("error: --arguments goes with --decision edit only\n")
+        return EXIT_USAGE
+    result = approve_demo(
+        args.thread_id,
+        args.decision,
+        arguments=arguments,
+        call_id=args.call_id,
+        reason=args.reason,
+        decided_by=args.decided_by,
+        budget=_budget(args),
+        secrets=args.secret,
+        folder=args.data_dir,
+    )
+    return _report(result, args, out)
+
+
+def _positive(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"{value!r} must be >= 1")
+    return number
+
+
+def _add_common(run_p: argparse.ArgumentParser) -> None:
+    run_p.add_argument("--json", action="store_true", help="print one JSON object")
+    run_p.add_argument("--trace", action="store_true", help="also print the redacted trace (JSONL)")
+    run_p.add_argument(
+        "--data-dir",
+        default=None,
+        help=f"orders and paused runs (default: ${DATA_DIR_ENV}, else "
+        "$XDG_DATA_HOME/agent-contract or ~/.local/share/agent-contract)",
+    )
+    run_p.add_argument("--max-steps", type=_positive, default=8, help="model steps (default 8)")
+    run_p.add_argument("--max-tool-calls", type=_positive, default=8, help="tool calls (default 8)")
+    run_p.add_argument(
+        "--max-repeats",
+        type=_positive,
+        default=2,
+        help="times one identical tool call may be requested (default 2)",
+    )
+    run_p.add_argument(
+        "--secret", action="append", default=[], help="a value to redact everywhere (repeatable)"
+    )
+
+
+def _durable_harnesses() -> list[str]:
+    """Registered harnesses with a durable runner (``run --harness`` choices)."""
+    names = []
+    for name in harness_names():
+        try:
+            if harness_plugin(name).durable is not None:
+                names.append(name)
+        except (DependencyMissingError, ConfigurationError):
+            continue
+    return names
+
+
+def _unavailable_command(argv: Sequence[str]) -> DependencyMissingError | None:
+    """The error for a command that no installed binding registers while a binding
+    agent-contract declares is missing (it may provide it); ``None`` otherwise."""
+    command = next((a for a in argv if not a.startswith("-")), None)
+    if command is None or command in CORE_COMMANDS:
+        return None
+    registered = {ep.name: ep for ep in command_entry_points()}
+    if command in registered:
+        try:
+            registered[command].load()
+        except ImportError as exc:
+            dist = registered[command].dist
+            package = dist.name if dist is not None else registered[command].module
+            return DependencyMissingError(package, f"cannot import {exc.name or exc}")
+        return None
+    missing = missing_bindings()
+    if not missing:
+        return None
+    return DependencyMissingError(
+        ", ".join(missing),
+        f"no command {command!r} is registered; a binding that is not installed may provide it",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (exposed for documentation and tests)."""
+    parser = argparse.ArgumentParser(
+        prog="agent-contract",
+        description="The tool-calling agent contract: run the demo agent, check harnesses.",
+        epilog="exit codes: 0 answered, 1 failure, 2 usage, 3 budget stop, "
+        "4 dependency missing, 5 contract violation, 6 model error, 7 pending approval, "
+        "8 approval refused or stored run unreadable",
+    )
+    parser.add_argument("--version", action="version", version=f"agent-contract {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    run_p = sub.add_parser("run", help="run the demo agent on a request")
+    run_p.add_argument("text", help="the request, e.g. 'calculate 12 * (3 + 2)'")
+    run_p.add_argument(
+        "--harness",
+        default="offline",
+        metavar="{" + ",".join(_durable_harnesses()) + "}",
+        help="a registered harness that can run durably (default: offline)",
+    )
+    run_p.add_argument("--caller", default=None, help="the customer the run acts for (orders)")
+    _add_common(run_p)
+    run_p.set_defaults(handler=_cmd_run)
+
+    approve_p = sub.add_parser("approve", help="decide a run paused for approval, and resume it")
+    approve_p.add_argument("thread_id", help="the run id printed by `run`")
+    approve_p.add_argument("--decision", choices=("approve", "reject", "edit"), required=True)
+    approve_p.add_argument("--arguments", help="for edit: the arguments to run with (JSON)")
+    approve_p.add_argument("--call-id", help="decide one pending call (default: all)")
+    approve_p.add_argument("--reason", default="", help="recorded in the trace")
+    approve_p.add_argument("--decided-by", default="", help="who decides (recorded)")
+    _add_common(approve_p)
+    approve_p.set_defaults(handler=_cmd_approve)
+
+    test_p = sub.add_parser("self-test", help="run the deterministic built-in checks")
+    test_p.set_defaults(handler=cmd_self_test)
+
+    add_check_command(sub)
+    for ep in command_entry_points():
+        if ep.name in CORE_COMMANDS:
+            continue
+        try:
+            add = ep.load()
+        except ImportError:  # main() reports the command as dependency_missing
+            continue
+        add(sub)
+    return parser
+
+
+def _argument_problem(args: argparse.Namespace) -> str | None:
+    """A usage problem argparse cannot see: text that is not valid UTF-8 (the shell
+    passed raw bytes), an empty request, a data folder that is not a folder, or a
+    ``run --harness`` that no installed harness can run durably (unless a binding
+    agent-contract declares is missing: the run then reports ``dependency_missing``)."""
+    for name, value in vars(args).items():
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                label = "the request text" if name == "text" else f"--{name.replace('_', '-')}"
+                return f"{label} is not valid UTF-8 text"
+    if getattr(args, "text", None) is not None and not args.text.strip():
+        return "the request text is empty"
+    folder = getattr(args, "data_dir", None)
+    if folder is not None:
+        if not folder.strip():
+            return "--data-dir is empty"
+        if os.path.exists(folder) and not os.path.isdir(folder):
+            return f"--data-dir {folder!r} exists and is not a folder"
+    if getattr(args, "command", None) == "run":
+        durable = _durable_harnesses()
+        if args.harness not in durable and not missing_bindings():
+            choices = ", ".join(repr(name) for name in durable)
+            return f"argument --harness: invalid choice: {args.harness!r} (choose from {choices})"
+    return None
+
+
+def main(
+    argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None
+) -> int:
+    """Entry point; returns the exit code (see the module doc)."""
+    out = out or sys.stdout
+    err = err or sys.stderr
+    unavailable = _unavailable_command(sys.argv[1:] if argv is None else argv)
+    if unavailable is not None:
+        err.write(f"{unavailable}\n")
+        return EXIT_DEPENDENCY_MISSING
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        problem = _argument_problem(args)
+        if problem:
+            parser.error(problem)
+    except SystemExit as exc:
+        return int(exc.code) if isinstance(exc.code, int) else EXIT_USAGE
+    try:
+        code: int = args.handler(args, out, err)
+    except DependencyMissingError as exc:
+        err.write(f"{exc}\n")
+        return EXIT_DEPENDENCY_MISSING
+    except (ApprovalError, CheckpointError) as exc:
+        err.write(f"error: {type(exc).__name__}: {exc}\n")
+        return EXIT_APPROVAL_REFUSED
+    except AgentContractError as exc:
+        err.write(f"error: {type(exc).__name__}: {exc}\n")
+        return EXIT_USAGE if isinstance(exc, ValueError) else EXIT_FAILURE
+    return code
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

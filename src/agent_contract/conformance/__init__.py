@@ -1,0 +1,52 @@
+"""The conformance kit: the contract suite's boundaries, scenarios and checks, run on
+any harness.
+
+- :mod:`~agent_contract.conformance.boundaries`: the one table of boundaries;
+- :mod:`~agent_contract.conformance.fixtures`: the planted secret, the probe, the
+  scripted human, the scenarios' tools;
+- :mod:`~agent_contract.conformance.scenarios` (and
+  :mod:`~agent_contract.conformance.approvals`): every scenario;
+- :mod:`~agent_contract.conformance.evaluate`: what a scenario expects, and judging a run;
+- :mod:`~agent_contract.conformance.runner`: one scenario on one harness;
+- :mod:`~agent_contract.conformance.check` and
+  :mod:`~agent_contract.conformance.report`: ``agent-contract check``'s checklist;
+- :mod:`~agent_contract.conformance.suite`: :class:`ContractSuite` for your own tests
+  (imports pytest; not re-exported here);
+- :mod:`~agent_contract.conformance.plugin`: the pytest plugin (fixtures).
+
+The kit uses the runtime and never the application (:mod:`agent_contract.app`).
+"""
+
+from .boundaries import BOUNDARIES, Boundary, boundary, boundary_label, boundary_rows
+from .check import CheckReport, run_check
+from .evaluate import Problem, Scenario, evaluate, observe
+from .fixtures import PLANTED_SECRET, Probe, ScriptedDecider, hide_planted
+from .report import CHECK_FORMAT_VERSION, render_json, render_markdown, render_text
+from .runner import ScenarioOutcome, run_scenario
+from .scenarios import SCENARIOS, scenario
+
+__all__ = [
+    "BOUNDARIES",
+    "CHECK_FORMAT_VERSION",
+    "PLANTED_SECRET",
+    "SCENARIOS",
+    "Boundary",
+    "CheckReport",
+    "Probe",
+    "Problem",
+    "Scenario",
+    "ScenarioOutcome",
+    "ScriptedDecider",
+    "boundary",
+    "boundary_label",
+    "boundary_rows",
+    "evaluate",
+    "hide_planted",
+    "observe",
+    "render_json",
+    "render_markdown",
+    "render_text",
+    "run_check",
+    "run_scenario",
+    "scenario",
+]

@@ -1,0 +1,304 @@
+"""What a scenario expects, and judging a run against it.
+
+A :class:`Scenario` is a script of model replies, the tools (built fresh per run around
+a :class:`~agent_contract.conformance.fixtures.Probe` that records what the handlers
+saw), a budget, and the expected observable outcome; its main boundary is an id of
+:data:`~agent_contract.conformance.boundaries.BOUNDARIES`. :func:`observe` gives the
+harness-neutral view of what a run showed and :func:`evaluate` every expectation it
+broke, tagged by boundary. The checks a scenario adds (``check_*``) live here too.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..budget import Budget
+from ..harnesses import Observation, RunInput
+from ..messages import Message
+from ..runtime import RunResult
+from ..testing import FakeModel, Reply
+from ..tools import ToolSpec
+from .fixtures import PLANTED_SECRET, Probe, ScriptedDecider
+
+__all__ = [
+    "Check",
+    "Problem",
+    "Scenario",
+    "check_contents",
+    "check_hidden_text",
+    "check_history",
+    "check_offered",
+    "check_ran",
+    "check_timeout",
+    "check_truncated",
+    "check_writes",
+    "evaluate",
+    "observe",
+    "tool_message_view",
+]
+
+
+def _error_fields(content: str) -> tuple[str | None, bool]:
+    try:
+        data = json.loads(content)
+    except ValueError:
+        return None, False
+    if isinstance(data, dict) and isinstance(data.get("error"), str):
+        return data["error"], bool(data.get("side_effects_possible", False))
+    return None, False
+
+
+def tool_message_view(message: Message) -> dict[str, Any]:
+    """The Observation view of one tool message."""
+    kind, side_effects = (
+        _error_fields(message.content) if message.status == "error" else (None, False)
+    )
+    return {
+        "id": message.tool_call_id,
+        "name": message.name,
+        "status": message.status,
+        "error_kind": kind,
+        "side_effects_possible": side_effects,
+        "content": message.content,
+    }
+
+
+def observe(result: RunResult | Observation) -> Observation:
+    """The Observation of a RunResult (an Observation is returned as it is)."""
+    if isinstance(result, Observation):
+        return result
+    tool_messages = tuple(tool_message_view(m) for m in result.messages if m.role == "tool")
+    emitted = "\n".join(
+        [
+            result.trace.to_jsonl(),
+            *(m["content"] for m in tool_messages),
+            result.output or "",
+            json.dumps(result.to_dict(), ensure_ascii=False),
+        ]
+    )
+    issued = tuple(c.id for m in result.messages if m.role == "assistant" for c in m.tool_calls)
+    return Observation(
+        harness=result.harness,
+        stop_reason=result.stop_reason,
+        output=result.output,
+        trajectory=tuple(result.trajectory()),
+        tool_messages=tool_messages,
+        trace_types=tuple(e["type"] for e in result.trace.events),
+        emitted=emitted,
+        issued_ids=issued,
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class Problem:
+    """One failed expectation."""
+
+    boundary: str
+    """Key of :data:`BOUNDARIES`."""
+    message: str
+    """What was expected and what was observed."""
+
+
+Check = Callable[[Observation, FakeModel, Probe], list[Problem]]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Scenario:
+    """One scripted situation and its expected outcome on every harness."""
+
+    name: str
+    """Stable id, used in test ids and reports."""
+    boundary: str
+    """The main boundary it exercises (an id of
+    :data:`~agent_contract.conformance.boundaries.BOUNDARIES`)."""
+    description: str
+    script: tuple[Reply, ...]
+    """The FakeModel script."""
+    tools: Callable[[Probe], list[ToolSpec]]
+    """Builds fresh tools around a probe."""
+    stop_reason: str
+    """Expected stop reason."""
+    trajectory: tuple[str, ...] = ()
+    """Expected tool names, in issue order."""
+    results: tuple[tuple[str, str | None], ...] = ()
+    """Expected ``(status, error_kind)`` per tool message, in issue order."""
+    output_contains: tuple[str, ...] = ()
+    """Substrings of the answer."""
+    must_not_run: tuple[str, ...] = ()
+    """Tools whose handlers must never run."""
+    user: str = "please help"
+    budget: Budget = field(default_factory=lambda: Budget(deadline_seconds=30.0))
+    allowlist: tuple[str, ...] | None = None
+    history: tuple[Message, ...] = ()
+    extra: tuple[Check, ...] = ()
+    """Scenario-specific checks."""
+    requires: tuple[str, ...] = ()
+    """Capabilities a harness must have (e.g. ``"write_tools"``, ``"timeouts"``); others
+    skip it. A :class:`~agent_contract.suite.ContractSuite` declares each capability as a
+    boolean ``has_<capability>`` or ``supports_<capability>`` class attribute."""
+
+    decisions: tuple[str | tuple[str, dict[str, Any]], ...] = ()
+    """The scripted human's decisions on approvals (see :class:`ScriptedDecider`)."""
+
+    def options(self, probe: Probe | None = None) -> RunInput:
+        """The harness input for this scenario, with the planted secret (a decider needs
+        the run's probe)."""
+        decider = ScriptedDecider(self.decisions, probe) if self.decisions and probe else None
+        return RunInput(
+            user=self.user,
+            budget=self.budget,
+            allowlist=self.allowlist,
+            history=self.history,
+            secrets=(PLANTED_SECRET,),
+            decider=decider,
+        )
+
+
+def evaluate(scenario: Scenario, obs: Observation, model: FakeModel, probe: Probe) -> list[Problem]:
+    """Every way ``obs`` breaks the scenario's expectations, tagged by boundary."""
+    problems: list[Problem] = []
+
+    def fail(boundary: str, message: str) -> None:
+        problems.append(Problem(boundary=boundary, message=message))
+
+    if obs.stop_reason != scenario.stop_reason:
+        fail(
+            scenario.boundary, f"stop_reason {obs.stop_reason!r}, expected {scenario.stop_reason!r}"
+        )
+    if scenario.stop_reason != "answered" and obs.output is not None:
+        fail(scenario.boundary, f"a {scenario.stop_reason} stop produced an answer {obs.output!r}")
+    if obs.trajectory != scenario.trajectory:
+        fail(
+            scenario.boundary,
+            f"trajectory {list(obs.trajectory)}, expected {list(scenario.trajectory)}",
+        )
+    seen = tuple((m["status"], m["error_kind"]) for m in obs.tool_messages)
+    if seen != scenario.results:
+        fail(scenario.boundary, f"tool messages {list(seen)}, expected {list(scenario.results)}")
+    for text in scenario.output_contains:
+        if text not in (obs.output or ""):
+            fail(scenario.boundary, f"answer lacks {text!r}: {obs.output!r}")
+    for name in scenario.must_not_run:
+        if probe.ran(name):
+            fail(scenario.boundary, f"tool {name!r} ran {probe.ran(name)} time(s); it must not run")
+    # Call-ID binding: one message per issued id, in issue order.
+    issued = [i for i in obs.issued_ids if i]
+    answered = [m["id"] for m in obs.tool_messages]
+    unique_issued = list(dict.fromkeys(issued))
+    paused_or_invalid = scenario.stop_reason in ("invalid_response", "pending_approval")
+    if answered != unique_issued and not paused_or_invalid:
+        fail("call_id_binding", f"tool messages answer {answered}, calls issued {unique_issued}")
+    if len(answered) != len(set(answered)):
+        fail("call_id_binding", f"an id is answered more than once: {answered}")
+    # Trace and redaction.
+    if not obs.trace_types or obs.trace_types[0] != "run_started" or obs.trace_types[-1] != "stop":
+        fail("trace_redaction", f"no complete trace (events: {list(obs.trace_types)[:3]}...)")
+    if PLANTED_SECRET in obs.emitted:
+        fail("trace_redaction", "the planted secret appears in what the run emitted")
+    for check in scenario.extra:
+        problems.extend(check(obs, model, probe))
+    return problems
+
+
+# -- checks a scenario adds --------------------------------------------------------------
+
+
+def check_writes(amounts: Sequence[int], *, previews: int, refusals: int = 0) -> Check:
+    def check(obs: Observation, model: FakeModel, probe: Probe) -> list[Problem]:
+        problems = []
+        written = sorted(w["amount"] for w in probe.writes.values())
+        if written != sorted(amounts):
+            problems.append(f"writes applied {written}, expected {sorted(amounts)}")
+        if probe.write_calls != len(amounts):
+            problems.append(f"the write handler ran {probe.write_calls} times")
+        if probe.previews != previews:
+            problems.append(f"preview ran {probe.previews} times, expected {previews}")
+        if len(probe.refusals) != refusals:
+            problems.append(f"{len(probe.refusals)} decisions refused, expected {refusals}")
+        return [Problem(boundary="write_approval", message=m) for m in problems]
+
+    return check
+
+
+def check_offered(expected: set[str]) -> Check:
+    def check(obs: Observation, model: FakeModel, probe: Probe) -> list[Problem]:
+        if not model.calls:
+            return [Problem(boundary="allowlist", message="the model was never called")]
+        tools = model.calls[0]["tools"] or []
+        offered = {t["function"]["name"] for t in tools}
+        if offered != expected:
+            return [
+                Problem(
+                    boundary="allowlist",
+                    message=f"offered {sorted(offered)}, expected {sorted(expected)}",
+                )
+            ]
+        return []
+
+    return check
+
+
+def check_history(obs: Observation, model: FakeModel, probe: Probe) -> list[Problem]:
+    if not model.calls:
+        return [Problem(boundary="history", message="the model was never called")]
+    sent = [(m.role, m.content) for m in model.calls[0]["messages"] if m.role != "system"]
+    wanted = [
+        ("user", "what is 2+2?"),
+        ("assistant", "4"),
+        ("user", "and in words?"),
+    ]
+    if sent != wanted:
+        return [Problem(boundary="history", message=f"sent {sent}, expected {wanted}")]
+    return []
+
+
+def check_timeout(obs: Observation, model: FakeModel, probe: Probe) -> list[Problem]:
+    timeouts = [m for m in obs.tool_messages if m["error_kind"] == "timeout"]
+    if not timeouts or not all(m["side_effects_possible"] for m in timeouts):
+        return [
+            Problem(boundary="timeouts", message="a timeout did not report side_effects_possible")
+        ]
+    return []
+
+
+def check_truncated(obs: Observation, model: FakeModel, probe: Probe) -> list[Problem]:
+    content = obs.tool_messages[0]["content"] if obs.tool_messages else ""
+    if len(content) > 500 or "[truncated" not in content:
+        return [
+            Problem(boundary="result_size", message=f"result of {len(content)} chars, no marker")
+        ]
+    return []
+
+
+def check_contents(expected: Sequence[str]) -> Check:
+    def check(obs: Observation, model: FakeModel, probe: Probe) -> list[Problem]:
+        got = [m["content"] for m in obs.tool_messages]
+        if got[: len(expected)] != list(expected):
+            return [
+                Problem(
+                    boundary="serialization", message=f"contents {got}, expected {list(expected)}"
+                )
+            ]
+        return []
+
+    return check
+
+
+def check_hidden_text(obs: Observation, model: FakeModel, probe: Probe) -> list[Problem]:
+    text = " ".join(m["content"] for m in obs.tool_messages)
+    if "traceback" in text.lower() or "database password" in text:
+        return [Problem(boundary="tool_errors", message="exception text reached the model")]
+    return []
+
+
+def check_ran(name: str, times: int, boundary: str) -> Check:
+    def check(obs: Observation, model: FakeModel, probe: Probe) -> list[Problem]:
+        if probe.ran(name) != times:
+            message = f"{name} ran {probe.ran(name)} times, expected {times}"
+            return [Problem(boundary=boundary, message=message)]
+        return []
+
+    return check

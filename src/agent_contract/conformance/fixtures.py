@@ -1,0 +1,309 @@
+"""What the scenarios run with: the planted secret, a probe that sees what tools did,
+the scripted human who answers approvals, and the scenarios' tools.
+
+Every tool factory takes the run's :class:`Probe` and returns a fresh
+:class:`~agent_contract.tools.ToolSpec` whose handler notes each call on it.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Final
+
+from ..approval import Approval, PendingApproval, approval_token
+from ..errors import ApprovalError, NotFoundError, TransientError, UnauthorizedError
+from ..tools import ToolContext, ToolSpec
+
+__all__ = [
+    "PLANTED_SECRET",
+    "Probe",
+    "ScriptedDecider",
+    "ToolFactory",
+    "basic_tools",
+    "big_tool",
+    "credentials_tool",
+    "echo_tool",
+    "explode_tool",
+    "fetch_record_tool",
+    "forecast_tool",
+    "hang_tool",
+    "hide_planted",
+    "slow_echo_tool",
+    "tools_with",
+    "transfer_tool",
+    "typed_tool",
+]
+
+PLANTED_SECRET: Final = "sk-planted-7f3a9c1e5b2d4a6f8e0c"
+"""A secret every scenario hands to the run; it must never be emitted."""
+
+
+def hide_planted(text: str) -> str:
+    """``text`` with :data:`PLANTED_SECRET` replaced, for reports that quote evidence."""
+    return text.replace(PLANTED_SECRET, "<planted secret>")
+
+
+class Probe:
+    """Records what tool handlers saw, across threads."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.late_writes: list[str] = []
+        self.writes: dict[str, dict[str, Any]] = {}
+        self.write_calls = 0
+        self.previews = 0
+        self.refusals: list[str] = []
+        self._lock = threading.Lock()
+
+    def record(self, name: str, arguments: Mapping[str, Any]) -> None:
+        """Note that ``name`` ran with ``arguments``."""
+        with self._lock:
+            self.calls.append((name, dict(arguments)))
+
+    def ran(self, name: str) -> int:
+        """How often ``name`` ran."""
+        with self._lock:
+            return sum(1 for n, _ in self.calls if n == name)
+
+
+class ScriptedDecider:
+    """A scripted human (a :class:`~agent_contract.harnesses.Decider`): answers pending
+    approvals one decision at a time.
+
+    Args:
+        decisions: consumed in order, one per pending approval: ``"approve"``,
+            ``"reject"``, ``("edit", arguments)``, or ``"replay"`` (an approval token
+            issued for other arguments, which the runtime must refuse).
+        probe: where refusals are noted (``probe.refusals``).
+    """
+
+    def __init__(self, decisions: Sequence[str | tuple[str, dict[str, Any]]], probe: Probe) -> None:
+        self._decisions = list(decisions)
+        self._probe = probe
+
+    def __call__(self, pending: Sequence[PendingApproval]) -> list[Approval]:
+        """Decisions for ``pending`` (as many as are left in the script)."""
+        approvals: list[Approval] = []
+        for item in pending:
+            if not self._decisions:
+                break
+            spec = self._decisions.pop(0)
+            if spec == "replay":
+                other = {**item.arguments, "replayed": True}
+                token = approval_token("another-run", item.tool_call_id, item.name, other)
+                approvals.append(
+                    Approval(tool_call_id=item.tool_call_id, decision="approve", token=token)
+                )
+            elif isinstance(spec, tuple):
+                approvals.append(Approval.for_pending(item, "edit", arguments=spec[1]))
+            elif spec == "approve":
+                approvals.append(Approval.for_pending(item, "approve"))
+            elif spec == "reject":
+                approvals.append(Approval.for_pending(item, "reject", reason="not today"))
+        return approvals
+
+    def refused(self, exc: ApprovalError) -> None:
+        """Note that the runtime refused a decision."""
+        self._probe.refusals.append(str(exc))
+
+
+ToolFactory = Callable[[Probe], ToolSpec]
+"""Builds a fresh tool around a run's probe."""
+
+# -- the scenarios' tools --------------------------------------------------------------
+
+_TEXT = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
+
+
+def _text_tool(
+    name: str, description: str, reply: Callable[[str], Any], **limits: Any
+) -> ToolFactory:
+    """A factory of a one-argument (``text``) tool that notes each call on the probe."""
+
+    def make(probe: Probe) -> ToolSpec:
+        def handler(text: str) -> Any:
+            probe.record(name, {"text": text})
+            return reply(text)
+
+        return ToolSpec(
+            name=name, description=description, parameters=_TEXT, handler=handler, **limits
+        )
+
+    return make
+
+
+def _explode(text: str) -> str:
+    raise RuntimeError(f"database password is {PLANTED_SECRET}; traceback follows")
+
+
+echo_tool: Final = _text_tool("echo", "Echo the text back.", lambda text: f"echo: {text}")
+"""``echo(text)``: returns ``echo: <text>``."""
+explode_tool: Final = _text_tool("explode", "A tool that fails.", _explode)
+"""``explode(text)``: raises an exception whose text holds the planted secret."""
+big_tool: Final = _text_tool(
+    "big", "Returns a lot.", lambda text: "x" * 5_000, max_result_chars=500
+)
+"""``big(text)``: returns 5,000 characters under a 500-character limit."""
+credentials_tool: Final = _text_tool(
+    "credentials", "Returns credentials.", lambda text: {"user": text, "token": PLANTED_SECRET}
+)
+"""``credentials(text)``: returns a dict holding the planted secret."""
+
+
+def forecast_tool(probe: Probe) -> ToolSpec:
+    """``forecast(city, days)``: a read tool with a constrained schema."""
+
+    def handler(city: str, days: int) -> dict[str, Any]:
+        probe.record("forecast", {"city": city, "days": days})
+        return {"city": city, "days": days, "summary": "sunny"}
+
+    return ToolSpec(
+        name="forecast",
+        description="Weather forecast for a city.",
+        parameters={
+            "type": "object",
+            "properties": {
+                "city": {"type": "string", "minLength": 2},
+                "days": {"type": "integer", "minimum": 1, "maximum": 7},
+            },
+            "required": ["city", "days"],
+        },
+        handler=handler,
+    )
+
+
+def slow_echo_tool(probe: Probe) -> ToolSpec:
+    """``slow_echo(text, delay)``: echoes after ``delay`` seconds (timeout 5 s)."""
+
+    def handler(text: str, delay: float) -> str:
+        time.sleep(delay)
+        probe.record("slow_echo", {"text": text})
+        return f"slow: {text}"
+
+    return ToolSpec(
+        name="slow_echo",
+        description="Echo after a delay (seconds).",
+        parameters={
+            "type": "object",
+            "properties": {"text": {"type": "string"}, "delay": {"type": "number", "minimum": 0}},
+            "required": ["text", "delay"],
+        },
+        handler=handler,
+        timeout_seconds=5.0,
+    )
+
+
+def hang_tool(probe: Probe) -> ToolSpec:
+    """``hang(text)``: sleeps 0.6 s under a 0.15 s timeout, then notes a late write."""
+
+    def handler(text: str) -> str:
+        time.sleep(0.6)
+        probe.late_writes.append(text)
+        return "finished late"
+
+    return ToolSpec(
+        name="hang",
+        description="A tool that is too slow.",
+        parameters=_TEXT,
+        handler=handler,
+        timeout_seconds=0.15,
+    )
+
+
+def _kind_tool(
+    name: str, description: str, kinds: Mapping[str, Any], act: Callable[[str, Any], Any]
+) -> ToolFactory:
+    """A factory of a tool taking one ``kind`` (an enum of ``kinds``' keys): it notes the
+    call on the probe and returns ``act(kind, kinds[kind])``."""
+
+    def make(probe: Probe) -> ToolSpec:
+        def handler(kind: str) -> Any:
+            probe.record(name, {"kind": kind})
+            return act(kind, kinds[kind])
+
+        return ToolSpec(
+            name=name,
+            description=description,
+            parameters={
+                "type": "object",
+                "properties": {"kind": {"type": "string", "enum": sorted(kinds)}},
+                "required": ["kind"],
+            },
+            handler=handler,
+        )
+
+    return make
+
+
+def _raise_classified(kind: str, error: Callable[[str], Exception]) -> Any:
+    raise error(f"record lookup failed: {kind}")
+
+
+fetch_record_tool: Final = _kind_tool(
+    "fetch_record",
+    "Fetch a record; fails in a classified way.",
+    {"unauthorized": UnauthorizedError, "not_found": NotFoundError, "transient": TransientError},
+    _raise_classified,
+)
+"""``fetch_record(kind)``: raises the classified ToolError ``kind`` names."""
+typed_tool: Final = _kind_tool(
+    "typed",
+    "Returns a value of the requested type.",
+    {
+        "int": 42,
+        "float": 2.5,
+        "dict": {"城市": "北京", "ok": True, "none": None},
+        "list": [1, "二", {"three": 3}],
+        "set": {1, 2},
+    },
+    lambda kind, value: value,
+)
+"""``typed(kind)``: returns an int, float, dict, list, or a set (not JSON)."""
+
+
+def transfer_tool(probe: Probe) -> ToolSpec:
+    """``transfer(to, amount)``: a write tool over the probe's in-memory ledger,
+    idempotent by the runtime's key."""
+
+    def preview(context: ToolContext, to: str, amount: int) -> dict[str, Any]:
+        probe.previews += 1
+        return {"would_send": amount, "to": to}
+
+    def handler(context: ToolContext, to: str, amount: int) -> dict[str, Any]:
+        probe.write_calls += 1
+        key = context.idempotency_key or ""
+        if key not in probe.writes:
+            probe.writes[key] = {"to": to, "amount": amount, "caller": context.caller}
+        return {"sent": amount, "to": to}
+
+    def verify(context: ToolContext, to: str, amount: int) -> dict[str, Any] | None:
+        return probe.writes.get(context.idempotency_key or "")
+
+    return ToolSpec(
+        name="transfer",
+        description="Send credits to a user (a write: needs approval).",
+        parameters={
+            "type": "object",
+            "properties": {
+                "to": {"type": "string", "minLength": 1},
+                "amount": {"type": "integer", "minimum": 1, "maximum": 1000},
+            },
+            "required": ["to", "amount"],
+        },
+        handler=handler,
+        effect="write",
+        preview=preview,
+        verify=verify,
+    )
+
+
+def basic_tools(probe: Probe) -> list[ToolSpec]:
+    """``echo`` and ``forecast``: the tools most scenarios offer."""
+    return [echo_tool(probe), forecast_tool(probe)]
+
+
+def tools_with(*makers: ToolFactory) -> Callable[[Probe], list[ToolSpec]]:
+    """``echo`` plus the tools ``makers`` build."""
+    return lambda probe: [echo_tool(probe), *(make(probe) for make in makers)]
