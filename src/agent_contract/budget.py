@@ -1,19 +1,37 @@
 """Run budgets, what a run has used, and the checks named by when they run.
 
+:class:`Budget` is the limits; :class:`RunCounters` what a run has used so far (live,
+serializable across resumes); :class:`RunUsage` what a finished (or paused) run reports.
 Every check runs *before* the work it guards and returns a :class:`Breach` (or
 ``None``); the caller turns a breach into a stop with the breach's reason. Messages
 carry the limit and the observed value, e.g. ``"max_tool_calls of 3 exceeded (4
 requested)"``; tests pin them.
+
+Token counts a model reports are another thing:
+:class:`~agent_contract.messages.TokenUsage`.
 """
 
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import ConfigurationError, StopReason
+
+__all__ = [
+    "Breach",
+    "Budget",
+    "RunCounters",
+    "RunUsage",
+    "admit_tool_calls",
+    "check_before_model_call",
+    "check_before_tool_calls",
+    "check_deadline",
+    "check_trace_size",
+]
 
 
 def _positive_int(owner: str, name: str, value: Any) -> None:
@@ -80,9 +98,32 @@ class Breach:
     """For ``repeated_call``: the calls that were one too many."""
 
 
+@dataclass(frozen=True, kw_only=True)
+class RunUsage:
+    """What a run used, as its result reports it (``RunResult.usage``)."""
+
+    model_steps: int
+    """Model calls made."""
+    tool_calls: int
+    """Tool calls requested and admitted past the batch checks (refused batches do not
+    count; calls refused one by one do)."""
+    elapsed_seconds: float
+    """Active wall-clock seconds, in seconds, rounded to microseconds: time spent paused
+    for approval is left out, earlier processes of a resumed run are counted."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"model_steps", "tool_calls", "elapsed_seconds"}``."""
+        return {
+            "model_steps": self.model_steps,
+            "tool_calls": self.tool_calls,
+            "elapsed_seconds": self.elapsed_seconds,
+        }
+
+
 @dataclass(kw_only=True)
-class BudgetUsage:
-    """What a run has used so far. Serializable, so budgets hold across resumes."""
+class RunCounters:
+    """What a run has used so far, checked against its :class:`Budget`. Serializable, so
+    budgets hold across resumes."""
 
     model_steps: int = 0
     """Model calls made."""
@@ -107,16 +148,16 @@ class BudgetUsage:
             "elapsed_before": self.elapsed(),
         }
 
-    def summary(self) -> dict[str, Any]:
-        """What a report shows: steps, tool calls and elapsed seconds."""
-        return {
-            "model_steps": self.model_steps,
-            "tool_calls": self.tool_calls,
-            "elapsed_seconds": round(self.elapsed(), 6),
-        }
+    def usage(self) -> RunUsage:
+        """What a report shows: steps, tool calls and elapsed seconds, now."""
+        return RunUsage(
+            model_steps=self.model_steps,
+            tool_calls=self.tool_calls,
+            elapsed_seconds=round(self.elapsed(), 6),
+        )
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> BudgetUsage:
+    def from_dict(cls, data: dict[str, Any]) -> RunCounters:
         """Restore a snapshot; the clock restarts now.
 
         Raises:
@@ -130,14 +171,14 @@ class BudgetUsage:
                 elapsed_before=float(data["elapsed_before"]),
             )
         except (KeyError, TypeError, ValueError) as exc:
-            raise ConfigurationError(f"malformed budget usage snapshot: {exc!r}") from exc
+            raise ConfigurationError(f"malformed run counters snapshot: {exc!r}") from exc
 
 
-def check_deadline(budget: Budget, usage: BudgetUsage) -> Breach | None:
+def check_deadline(budget: Budget, counters: RunCounters) -> Breach | None:
     """Breach ``deadline`` when the run's active time has reached the deadline."""
     if budget.deadline_seconds is None:
         return None
-    elapsed = usage.elapsed()
+    elapsed = counters.elapsed()
     if elapsed >= budget.deadline_seconds:
         return Breach(
             reason="deadline",
@@ -156,17 +197,19 @@ def check_trace_size(budget: Budget, trace_bytes: int) -> Breach | None:
     return None
 
 
-def check_before_model_call(budget: Budget, usage: BudgetUsage, trace_bytes: int) -> Breach | None:
+def check_before_model_call(
+    budget: Budget, counters: RunCounters, trace_bytes: int
+) -> Breach | None:
     """Run before each model call: deadline, trace size, then the step budget."""
-    breach = check_deadline(budget, usage) or check_trace_size(budget, trace_bytes)
+    breach = check_deadline(budget, counters) or check_trace_size(budget, trace_bytes)
     if breach is not None:
         return breach
-    if usage.model_steps >= budget.max_model_steps:
+    if counters.model_steps >= budget.max_model_steps:
         return Breach(
             reason="max_model_steps",
             message=(
                 f"max_model_steps of {budget.max_model_steps} reached "
-                f"({usage.model_steps} steps taken, one more needed)"
+                f"({counters.model_steps} steps taken, one more needed)"
             ),
         )
     return None
@@ -174,7 +217,7 @@ def check_before_model_call(budget: Budget, usage: BudgetUsage, trace_bytes: int
 
 def check_before_tool_calls(
     budget: Budget,
-    usage: BudgetUsage,
+    counters: RunCounters,
     trace_bytes: int,
     calls: Sequence[tuple[str | None, str]],
 ) -> Breach | None:
@@ -182,24 +225,24 @@ def check_before_tool_calls(
 
     Args:
         calls: ``(tool_call_id, call_key)`` for each call, in issue order; the key is
-            the tool name plus canonical arguments (see ``policy.call_key``).
+            the tool name plus canonical arguments (see ``runtime.call_key``).
 
     Checks, in order: deadline, trace size, the tool-call budget (the batch would
     cross it), identical repeats (counting earlier calls in the same batch).
     """
-    breach = check_deadline(budget, usage) or check_trace_size(budget, trace_bytes)
+    breach = check_deadline(budget, counters) or check_trace_size(budget, trace_bytes)
     if breach is not None:
         return breach
-    requested = usage.tool_calls + len(calls)
+    requested = counters.tool_calls + len(calls)
     if requested > budget.max_tool_calls:
         return Breach(
             reason="max_tool_calls",
             message=(
                 f"max_tool_calls of {budget.max_tool_calls} exceeded ({requested} requested: "
-                f"{usage.tool_calls} earlier + {len(calls)} in this batch)"
+                f"{counters.tool_calls} earlier + {len(calls)} in this batch)"
             ),
         )
-    counts = dict(usage.call_counts)
+    counts = dict(counters.call_counts)
     repeated: list[str | None] = []
     for call_id, key in calls:
         counts[key] = counts.get(key, 0) + 1
@@ -217,8 +260,19 @@ def check_before_tool_calls(
     return None
 
 
-def admit_tool_calls(usage: BudgetUsage, keys: Sequence[str]) -> None:
-    """Charge an admitted batch to ``usage`` (counts and per-key repeats)."""
-    usage.tool_calls += len(keys)
+def admit_tool_calls(counters: RunCounters, keys: Sequence[str]) -> None:
+    """Charge an admitted batch to ``counters`` (counts and per-key repeats)."""
+    counters.tool_calls += len(keys)
     for key in keys:
-        usage.call_counts[key] = usage.call_counts.get(key, 0) + 1
+        counters.call_counts[key] = counters.call_counts.get(key, 0) + 1
+
+
+def __getattr__(name: str) -> Any:
+    if name == "BudgetUsage":  # renamed; kept for one release
+        warnings.warn(
+            "agent_contract.budget.BudgetUsage is deprecated; use RunCounters",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return RunCounters
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

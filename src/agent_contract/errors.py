@@ -1,8 +1,8 @@
 """Exceptions and the closed vocabularies of the contract.
 
-One root, two branches: mistakes a developer makes while wiring the contract
-(raised at construction, before any run) are kept apart from failures that
-happen during a run. Tool failures are not exceptions that escape a run: a
+One root; developer mistakes (:class:`ConfigurationError`: bad wiring, or a driver that
+breaks the protocol) are kept apart from failures of a run's parts (the model, stored
+state, a human decision). Tool failures are not exceptions that escape a run: a
 tool raises one of the :class:`ToolError` subclasses (or anything else), and
 the executor turns it into a classified :class:`~agent_contract.tools.ToolResult`
 that is bound to the ``tool_call_id`` and handed back to the model.
@@ -10,7 +10,7 @@ that is bound to the ``tool_call_id`` and handed back to the model.
 ::
 
     AgentContractError
-    ├── ConfigurationError          bad wiring: a ToolSpec, Budget, registry or option
+    ├── ConfigurationError          bad wiring, or a driver breaking the RunState protocol
     │   └── DependencyMissingError  an optional framework is not installed
     ├── ScriptExhaustedError        a FakeModel ran out of scripted replies (also an AssertionError)
     ├── ModelError                  the model failed or returned something that is not a Completion
@@ -28,7 +28,6 @@ run can stop are :data:`STOP_REASONS`.
 
 from __future__ import annotations
 
-import importlib
 from typing import Any, Final, Literal
 
 ErrorKind = Literal[
@@ -90,9 +89,14 @@ class AgentContractError(Exception):
 
 
 class ConfigurationError(AgentContractError, ValueError):
-    """The contract was wired wrongly: a bad ToolSpec, Budget, registry entry or option.
+    """A developer mistake, never a run's outcome: the contract was wired wrongly (a bad
+    ToolSpec, Budget, registry entry, option or harness), or a driver broke the
+    :class:`~agent_contract.runtime.RunState` protocol.
 
-    Raised at construction time, never in the middle of a run.
+    Most are raised at construction, before any run. Protocol breaches are raised in
+    the middle of a run, where they happen: a result for an id that was never issued or
+    is already answered, running a refused call or a write without a decision, tool
+    calls lost from a stream. A run never turns one into a stop: it is a bug to fix.
     """
 
 
@@ -100,7 +104,7 @@ class DependencyMissingError(ConfigurationError, ImportError):
     """An optional framework is not installed.
 
     Attributes:
-        package: the distribution to install, e.g. ``"agent-contract-langchain"``.
+        package: the distribution(s) to install, comma-separated.
     """
 
     def __init__(self, package: str, detail: str = "") -> None:
@@ -109,26 +113,6 @@ class DependencyMissingError(ConfigurationError, ImportError):
         if detail:
             message += f" ({detail})"
         super().__init__(message)
-
-
-def load_binding(module: str = "agent_contract_langchain", *, other: str = "") -> Any:
-    """Import the LangChain binding (or one of its modules) on demand.
-
-    Args:
-        module: the module to import, e.g. ``"agent_contract_langchain.harness"``.
-        other: the distribution to name when the import fails on something other than
-            the binding itself (e.g. ``"langchain-core"``); default: the binding.
-
-    Raises:
-        DependencyMissingError: the import failed; ``package`` names what to install.
-    """
-    try:
-        return importlib.import_module(module)
-    except ImportError as exc:
-        missing = exc.name or module
-        binding = missing.startswith("agent_contract_langchain") or not other
-        package = "agent-contract-langchain" if binding else other
-        raise DependencyMissingError(package, f"cannot import {missing}") from exc
 
 
 class ScriptExhaustedError(AgentContractError, AssertionError):

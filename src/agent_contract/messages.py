@@ -12,6 +12,7 @@ able to hold it in order to refuse it.
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
@@ -157,8 +158,12 @@ class Message:
 
 
 @dataclass(frozen=True, kw_only=True)
-class Usage:
-    """Token counts reported for one completion (estimates for fakes)."""
+class TokenUsage:
+    """Token counts a model reported for one completion (estimates for fakes).
+
+    Not the run's usage: what a run used (model steps, tool calls, seconds) is
+    :class:`~agent_contract.budget.RunUsage`.
+    """
 
     input_tokens: int = 0
     """Tokens in the prompt, including the whole replayed history."""
@@ -169,7 +174,7 @@ class Usage:
         for name in ("input_tokens", "output_tokens"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise ConfigurationError(f"Usage.{name} must be an int >= 0, got {value!r}")
+                raise ConfigurationError(f"TokenUsage.{name} must be an int >= 0, got {value!r}")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -188,7 +193,7 @@ class Completion:
     finish_reason: str = "stop"
     """``"stop"`` for an answer, ``"tool_calls"`` for a request, ``"length"`` when the
     output cap was hit. Informational: the contract judges the content."""
-    usage: Usage = field(default_factory=Usage)
+    usage: TokenUsage = field(default_factory=TokenUsage)
     """Token counts for this call."""
 
     def __post_init__(self) -> None:
@@ -197,10 +202,21 @@ class Completion:
         object.__setattr__(self, "tool_calls", _tool_calls(self.tool_calls))
         if not isinstance(self.finish_reason, str):
             raise ConfigurationError("Completion.finish_reason must be a str")
-        if not isinstance(self.usage, Usage):
-            raise ConfigurationError("Completion.usage must be a Usage")
+        if not isinstance(self.usage, TokenUsage):
+            raise ConfigurationError("Completion.usage must be a TokenUsage")
 
     @property
     def wants_tools(self) -> bool:
         """True when the completion requests at least one tool call."""
         return bool(self.tool_calls)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Usage":  # renamed; kept for one release
+        warnings.warn(
+            "agent_contract.messages.Usage is deprecated; use TokenUsage",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return TokenUsage
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 from .errors import ConfigurationError, ScriptExhaustedError
-from .messages import Completion, Message, ToolCall, Usage
+from .messages import Completion, Message, TokenUsage, ToolCall
 
 AUTO_ID: Final = "\x00auto"
 """Marker id: the FakeModel replaces it with ``call_<step>_<n>`` when it replies."""
@@ -73,8 +73,8 @@ def _materialize(completion: Completion, step: int, messages: Sequence[Message])
     )
     prompt = sum(estimate_tokens(m.content) for m in messages)
     usage = completion.usage
-    if usage == Usage():
-        usage = Usage(
+    if usage == TokenUsage():
+        usage = TokenUsage(
             input_tokens=prompt,
             output_tokens=estimate_tokens(
                 completion.text or json.dumps([c.to_dict() for c in calls], default=str)

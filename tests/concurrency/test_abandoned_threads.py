@@ -1,11 +1,15 @@
 """A timed-out sync tool keeps its thread (thread mode cannot stop it); the run must not
 wait for that thread, on any path, and the late write still lands afterwards (the
-result said so: outcome ``unknown``, side effects possible)."""
+result said so: outcome ``unknown``, side effects possible).
+
+The tool holds its write until the test releases it, after the run has returned: a run
+that waited for the thread would find the write done. (How soon the run returns is
+measured in ``benchmarks/bench_timeout_precision.py``.)
+"""
 
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -16,10 +20,9 @@ from agent_contract.testing import FakeModel, tool_call
 from agent_contract_langchain import run_agent
 
 TIMEOUT = 0.1
-SLEEP = 0.45
-BOUND = 0.3
-"""From the tool call's start to the run's return. Generous: the point is that the run
-returns at the timeout (0.1 s), not after the tool (0.45 s)."""
+HOLD_SECONDS = 10.0
+"""How long the tool holds its write if nobody releases it (a run that waits for it
+would take this long, and then see the write)."""
 
 
 def _run_with(mode: str | None) -> Callable[..., RunResult]:
@@ -35,12 +38,11 @@ def _run_with(mode: str | None) -> Callable[..., RunResult]:
 
 @pytest.mark.parametrize("mode", [None, "invoke", "ainvoke", "stream"], ids=str)
 def test_a_timed_out_sync_tool_does_not_hold_the_run(mode: str | None) -> None:
+    release = threading.Event()
     landed = threading.Event()
-    started: list[float] = []
 
     def handler(text: str) -> str:
-        started.append(time.perf_counter())
-        time.sleep(SLEEP)
+        release.wait(timeout=HOLD_SECONDS)
         landed.set()  # the late side effect
         return "finished late"
 
@@ -52,9 +54,11 @@ def test_a_timed_out_sync_tool_does_not_hold_the_run(mode: str | None) -> None:
         timeout_seconds=TIMEOUT,
     )
     model = FakeModel([tool_call("slow", {"text": "x"}), "gave up"])
-    result = _run_with(mode)(model, [spec], "go", budget=Budget(deadline_seconds=30.0))
-    elapsed = time.perf_counter() - started[0]
-    assert elapsed < BOUND, f"the run waited {elapsed:.2f} s for an abandoned tool"
+    try:
+        result = _run_with(mode)(model, [spec], "go", budget=Budget(deadline_seconds=30.0))
+        assert not landed.is_set(), "the run waited for the abandoned tool"
+    finally:
+        release.set()
     assert result.stop_reason == "answered"
     record = result.tool_calls[0]
     assert (record.error_kind, record.outcome, record.side_effects_possible) == (
@@ -62,5 +66,4 @@ def test_a_timed_out_sync_tool_does_not_hold_the_run(mode: str | None) -> None:
         "unknown",
         True,
     )
-    assert not landed.is_set()
-    assert landed.wait(SLEEP + 2), "the abandoned handler never finished"
+    assert landed.wait(5.0), "the abandoned handler never finished"

@@ -225,8 +225,8 @@ def check_isolated(plan: Plan, result: RunResult, setup: Setup) -> None:
     assert result.run_id == plan.run_id
     assert result.stop_reason == stop_reason, result.stop_detail
     assert result.output == (f"done {plan.run_id}" if stop_reason == "answered" else None)
-    assert result.usage["model_steps"] == model_steps
-    assert result.usage["tool_calls"] == admitted
+    assert result.usage.model_steps == model_steps
+    assert result.usage.tool_calls == admitted
     assert [r.id for r in result.tool_calls] == ids
 
     events = result.trace.events

@@ -5,10 +5,16 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+RELEASE_WAIT_SECONDS = 10.0
+"""How long a held write waits for its release file before writing anyway."""
 
-def slow_write(path: str, delay: float) -> str:
-    """Sleep ``delay`` seconds, then append a line to ``path`` (the late side effect)."""
-    time.sleep(delay)
+
+def held_write(path: str, release: str) -> str:
+    """Wait until the file ``release`` exists (the test creates it once the run has
+    returned), then append a line to ``path``: the late side effect."""
+    end = time.monotonic() + RELEASE_WAIT_SECONDS
+    while not Path(release).exists() and time.monotonic() < end:
+        time.sleep(0.01)
     with Path(path).open("a", encoding="utf-8") as handle:
         handle.write("late write\n")
     return "written"

@@ -398,8 +398,8 @@ def test_budgets_hold_across_resumes(
         ("success", None),
         ("error", "budget_exceeded"),
     ]
-    assert result.usage["tool_calls"] == 3
-    assert result.usage["model_steps"] == 4
+    assert result.usage.tool_calls == 3
+    assert result.usage.model_steps == 4
     assert store.counts["refund"] == 3
     assert [r["reason"] for r in data.refund_rows()] == ["r0", "r1", "r2"]
     assert data.order("A-1001")["refunded_cents"] == 3

@@ -9,7 +9,7 @@ import pytest
 
 from agent_contract.budget import (
     Budget,
-    BudgetUsage,
+    RunCounters,
     admit_tool_calls,
     check_before_model_call,
     check_before_tool_calls,
@@ -19,8 +19,8 @@ from agent_contract.budget import (
 from agent_contract.errors import STOP_REASONS, ConfigurationError
 
 
-def frozen_usage(monkeypatch: pytest.MonkeyPatch, elapsed: float, **kwargs: Any) -> BudgetUsage:
-    usage = BudgetUsage(**kwargs)
+def frozen_usage(monkeypatch: pytest.MonkeyPatch, elapsed: float, **kwargs: Any) -> RunCounters:
+    usage = RunCounters(**kwargs)
     monkeypatch.setattr(usage, "elapsed", lambda: elapsed)
     return usage
 
@@ -82,7 +82,7 @@ def test_budget_is_frozen() -> None:
 
 
 def test_step_budget_message_pins_limit_and_steps() -> None:
-    usage = BudgetUsage(model_steps=2)
+    usage = RunCounters(model_steps=2)
     breach = check_before_model_call(Budget(max_model_steps=2), usage, trace_bytes=0)
     assert breach is not None
     assert breach.reason == "max_model_steps"
@@ -90,7 +90,7 @@ def test_step_budget_message_pins_limit_and_steps() -> None:
 
 
 def test_step_budget_allows_the_last_step() -> None:
-    usage = BudgetUsage(model_steps=1)
+    usage = RunCounters(model_steps=1)
     assert check_before_model_call(Budget(max_model_steps=2), usage, trace_bytes=0) is None
 
 
@@ -113,7 +113,7 @@ def test_no_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_real_clock_deadline_counts_earlier_segments() -> None:
-    usage = BudgetUsage(elapsed_before=5.0)
+    usage = RunCounters(elapsed_before=5.0)
     assert usage.elapsed() >= 5.0
     breach = check_deadline(Budget(deadline_seconds=5), usage)
     assert breach is not None
@@ -147,7 +147,7 @@ def test_model_call_checks_deadline_then_trace_then_steps(monkeypatch: pytest.Mo
 def test_tool_call_budget_message_pins_batch_and_earlier() -> None:
     breach = check_before_tool_calls(
         Budget(max_tool_calls=3),
-        BudgetUsage(),
+        RunCounters(),
         0,
         [(f"c{i}", f"t:{i}") for i in range(4)],
     )
@@ -160,7 +160,7 @@ def test_tool_call_budget_message_pins_batch_and_earlier() -> None:
 
 
 def test_tool_call_budget_counts_earlier_calls() -> None:
-    usage = BudgetUsage(tool_calls=2)
+    usage = RunCounters(tool_calls=2)
     breach = check_before_tool_calls(Budget(max_tool_calls=3), usage, 0, [("a", "k1"), ("b", "k2")])
     assert breach is not None
     assert breach.message == (
@@ -170,7 +170,7 @@ def test_tool_call_budget_counts_earlier_calls() -> None:
 
 
 def test_repeats_counted_across_batches() -> None:
-    usage = BudgetUsage(call_counts={"t:k": 2}, tool_calls=2)
+    usage = RunCounters(call_counts={"t:k": 2}, tool_calls=2)
     breach = check_before_tool_calls(Budget(max_identical_calls=2), usage, 0, [("c3", "t:k")])
     assert breach is not None
     assert breach.reason == "repeated_call"
@@ -180,7 +180,7 @@ def test_repeats_counted_across_batches() -> None:
 
 def test_repeats_counted_within_a_batch() -> None:
     calls = [("a", "t:k"), ("b", "t:other"), ("c", "t:k"), ("d", "t:k")]
-    breach = check_before_tool_calls(Budget(max_identical_calls=1), BudgetUsage(), 0, calls)
+    breach = check_before_tool_calls(Budget(max_identical_calls=1), RunCounters(), 0, calls)
     assert breach is not None
     assert breach.reason == "repeated_call"
     assert breach.call_ids == ("c", "d")
@@ -190,7 +190,7 @@ def test_repeats_counted_within_a_batch() -> None:
 def test_tool_budget_checked_before_repeats() -> None:
     calls = [("a", "t:k"), ("b", "t:k"), ("c", "t:k")]
     breach = check_before_tool_calls(
-        Budget(max_tool_calls=2, max_identical_calls=1), BudgetUsage(), 0, calls
+        Budget(max_tool_calls=2, max_identical_calls=1), RunCounters(), 0, calls
     )
     assert breach is not None
     assert breach.reason == "max_tool_calls"
@@ -207,13 +207,13 @@ def test_tool_batch_checks_trace_and_deadline(monkeypatch: pytest.MonkeyPatch) -
 
 
 def test_check_does_not_charge_usage() -> None:
-    usage = BudgetUsage()
+    usage = RunCounters()
     assert check_before_tool_calls(Budget(), usage, 0, [("a", "k"), ("b", "k")]) is None
     assert (usage.tool_calls, usage.call_counts) == (0, {})
 
 
 def test_admit_charges_counts() -> None:
-    usage = BudgetUsage()
+    usage = RunCounters()
     admit_tool_calls(usage, ["t:a", "t:b", "t:a"])
     assert usage.tool_calls == 3
     assert usage.call_counts == {"t:a": 2, "t:b": 1}
@@ -230,12 +230,12 @@ def test_every_breach_reason_is_a_stop_reason(monkeypatch: pytest.MonkeyPatch) -
     breaches = [
         check_deadline(budget, frozen_usage(monkeypatch, 5.0)),
         check_trace_size(budget, 5),
-        check_before_model_call(Budget(max_model_steps=1), BudgetUsage(model_steps=1), 0),
+        check_before_model_call(Budget(max_model_steps=1), RunCounters(model_steps=1), 0),
         check_before_tool_calls(
-            Budget(max_tool_calls=1), BudgetUsage(), 0, [("a", "x"), ("b", "y")]
+            Budget(max_tool_calls=1), RunCounters(), 0, [("a", "x"), ("b", "y")]
         ),
         check_before_tool_calls(
-            Budget(max_identical_calls=1), BudgetUsage(), 0, [("a", "x"), ("b", "x")]
+            Budget(max_identical_calls=1), RunCounters(), 0, [("a", "x"), ("b", "x")]
         ),
     ]
     for breach in breaches:
@@ -247,11 +247,11 @@ def test_every_breach_reason_is_a_stop_reason(monkeypatch: pytest.MonkeyPatch) -
 
 
 def test_usage_snapshot_round_trip() -> None:
-    usage = BudgetUsage(
+    usage = RunCounters(
         model_steps=3, tool_calls=4, call_counts={"t:a": 2, "t:b": 2}, elapsed_before=1.5
     )
     snapshot = json.loads(json.dumps(usage.to_dict()))
-    restored = BudgetUsage.from_dict(snapshot)
+    restored = RunCounters.from_dict(snapshot)
     assert restored.model_steps == 3
     assert restored.tool_calls == 4
     assert restored.call_counts == {"t:a": 2, "t:b": 2}
@@ -261,17 +261,25 @@ def test_usage_snapshot_round_trip() -> None:
 
 
 def test_usage_snapshot_copies_counts() -> None:
-    usage = BudgetUsage(call_counts={"k": 1})
+    usage = RunCounters(call_counts={"k": 1})
     snapshot = usage.to_dict()
     snapshot["call_counts"]["k"] = 99
     assert usage.call_counts == {"k": 1}
 
 
-def test_usage_summary() -> None:
-    summary = BudgetUsage(model_steps=2, tool_calls=1).summary()
-    assert set(summary) == {"model_steps", "tool_calls", "elapsed_seconds"}
-    assert (summary["model_steps"], summary["tool_calls"]) == (2, 1)
-    assert summary["elapsed_seconds"] >= 0
+def test_usage_is_a_frozen_report_of_the_counters() -> None:
+    usage = RunCounters(model_steps=2, tool_calls=1).usage()
+    assert (usage.model_steps, usage.tool_calls) == (2, 1)
+    assert usage.elapsed_seconds >= 0
+    assert list(usage.to_dict()) == ["model_steps", "tool_calls", "elapsed_seconds"]
+    with pytest.raises(AttributeError):
+        usage.model_steps = 3  # type: ignore[misc]
+
+
+def test_the_old_name_of_the_counters_still_works_for_one_release() -> None:
+    with pytest.warns(DeprecationWarning, match="use RunCounters"):
+        from agent_contract.budget import BudgetUsage
+    assert BudgetUsage is RunCounters
 
 
 @pytest.mark.parametrize(
@@ -293,5 +301,5 @@ def test_usage_summary() -> None:
     ],
 )
 def test_malformed_snapshot(data: dict[str, Any]) -> None:
-    with pytest.raises(ConfigurationError, match="malformed budget usage snapshot"):
-        BudgetUsage.from_dict(data)
+    with pytest.raises(ConfigurationError, match="malformed run counters snapshot"):
+        RunCounters.from_dict(data)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 import math
-import time
 from pathlib import Path
 
 import pytest
@@ -155,16 +154,14 @@ def test_rejects_non_string_input(value: object) -> None:
         evaluate(value)  # type: ignore[arg-type]
 
 
-def test_every_rejection_finishes_fast() -> None:
-    # A generous bound: the point is that nothing (9**9**9, huge products, deep
-    # nesting) is ever computed or recursed into, not a micro-benchmark.
-    started = time.perf_counter()
+def test_every_rejection_is_refused_before_computing() -> None:
+    # Nothing (9**9**9, huge products, deep nesting) is computed or recursed into: each
+    # is refused as an error. How fast: benchmarks/bench_calculator.py.
     for param in REJECTED:
         expression = param.values[0]
         assert isinstance(expression, str)
         with pytest.raises(InvalidArgumentsError):
             evaluate(expression)
-    assert time.perf_counter() - started < 5.0
 
 
 def test_results_are_always_finite_and_bounded() -> None:

@@ -19,7 +19,7 @@ DRIVERS = [
     BINDING / "middleware.py",
     BINDING / "harness.py",
 ]
-INSPECTION = {"caller", "context", "usage", "trace", "PROTOCOL"}
+INSPECTION = {"caller", "context", "counters", "trace", "PROTOCOL"}
 """Public, to inspect a run; not for driving one."""
 
 
@@ -56,7 +56,7 @@ def test_every_protocol_member_is_in_the_docstring() -> None:
 
 def test_the_public_surface_is_the_protocol_and_the_inspection_attributes() -> None:
     public = {n for n in dir(RunState) if not n.startswith("_")}
-    public |= {"run_id", "contract", "caller", "context", "usage", "trace"}  # set in __init__
+    public |= {"run_id", "contract", "caller", "context", "counters", "trace"}  # set in __init__
     assert public - RunState.PROTOCOL - INSPECTION == set()
     assert {n for n in RunState.PROTOCOL if not hasattr(RunState, n)} <= {"run_id", "contract"}
 

@@ -7,7 +7,7 @@ import pytest
 from agent_contract.budget import Budget
 from agent_contract.errors import ConfigurationError, ScriptExhaustedError
 from agent_contract.loop import run
-from agent_contract.messages import Completion, Message, ToolCall, Usage
+from agent_contract.messages import Completion, Message, TokenUsage, ToolCall
 from agent_contract.model import Model
 from agent_contract.testing import AUTO_ID, FakeModel, estimate_tokens, tool_call, tool_calls
 from agent_contract.tools import ToolSpec
@@ -207,11 +207,13 @@ def test_tool_call_can_script_malformed_arguments() -> None:
 
 
 def test_usage_is_estimated_unless_scripted() -> None:
-    model = FakeModel(["four", Completion(text="x", usage=Usage(input_tokens=7, output_tokens=3))])
+    model = FakeModel(
+        ["four", Completion(text="x", usage=TokenUsage(input_tokens=7, output_tokens=3))]
+    )
     messages = [Message(role="user", content="x" * 40)]
     estimated = model.complete(messages).usage
-    assert estimated == Usage(input_tokens=10, output_tokens=1)
-    assert model.complete(messages).usage == Usage(input_tokens=7, output_tokens=3)
+    assert estimated == TokenUsage(input_tokens=10, output_tokens=1)
+    assert model.complete(messages).usage == TokenUsage(input_tokens=7, output_tokens=3)
     assert estimate_tokens("") == 1
 
 

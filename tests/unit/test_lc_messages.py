@@ -18,7 +18,7 @@ from langchain_core.messages import (
 from langchain_core.messages.tool import invalid_tool_call
 
 from agent_contract.errors import ConfigurationError
-from agent_contract.messages import Completion, Message, ToolCall, Usage
+from agent_contract.messages import Completion, Message, TokenUsage, ToolCall
 from agent_contract_langchain.messages import (
     CALL_ORDER_KEY,
     ai_message_to_completion,
@@ -281,7 +281,7 @@ def test_completion_to_ai_message_and_back() -> None:
     completion = Completion(
         tool_calls=(VALID_A, LIST_ARGS, VALID_B),
         finish_reason="tool_calls",
-        usage=Usage(input_tokens=120, output_tokens=7),
+        usage=TokenUsage(input_tokens=120, output_tokens=7),
     )
     message = completion_to_ai_message(completion, message_id="ac-3-abc")
     assert message.id == "ac-3-abc"
@@ -292,14 +292,14 @@ def test_completion_to_ai_message_and_back() -> None:
 
 
 def test_completion_answer_round_trips_with_non_ascii() -> None:
-    completion = Completion(text="Ergebnis: 4 ✓", usage=Usage(input_tokens=3, output_tokens=2))
+    completion = Completion(text="Ergebnis: 4 ✓", usage=TokenUsage(input_tokens=3, output_tokens=2))
     message = completion_to_ai_message(completion, message_id="m")
     assert ai_message_to_completion(message) == completion
 
 
 def test_foreign_ai_message_to_completion_defaults() -> None:
     plain = ai_message_to_completion(AIMessage(content="hi"))
-    assert plain == Completion(text="hi", finish_reason="stop", usage=Usage())
+    assert plain == Completion(text="hi", finish_reason="stop", usage=TokenUsage())
     calling = ai_message_to_completion(
         AIMessage(content="", tool_calls=[{"id": "c", "name": "add", "args": {}}])
     )

@@ -57,8 +57,8 @@ def test_direct_answer() -> None:
     assert result.trajectory() == []
     assert [m.role for m in result.messages] == ["user", "assistant"]
     assert result.harness == "offline"
-    assert result.usage["model_steps"] == 1
-    assert result.usage["tool_calls"] == 0
+    assert result.usage.model_steps == 1
+    assert result.usage.tool_calls == 0
 
 
 def test_single_tool_call() -> None:
@@ -73,7 +73,7 @@ def test_single_tool_call() -> None:
     assert json.loads(message.content) == {"echo": {"text": "hi"}}
     # the model saw the tool message on its second call
     assert model.calls[1]["messages"][-1] == message
-    assert result.usage["tool_calls"] == 1
+    assert result.usage.tool_calls == 1
 
 
 def test_no_tools_offers_none() -> None:

@@ -14,8 +14,8 @@ from agent_contract.messages import (
     ROLES,
     Completion,
     Message,
+    TokenUsage,
     ToolCall,
-    Usage,
     canonical_json,
 )
 
@@ -207,7 +207,7 @@ def test_from_dict_rejects_malformed(data: dict[str, Any]) -> None:
         pytest.param({"text": b"x"}, "text", id="text-bytes"),
         pytest.param({"tool_calls": ("call",)}, "ToolCall", id="call-str"),
         pytest.param({"finish_reason": 1}, "finish_reason", id="finish-reason-int"),
-        pytest.param({"usage": {"input_tokens": 1}}, "Usage", id="usage-dict"),
+        pytest.param({"usage": {"input_tokens": 1}}, "TokenUsage", id="usage-dict"),
     ],
 )
 def test_completion_type_validation(kwargs: dict[str, Any], match: str) -> None:
@@ -220,7 +220,7 @@ def test_completion_defaults_and_wants_tools() -> None:
     request = Completion(tool_calls=[ToolCall(id="c1", name="t")])  # type: ignore[arg-type]
     assert not final.wants_tools
     assert final.finish_reason == "stop"
-    assert final.usage == Usage()
+    assert final.usage == TokenUsage()
     assert request.wants_tools
     assert isinstance(request.tool_calls, tuple)
 
@@ -234,8 +234,8 @@ def test_completion_defaults_and_wants_tools() -> None:
     ],
 )
 def test_usage_validation(kwargs: dict[str, Any]) -> None:
-    with pytest.raises(ConfigurationError, match="Usage"):
-        Usage(**kwargs)
+    with pytest.raises(ConfigurationError, match="TokenUsage"):
+        TokenUsage(**kwargs)
 
 
 def test_canonical_json_ignores_key_order() -> None:

@@ -64,7 +64,7 @@ def timeout_for(state: RunState, spec: ToolSpec) -> float:
     timeout = float(spec.timeout_seconds)
     deadline = state.contract.budget.deadline_seconds
     if deadline is not None:
-        timeout = max(0.0, min(timeout, deadline - state.usage.elapsed()))
+        timeout = max(0.0, min(timeout, deadline - state.counters.elapsed()))
     return timeout
 
 

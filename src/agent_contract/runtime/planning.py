@@ -69,14 +69,14 @@ def plan_batch(state: RunState, calls: Sequence[ToolCall]) -> BatchPlan:
     keys = [call_key(c.name, c.arguments) for c in calls]
     breach = budget_checks.check_before_tool_calls(
         contract.budget,
-        state.usage,
+        state.counters,
         state.trace.size_bytes,
         [(c.id, k) for c, k in zip(calls, keys, strict=True)],
     )
     if breach is not None:
         refused = tuple(_refuse_for_breach(state, c, breach) for c in calls)
         return BatchPlan(calls=refused, stop=Stop(reason=breach.reason, detail=breach.message))
-    budget_checks.admit_tool_calls(state.usage, keys)
+    budget_checks.admit_tool_calls(state.counters, keys)
     return BatchPlan(calls=tuple(_plan_one(state, c) for c in calls))
 
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..approval import PendingApproval
+from ..budget import RunUsage
 from ..errors import ErrorKind, StopReason
 from ..messages import Message
 from ..results import Outcome
@@ -106,8 +107,8 @@ class RunResult:
     """The redacted trace."""
     tool_calls: tuple[ToolCallRecord, ...]
     """Every call the model issued, in issue order, with how it ended."""
-    usage: Mapping[str, Any]
-    """Budget usage at the end (model steps, tool calls, elapsed seconds)."""
+    usage: RunUsage
+    """What the run used: model steps, tool calls, active seconds."""
     harness: str = "offline"
     """Which driver produced it."""
     pending_approvals: tuple[PendingApproval, ...] = ()
@@ -137,5 +138,5 @@ class RunResult:
                 {k: v for k, v in p.to_dict().items() if k != "arguments"}
                 for p in self.pending_approvals
             ],
-            "usage": dict(self.usage),
+            "usage": self.usage.to_dict(),
         }

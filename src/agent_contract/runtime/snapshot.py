@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
-from ..budget import BudgetUsage
+from ..budget import RunCounters
 from ..errors import CheckpointError
 from ..messages import Message
 
@@ -42,7 +42,7 @@ def dump(state: RunState, transcript: Sequence[Message]) -> dict[str, Any]:
         "run_id": state.run_id,
         "caller": state.caller,
         "budget": state.contract.budget.to_dict(),
-        "usage": state.usage.to_dict(),
+        "usage": state.counters.to_dict(),
         **state._ledger.to_state(),
         "decisions": dict(state._decisions),
         "trace": state.trace.events,
@@ -74,7 +74,7 @@ def load(
         )
     try:
         state = start(str(snapshot["run_id"]), snapshot.get("caller"))
-        state.usage = BudgetUsage.from_dict(snapshot["usage"])
+        state.counters = RunCounters.from_dict(snapshot["usage"])
         state._ledger.load_state(snapshot, state.contract.registry)
         state._decisions = {str(k): dict(v) for k, v in dict(snapshot["decisions"]).items()}
         state.trace = state._ledger.trace = state._new_trace(snapshot["trace"])

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from .. import budget as budget_checks
 from ..approval import Approval, PendingApproval
-from ..budget import BudgetUsage
+from ..budget import RunCounters
 from ..faults import crashpoint
 from ..messages import Completion, Message, ToolCall
 from ..results import ToolResult
@@ -73,7 +73,7 @@ class RunState:
     ``pending_approvals()``, ``batch_messages()``, ``snapshot(transcript)``.
 
     Also public, to inspect a run (tests, reports), not to drive one: ``caller``,
-    ``context``, ``usage``, ``trace``.
+    ``context``, ``counters``, ``trace``.
     """
 
     PROTOCOL: ClassVar[frozenset[str]] = frozenset(
@@ -118,8 +118,8 @@ class RunState:
         """The identity the run acts for (tools read it from their ToolContext)."""
         self.context = context
         """Application values handed to context-aware tools."""
-        self.usage = BudgetUsage()
-        """What the run has used so far, checked against the budget."""
+        self.counters = RunCounters()
+        """What the run has used so far, checked against the budget (live)."""
         self.trace = self._new_trace()
         """The run's redacted, timed trace."""
         self._lock = threading.RLock()
@@ -144,7 +144,7 @@ class RunState:
             events,
             run_id=self.run_id,
             sink=self.contract.trace_sink,
-            clock=lambda: self.usage.elapsed(),
+            clock=lambda: self.counters.elapsed(),
         )
 
     # -- 2. before model call ------------------------------------------------------------
@@ -158,12 +158,12 @@ class RunState:
         with self._lock:
             self._ledger.close()
             breach = budget_checks.check_before_model_call(
-                self.contract.budget, self.usage, self.trace.size_bytes
+                self.contract.budget, self.counters, self.trace.size_bytes
             )
             if breach is not None:
                 return Stop(reason=breach.reason, detail=breach.message)
-            self.usage.model_steps += 1
-            self.trace.append("model_call", step=self.usage.model_steps)
+            self.counters.model_steps += 1
+            self.trace.append("model_call", step=self.counters.model_steps)
             return None
 
     # -- 3. accept response --------------------------------------------------------------
@@ -181,7 +181,7 @@ class RunState:
             shape: ResponseShape = "invalid" if violations else ("tool_calls" if calls else "final")
             self.trace.append(
                 "model_response",
-                step=self.usage.model_steps,
+                step=self.counters.model_steps,
                 shape=shape,
                 tool_calls=[{"id": c.id, "name": c.name} for c in calls],
                 text_chars=len(completion.text),
@@ -382,7 +382,7 @@ class RunState:
                 messages=tuple(messages),
                 trace=self.trace,
                 tool_calls=tuple(self._ledger.records),
-                usage=self.usage.summary(),
+                usage=self.counters.usage(),
                 harness=harness,
                 pending_approvals=self.pending_approvals() if pausing else (),
                 snapshot=self.snapshot(messages) if pausing else None,

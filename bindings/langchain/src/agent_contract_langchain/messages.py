@@ -44,7 +44,7 @@ from langchain_core.messages.ai import UsageMetadata
 from langchain_core.messages.tool import invalid_tool_call, tool_call
 
 from agent_contract.errors import ConfigurationError
-from agent_contract.messages import Completion, Message, ToolCall, Usage
+from agent_contract.messages import Completion, Message, TokenUsage, ToolCall
 
 __all__ = [
     "CALL_ORDER_KEY",
@@ -355,7 +355,7 @@ def ai_message_to_completion(message: AIMessage) -> Completion:
     """The :class:`Completion` that ``message`` stands for (inverse of the above).
 
     ``finish_reason`` comes from ``response_metadata["finish_reason"]`` when it is a
-    str, else ``"tool_calls"`` when there are calls and ``"stop"`` otherwise. Usage
+    str, else ``"tool_calls"`` when there are calls and ``"stop"`` otherwise. Token usage
     comes from ``usage_metadata`` when present, else zero.
 
     Raises:
@@ -370,9 +370,9 @@ def ai_message_to_completion(message: AIMessage) -> Completion:
         finish = "tool_calls" if calls else "stop"
     meta = message.usage_metadata
     usage = (
-        Usage(input_tokens=meta["input_tokens"], output_tokens=meta["output_tokens"])
+        TokenUsage(input_tokens=meta["input_tokens"], output_tokens=meta["output_tokens"])
         if meta is not None
-        else Usage()
+        else TokenUsage()
     )
     return Completion(
         text=_text(message.content), tool_calls=calls, finish_reason=finish, usage=usage

@@ -101,7 +101,7 @@ class CreateAgentContractSuite(ContractSuite):
             result = run_options(graph, contract, options, mode=self.mode)
             # No model step and no contract decision: the middleware never ran (an
             # invalid response always comes after a model step).
-            if result.usage.get("model_steps") == 0 and result.stop_reason == "invalid_response":
+            if result.usage.model_steps == 0 and result.stop_reason == "invalid_response":
                 self._miswired = (
                     "the graph returned by build_agent never ran the ContractMiddleware it "
                     "was given: pass middleware=[*middleware, ...] to create_agent"
