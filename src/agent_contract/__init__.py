@@ -10,8 +10,8 @@ are found by name in :mod:`agent_contract.harnesses`.
 This module only hands names on; each lives in the module its docstring names.
 """
 
-import warnings
-from typing import Any
+import warnings as _warnings
+from typing import Any as _Any
 
 from .approval import Approval, PendingApproval
 from .budget import Budget, RunUsage
@@ -104,9 +104,9 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _Any:
     if name == "Usage":  # renamed; kept for one release
-        warnings.warn(
+        _warnings.warn(
             "agent_contract.Usage is deprecated; use TokenUsage", DeprecationWarning, stacklevel=2
         )
         return TokenUsage

@@ -28,6 +28,14 @@ from typing import Any, Literal
 from .errors import ApprovalError
 from .messages import canonical_json
 
+__all__ = [
+    "Approval",
+    "DecisionKind",
+    "PendingApproval",
+    "approval_token",
+    "idempotency_key",
+]
+
 DecisionKind = Literal["approve", "reject", "edit"]
 
 

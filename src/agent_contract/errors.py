@@ -30,6 +30,25 @@ from __future__ import annotations
 
 from typing import Any, Final, Literal
 
+__all__ = [
+    "ERROR_KINDS",
+    "STOP_REASONS",
+    "AgentContractError",
+    "ApprovalError",
+    "CheckpointError",
+    "ConfigurationError",
+    "DependencyMissingError",
+    "ErrorKind",
+    "InvalidArgumentsError",
+    "ModelError",
+    "NotFoundError",
+    "ScriptExhaustedError",
+    "StopReason",
+    "ToolError",
+    "TransientError",
+    "UnauthorizedError",
+]
+
 ErrorKind = Literal[
     "unknown_tool",
     "not_allowed",

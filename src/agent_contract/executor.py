@@ -33,6 +33,16 @@ from typing import Any
 
 from .errors import ConfigurationError
 
+__all__ = [
+    "ISOLATION_START_METHOD",
+    "Invocation",
+    "InvocationHandle",
+    "ToolExecutor",
+    "arun_with_timeout",
+    "default_executor",
+    "run_isolated",
+]
+
 
 @dataclass(frozen=True, kw_only=True)
 class Invocation:

@@ -13,6 +13,19 @@ from __future__ import annotations
 
 from typing import Final
 
+__all__ = [
+    "EXIT_APPROVAL_REFUSED",
+    "EXIT_BUDGET",
+    "EXIT_CODES",
+    "EXIT_CONTRACT_VIOLATION",
+    "EXIT_DEPENDENCY_MISSING",
+    "EXIT_FAILURE",
+    "EXIT_MODEL_ERROR",
+    "EXIT_OK",
+    "EXIT_PENDING_APPROVAL",
+    "EXIT_USAGE",
+]
+
 EXIT_OK: Final = 0
 EXIT_FAILURE: Final = 1
 EXIT_USAGE: Final = 2

@@ -16,6 +16,8 @@ import os
 import signal
 from typing import Final
 
+__all__ = ["CRASH_ENV", "CRASH_POINTS", "crashpoint"]
+
 CRASH_ENV: Final = "AGENT_CONTRACT_CRASH_AT"
 CRASH_POINTS: Final[tuple[str, ...]] = ("after_approval", "after_write")
 

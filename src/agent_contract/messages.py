@@ -19,6 +19,17 @@ from typing import Any, Final, Literal
 
 from .errors import ConfigurationError
 
+__all__ = [
+    "ROLES",
+    "Completion",
+    "Message",
+    "Role",
+    "TokenUsage",
+    "ToolCall",
+    "ToolStatus",
+    "canonical_json",
+]
+
 Role = Literal["system", "user", "assistant", "tool"]
 ROLES: Final[tuple[str, ...]] = ("system", "user", "assistant", "tool")
 

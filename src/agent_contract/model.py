@@ -12,6 +12,8 @@ from typing import Any, Protocol, runtime_checkable
 
 from .messages import Completion, Message
 
+__all__ = ["Model"]
+
 
 @runtime_checkable
 class Model(Protocol):

@@ -24,11 +24,27 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, replace
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from .errors import ErrorKind, ToolError
 from .messages import Message, ToolStatus
-from .trace import RedactionPolicy
+
+if TYPE_CHECKING:  # annotations only: results sit below the trace
+    from .trace import RedactionPolicy
+
+__all__ = [
+    "MAX_ERROR_CHARS",
+    "TRUNCATION_MARKER",
+    "Outcome",
+    "ResultNotSerializableError",
+    "ToolOutput",
+    "ToolResult",
+    "classify_exception",
+    "error_content",
+    "error_result",
+    "serialize_result",
+    "success_result",
+]
 
 Outcome = Literal["succeeded", "failed", "unknown", "not_run", "killed"]
 """What is known about a call's effect: ``unknown`` after a timeout in thread mode (it

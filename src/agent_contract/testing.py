@@ -20,6 +20,16 @@ from typing import Any, Final
 from .errors import ConfigurationError, ScriptExhaustedError
 from .messages import Completion, Message, TokenUsage, ToolCall
 
+__all__ = [
+    "AUTO_ID",
+    "DemoModel",
+    "FakeModel",
+    "Reply",
+    "estimate_tokens",
+    "tool_call",
+    "tool_calls",
+]
+
 AUTO_ID: Final = "\x00auto"
 """Marker id: the FakeModel replaces it with ``call_<step>_<n>`` when it replies."""
 

@@ -25,6 +25,18 @@ from jsonschema.exceptions import SchemaError
 
 from .errors import ConfigurationError
 
+__all__ = [
+    "MAX_VALIDATION_ERRORS",
+    "TOOL_NAME_PATTERN",
+    "Effect",
+    "Handler",
+    "Isolation",
+    "OnOversize",
+    "ToolContext",
+    "ToolRegistry",
+    "ToolSpec",
+]
+
 Effect = Literal["read", "write"]
 OnOversize = Literal["truncate", "error"]
 Isolation = Literal["thread", "process"]

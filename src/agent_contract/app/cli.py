@@ -59,7 +59,11 @@ from .check_command import add_check_command
 from .demo import DATA_DIR_ENV, approve_demo, start_demo
 from .selftest import cmd_self_test
 
-__all__ = ["build_parser", "main"]
+__all__ = [
+    "CORE_COMMANDS",
+    "build_parser",
+    "main",
+]
 
 CORE_COMMANDS = ("run", "approve", "self-test", "check")
 """The commands of the core; the rest come from bindings."""

@@ -82,7 +82,7 @@ def build_approval_scenarios() -> list[Scenario]:
         Scenario(
             name="write_budget_across_resumes",
             boundary="write_approval",
-            description="the tool-call budget counts across resumes (LangChain's counters reset)",
+            description="the tool-call budget counts across resumes (a framework's own counters may reset)",
             script=(
                 tool_call("transfer", {"to": "bob", "amount": 1}),
                 tool_call("transfer", {"to": "bob", "amount": 2}),

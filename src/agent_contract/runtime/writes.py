@@ -37,7 +37,12 @@ from .ledger import PlannedCall, refusal
 if TYPE_CHECKING:
     from .state import RunState
 
-__all__ = ["decide", "execute_write", "plan_write"]
+__all__ = [
+    "decide",
+    "decided",
+    "execute_write",
+    "plan_write",
+]
 
 
 def plan_write(state: RunState, call: ToolCall, spec: ToolSpec) -> PlannedCall:

@@ -6,12 +6,11 @@ can read this package's harnesses and commands (:mod:`agent_contract_langchain.p
 :mod:`agent_contract_langchain.commands`) without importing LangChain.
 """
 
-from __future__ import annotations
+import importlib as _importlib
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import Any as _Any
 
-import importlib
-from typing import TYPE_CHECKING, Any, Final
-
-if TYPE_CHECKING:
+if _TYPE_CHECKING:
     from .chat_model import ContractChatModel
     from .harness import MODES, build_agent, run_agent, run_graph
     from .messages import (
@@ -44,7 +43,7 @@ __all__ = [
     "to_tool_message",
 ]
 
-_HOMES: Final = {
+_HOMES: dict[str, str] = {
     "MODES": "harness",
     "ContractChatModel": "chat_model",
     "ContractContext": "middleware",
@@ -64,11 +63,11 @@ _HOMES: Final = {
 }
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _Any:
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    value = getattr(_importlib.import_module(f"{__name__}.{home}"), name)
     globals()[name] = value
     return value
 

@@ -46,6 +46,7 @@ __all__ = [
     "resume_graph",
     "run_agent",
     "run_graph",
+    "run_options",
     "suite_harness",
 ]
 

@@ -102,7 +102,7 @@ def _tool_name(tool: Any) -> str:
     return str(getattr(tool, "name", ""))
 
 
-class ToolReportedError(ToolError):
+class _ToolReportedError(ToolError):
     """A foreign tool returned an error ToolMessage (kind ``tool_error``)."""
 
 
@@ -110,12 +110,12 @@ def _unwrap(output: Any) -> Any:
     """The raw value inside what a LangChain tool handler returned."""
     if isinstance(output, ToolMessage):
         if output.status == "error":
-            raise ToolReportedError("the tool reported an error")
+            raise _ToolReportedError("the tool reported an error")
         if isinstance(output.artifact, RawValue):
             return output.artifact.value
         return output.content
     if isinstance(output, Command):
-        raise ToolReportedError("the tool returned a graph Command, which the contract refuses")
+        raise _ToolReportedError("the tool returned a graph Command, which the contract refuses")
     return output
 
 

@@ -5,8 +5,6 @@
   immutable policy table keyed by topic.
 """
 
-from __future__ import annotations
-
 from .calculator import calculator_tool, evaluate
 from .policies import POLICIES, lookup_policy, policy_lookup_tool
 

@@ -59,6 +59,7 @@ __all__ = [
     "MAX_DEPTH",
     "MAX_EXPRESSION_CHARS",
     "MAX_MAGNITUDE",
+    "Number",
     "calculator_tool",
     "evaluate",
 ]

@@ -1,0 +1,367 @@
+"""The import graph as a test: three layers and a binding, each folder's rule checked.
+
+- The runtime (the core modules, ``runtime/``, ``trace/``, ``loop``, ``harnesses``,
+  ``testing``) never imports the conformance kit or the application.
+- The conformance kit (``conformance/``) never imports the application (``app/``).
+- Nothing in ``src/agent_contract`` imports LangChain, LangGraph or the binding
+  (``agent_contract_langchain``), and names no framework in its code.
+- Deprecated shims are imported by nothing.
+- No module imports itself through a cycle.
+- Entry points (both ``pyproject.toml`` files) name modules of their own distribution,
+  and a binding's harness and command entry points load no framework at import.
+
+Imports are read with ``ast``: ``import`` and ``from ... import`` anywhere (inside
+functions too), skipping ``if TYPE_CHECKING:`` blocks, plus string targets of
+``importlib.import_module(...)`` and ``__import__(...)``, plus entry-point values. The
+checker is proven to fail on synthetic graphs at the end of this file.
+"""
+
+from __future__ import annotations
+
+import ast
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+TREES = {
+    "agent_contract": ROOT / "src" / "agent_contract",
+    "agent_contract_langchain": ROOT
+    / "bindings"
+    / "langchain"
+    / "src"
+    / "agent_contract_langchain",
+}
+PYPROJECTS = {
+    "agent_contract": ROOT / "pyproject.toml",
+    "agent_contract_langchain": ROOT / "bindings" / "langchain" / "pyproject.toml",
+}
+FRAMEWORKS = ("langchain", "langchain_core", "langgraph", "langsmith")
+BINDING = "agent_contract_langchain"
+
+FORBIDDEN: dict[str, set[str]] = {
+    "runtime": {"conformance", "app", "compat", "binding", "framework"},
+    "conformance": {"app", "compat", "binding", "framework"},
+    "app": {"compat", "binding", "framework"},
+    "compat": {"binding", "framework"},
+    "binding": {"compat"},
+}
+"""Layer -> the layers it may never import."""
+
+
+@dataclass
+class Module:
+    """One module of the tree and what it imports."""
+
+    name: str
+    source: str
+    is_package: bool = False
+    imports: set[str] = field(default_factory=set)
+    """Everything it imports, anywhere in it (dotted names, possibly outside the tree)."""
+    eager: set[str] = field(default_factory=set)
+    """What it imports at module level, when it is imported."""
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    name = test.id if isinstance(test, ast.Name) else getattr(test, "attr", "")
+    return name.lstrip("_") == "TYPE_CHECKING"
+
+
+def _absolute(module: Module, node: ast.ImportFrom) -> str:
+    if not node.level:
+        return node.module or ""
+    parts = module.name.split(".")
+    base = parts if module.is_package else parts[:-1]
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join([*base, *([node.module] if node.module else [])])
+
+
+def _targets(module: Module, node: ast.AST, known: Iterable[str]) -> list[str]:
+    names = set(known)
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    if isinstance(node, ast.ImportFrom):
+        target = _absolute(module, node)
+        found = [f"{target}.{a.name}" for a in node.names if f"{target}.{a.name}" in names]
+        return found if len(found) == len(node.names) else [*found, target]
+    if isinstance(node, ast.Call) and node.args:
+        func = node.func
+        called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        first = node.args[0]
+        literal = isinstance(first, ast.Constant) and isinstance(first.value, str)
+        if called in {"import_module", "__import__"} and literal:
+            return [str(first.value)]
+    return []
+
+
+def read_imports(module: Module, known: Iterable[str]) -> None:
+    """Fill ``module.imports`` and ``module.eager`` from its source."""
+    known = set(known)
+
+    def visit(node: ast.AST, depth: int) -> None:
+        if isinstance(node, ast.If) and _is_type_checking(node):
+            for child in node.orelse:
+                visit(child, depth)
+            return
+        for target in _targets(module, node, known):
+            module.imports.add(target)
+            if depth == 0:
+                module.eager.add(target)
+        inner = depth + isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
+        for child in ast.iter_child_nodes(node):
+            visit(child, inner)
+
+    visit(ast.parse(module.source), 0)
+
+
+def load_tree() -> dict[str, Module]:
+    modules: dict[str, Module] = {}
+    for package, tree in TREES.items():
+        for path in sorted(tree.rglob("*.py")):
+            parts = path.relative_to(tree).with_suffix("").parts
+            is_package = parts[-1] == "__init__"
+            name = ".".join((package, *(parts[:-1] if is_package else parts)))
+            modules[name] = Module(name, path.read_text(encoding="utf-8"), is_package)
+    for module in modules.values():
+        read_imports(module, modules)
+    return modules
+
+
+def layer(name: str, modules: Mapping[str, Module]) -> str:
+    """The layer of a dotted name: one of :data:`FORBIDDEN`'s keys, ``framework``, or
+    ``other`` (the standard library and other packages)."""
+    top = name.split(".")[0]
+    if top in FRAMEWORKS:
+        return "framework"
+    if top == BINDING:
+        return "binding"
+    if top != "agent_contract":
+        return "other"
+    module = modules.get(name)
+    if module is not None and "moved(__name__" in module.source:
+        return "compat"
+    for prefix, kind in (
+        ("agent_contract.conformance", "conformance"),
+        ("agent_contract.app", "app"),
+    ):
+        if name == prefix or name.startswith(prefix + "."):
+            return kind
+    return "runtime"
+
+
+def _ancestors(name: str) -> set[str]:
+    parts = name.split(".")
+    return {".".join(parts[:i]) for i in range(1, len(parts))}
+
+
+def forbidden_imports(modules: Mapping[str, Module]) -> list[str]:
+    """``"module -> target (layer -> layer)"`` for every import a layer may not make."""
+    found = []
+    for module in modules.values():
+        own = layer(module.name, modules)
+        for target in sorted(module.imports - _ancestors(module.name)):
+            theirs = layer(target, modules)
+            if theirs in FORBIDDEN.get(own, set()):
+                found.append(f"{module.name} -> {target} ({own} -> {theirs})")
+    return sorted(found)
+
+
+def cycles(modules: Mapping[str, Module]) -> list[list[str]]:
+    """Import cycles among the tree's modules (eager and deferred imports; a package
+    importing through its parent is not an edge: the parent is always loaded first)."""
+    graph = {
+        name: sorted(t for t in m.imports - _ancestors(name) if t in modules and t != name)
+        for name, m in modules.items()
+    }
+    found, state, stack = [], {}, []
+
+    def walk(node: str) -> None:
+        state[node] = "open"
+        stack.append(node)
+        for nxt in graph[node]:
+            if state.get(nxt) == "open":
+                found.append([*stack[stack.index(nxt) :], nxt])
+            elif nxt not in state:
+                walk(nxt)
+        stack.pop()
+        state[node] = "done"
+
+    for node in graph:
+        if node not in state:
+            walk(node)
+    return found
+
+
+def framework_names_in_code(module: Module) -> list[str]:
+    """String constants of ``module`` that name a framework, docstrings left out."""
+    tree = ast.parse(module.source)
+    docstrings = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list):
+            docstrings |= {
+                id(stmt.value)
+                for stmt in body
+                if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
+            }
+    return [
+        f"{module.name}:{node.lineno}: {node.value[:60]!r}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and id(node) not in docstrings
+        and any(word in node.value.lower() for word in ("langchain", "langgraph"))
+    ]
+
+
+def entry_points(package: str) -> dict[str, dict[str, str]]:
+    data = tomllib.loads(PYPROJECTS[package].read_text(encoding="utf-8"))
+    project = data["project"]
+    groups = {"console_scripts": project.get("scripts", {}), **project.get("entry-points", {})}
+    return {group: dict(values) for group, values in groups.items()}
+
+
+def eager_closure(start: str, modules: Mapping[str, Module]) -> set[str]:
+    """Everything importing ``start`` imports (module-level imports, followed)."""
+    seen: set[str] = set()
+    todo = [start, *_ancestors(start)]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        if name in modules:
+            todo += [t for t in modules[name].eager if t not in seen]
+            todo += [a for a in _ancestors(name) if a not in seen]
+    return seen
+
+
+MODULES = load_tree()
+
+
+# -- the rules on this tree ------------------------------------------------------------------
+
+
+def test_each_layer_imports_only_what_it_may() -> None:
+    """If this fails: the runtime reached into the kit or the app, the kit into the app,
+    or the core into a framework or the binding. Move the code to the layer that owns
+    it, or pass what it needs in (a Harness, a TraceSink, an entry point)."""
+    assert forbidden_imports(MODULES) == []
+
+
+def test_the_layers_are_where_the_docs_say() -> None:
+    layers = {name: layer(name, MODULES) for name in MODULES}
+    assert layers["agent_contract.runtime.state"] == "runtime"
+    assert layers["agent_contract.trace.sinks"] == "runtime"
+    assert layers["agent_contract.harnesses"] == "runtime"
+    assert layers["agent_contract.conformance.suite"] == "conformance"
+    assert layers["agent_contract.app.cli"] == "app"
+    assert layers["agent_contract.policy"] == "compat"
+    assert layers["agent_contract_langchain.middleware"] == "binding"
+
+
+def test_no_import_cycles() -> None:
+    assert cycles(MODULES) == []
+
+
+def test_the_core_names_no_framework_in_its_code() -> None:
+    """``grep -ri langchain src/agent_contract`` finds docs only: docstrings and comments."""
+    core = [m for n, m in MODULES.items() if layer(n, MODULES) != "binding"]
+    assert [hit for m in core for hit in framework_names_in_code(m)] == []
+
+
+@pytest.mark.parametrize("package", sorted(PYPROJECTS))
+def test_entry_points_name_modules_of_their_own_distribution(package: str) -> None:
+    for group, values in entry_points(package).items():
+        for name, value in values.items():
+            target = value.split(":")[0].strip()
+            assert target in MODULES, f"{group} {name}: {target} is not a module of the tree"
+            assert target.split(".")[0] == package, f"{group} {name} points outside {package}"
+
+
+def test_a_bindings_entry_points_load_no_framework() -> None:
+    """The CLI reads every registered harness and command to list them: importing an
+    entry point's module must not import the framework (that happens when it runs)."""
+    heavy = {}
+    for group in ("agent_contract.harnesses", "agent_contract.commands"):
+        for value in entry_points(BINDING).get(group, {}).values():
+            target = value.split(":")[0].strip()
+            loaded = eager_closure(target, MODULES)
+            frameworks = sorted(t for t in loaded if layer(t, MODULES) == "framework")
+            if frameworks:
+                heavy[target] = frameworks
+    assert heavy == {}
+
+
+# -- the checker can fail ----------------------------------------------------------------------
+
+
+def synthetic(sources: dict[str, str]) -> dict[str, Module]:
+    modules = {
+        name: Module(name, source, is_package=name.count(".") == 0 or name.endswith("pkg"))
+        for name, source in sources.items()
+    }
+    for module in modules.values():
+        read_imports(module, modules)
+    return modules
+
+
+def test_a_forbidden_import_is_found() -> None:
+    modules = synthetic(
+        {
+            "agent_contract.loop": "from .conformance import scenarios\n",
+            "agent_contract.conformance": "",
+            "agent_contract.conformance.scenarios": "from ..app.demo import run_demo\n",
+            "agent_contract.app": "",
+            "agent_contract.app.demo": "",
+            "agent_contract.runtime": "",
+            "agent_contract.runtime.state": (
+                "import importlib\n"
+                "def load():\n"
+                "    return importlib.import_module('agent_contract_langchain.harness')\n"
+            ),
+            "agent_contract.trace": "",
+            "agent_contract.trace.sinks": "def f():\n    import langgraph.types\n",
+        }
+    )
+    assert forbidden_imports(modules) == [
+        "agent_contract.conformance.scenarios -> agent_contract.app.demo (conformance -> app)",
+        "agent_contract.loop -> agent_contract.conformance.scenarios (runtime -> conformance)",
+        "agent_contract.runtime.state -> agent_contract_langchain.harness (runtime -> binding)",
+        "agent_contract.trace.sinks -> langgraph.types (runtime -> framework)",
+    ]
+
+
+def test_type_checking_imports_are_not_dependencies() -> None:
+    modules = synthetic(
+        {
+            "agent_contract.loop": (
+                "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .app import cli\n"
+            ),
+            "agent_contract.app": "",
+            "agent_contract.app.cli": "",
+        }
+    )
+    assert forbidden_imports(modules) == []
+
+
+def test_a_cycle_is_found() -> None:
+    modules = synthetic(
+        {
+            "agent_contract.a": "from . import b\n",
+            "agent_contract.b": "def f():\n    from .c import x\n",
+            "agent_contract.c": "import agent_contract.a\n",
+        }
+    )
+    assert cycles(modules) == [
+        ["agent_contract.a", "agent_contract.b", "agent_contract.c", "agent_contract.a"]
+    ]
+
+
+def test_a_framework_name_in_code_is_found() -> None:
+    module = Module("agent_contract.x", '"""Mentions LangChain."""\nNAME = "langchain-async"\n')
+    assert framework_names_in_code(module) == ["agent_contract.x:2: 'langchain-async'"]
