@@ -21,7 +21,7 @@ import time
 import _common
 
 from agent_contract.conformance import SCENARIOS, run_scenario
-from agent_contract.harnesses import harness_names, load_harness
+from agent_contract.registry import harness_names, load_harness
 
 
 def main(argv: list[str] | None = None) -> int:

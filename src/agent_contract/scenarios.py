@@ -33,15 +33,8 @@ from .conformance import ScriptedDecider as Decider
 from .conformance.approvals import build_approval_scenarios
 from .conformance.evaluate import Check, tool_message_view
 from .conformance.scenarios import build_scenarios
-from .harnesses import (
-    Harness,
-    Observation,
-    RunInput,
-    harness_names,
-    load_harness,
-    offline_harness,
-    settle_approvals,
-)
+from .harnesses import Harness, Observation, RunInput, offline_harness, settle_approvals
+from .registry import harness_names, load_harness
 
 moved(__name__, "agent_contract.conformance and agent_contract.harnesses")
 
@@ -76,7 +69,7 @@ BOUNDARIES: Final[dict[str, str]] = {b.id: b.rule for b in _BOUNDARIES}
 """Deprecated: ``{id: rule}`` of :data:`agent_contract.conformance.BOUNDARIES`."""
 
 HARNESS_NAMES: Final[tuple[str, ...]] = harness_names()
-"""Deprecated: :func:`agent_contract.harnesses.harness_names`."""
+"""Deprecated: :func:`agent_contract.registry.harness_names`."""
 
 
 @dataclass(frozen=True, kw_only=True)

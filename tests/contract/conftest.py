@@ -12,7 +12,7 @@ from collections.abc import Callable
 import pytest
 
 from agent_contract.conformance import Scenario, ScenarioOutcome, run_scenario
-from agent_contract.harnesses import harness_plugins, load_harness
+from agent_contract.registry import harness_plugins, load_harness
 
 CONTRACT_HARNESSES = tuple(p.name for p in harness_plugins() if p.role == "contract")
 """Every registered harness that must keep the contract (the offline reference first)."""

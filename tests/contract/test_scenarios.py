@@ -7,7 +7,7 @@ from collections.abc import Callable
 import pytest
 
 from agent_contract.conformance import BOUNDARIES, SCENARIOS, Scenario, ScenarioOutcome
-from agent_contract.harnesses import harness_plugins
+from agent_contract.registry import harness_plugins
 
 CONTRACT_HARNESSES = tuple(p.name for p in harness_plugins() if p.role == "contract")
 

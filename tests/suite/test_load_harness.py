@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from agent_contract.errors import ConfigurationError
-from agent_contract.harnesses import load_harness, offline_harness
+from agent_contract.harnesses import offline_harness
+from agent_contract.registry import load_harness
 
 MODULE = textwrap.dedent(
     """

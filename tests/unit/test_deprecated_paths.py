@@ -54,6 +54,7 @@ NEW_HOMES = (
     "agent_contract.conformance.report",
     "agent_contract.conformance.scenarios",
     "agent_contract.harnesses",
+    "agent_contract.registry",
     "agent_contract.app.check_command",
     "agent_contract.app.selftest",
     "agent_contract.app.demo",
@@ -90,7 +91,7 @@ def test_an_old_path_warns_and_hands_on_the_same_objects(
 
 def test_compatibility_views_match_the_new_tables(monkeypatch: pytest.MonkeyPatch) -> None:
     from agent_contract.conformance import BOUNDARIES, PLANTED_SECRET, SCENARIOS
-    from agent_contract.harnesses import harness_names
+    from agent_contract.registry import harness_names
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)

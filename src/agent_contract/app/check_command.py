@@ -9,7 +9,7 @@ from typing import Any, TextIO
 from ..conformance.check import run_check
 from ..conformance.report import FORMATS
 from ..errors import DependencyMissingError
-from ..harnesses import harness_names, harness_plugins, missing_bindings
+from ..registry import harness_names, harness_plugins, missing_bindings
 
 __all__ = [
     "TerminalProgress",

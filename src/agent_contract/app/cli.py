@@ -15,7 +15,7 @@ Commands:
   :mod:`agent_contract.app.check_command`); exits 5 when a boundary is broken on a
   harness asked about.
 - Commands of installed bindings, registered under the entry-point group
-  ``agent_contract.commands`` (see :mod:`agent_contract.harnesses`); the LangChain
+  ``agent_contract.commands`` (see :mod:`agent_contract.registry`); the LangChain
   binding adds ``lcel`` and ``matrix``. A command that no installed binding provides,
   while a binding agent-contract declares is missing, is ``dependency_missing``.
 
@@ -53,7 +53,7 @@ from ..exitcodes import (
     EXIT_FAILURE,
     EXIT_USAGE,
 )
-from ..harnesses import command_entry_points, harness_names, harness_plugin, missing_bindings
+from ..registry import command_entry_points, harness_names, harness_plugin, missing_bindings
 from ..runtime import RunResult
 from .check_command import add_check_command
 from .demo import DATA_DIR_ENV, approve_demo, start_demo

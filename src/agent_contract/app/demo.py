@@ -28,7 +28,7 @@ from typing import Any, Final
 from ..approval import Approval, DecisionKind
 from ..budget import Budget
 from ..errors import ApprovalError, CheckpointError, ConfigurationError
-from ..harnesses import durable_runner
+from ..registry import durable_runner
 from ..runtime import Contract, RunResult
 from ..testing import DemoModel
 from ..tools import ToolSpec

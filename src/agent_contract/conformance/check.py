@@ -6,7 +6,7 @@ outcomes into a :class:`CheckReport`: one :class:`Cell` per (boundary, harness),
 :mod:`agent_contract.conformance.report`.
 
 No pytest import; a harness's framework loads on demand (see
-:mod:`agent_contract.harnesses`).
+:mod:`agent_contract.registry`).
 """
 
 from __future__ import annotations
@@ -19,15 +19,8 @@ from typing import Any, Literal
 
 from ..errors import ConfigurationError, DependencyMissingError
 from ..exitcodes import EXIT_CONTRACT_VIOLATION, EXIT_OK
-from ..harnesses import (
-    DISTRIBUTION,
-    Harness,
-    HarnessPlugin,
-    Observation,
-    harness_names,
-    harness_plugin,
-    load_harness,
-)
+from ..harnesses import Harness, HarnessPlugin, Observation
+from ..registry import DISTRIBUTION, harness_names, harness_plugin, load_harness
 from .boundaries import boundary_rows
 from .evaluate import Scenario
 from .fixtures import hide_planted
@@ -224,7 +217,7 @@ def run_check(
     """Run every scenario on every harness and build the checklist.
 
     Args:
-        checked: harness names (see :func:`~agent_contract.harnesses.load_harness`) whose
+        checked: harness names (see :func:`~agent_contract.registry.load_harness`) whose
             broken boundaries make ``check`` fail.
         control: harness names shown for comparison only (a control harness).
         scenarios: the scenarios to run (default: all).

@@ -12,7 +12,7 @@ Fixtures:
   model still holding unused replies at teardown fails the test (a scripted
   conversation that ended early is a bug in the test or the agent).
 - ``contract_harness``: a factory ``contract_harness(name) -> Harness`` over
-  :func:`agent_contract.harnesses.load_harness` (a registered name such as
+  :func:`agent_contract.registry.load_harness` (a registered name such as
   ``"offline"``, or ``"module:factory"``).
 - ``run_contract_scenario``: ``run_contract_scenario(scenario, harness, name="user")
   -> ScenarioOutcome``, the suite's runner, for a test of your own about one scenario.
@@ -24,7 +24,8 @@ from collections.abc import Callable, Iterator, Sequence
 
 import pytest
 
-from ..harnesses import Harness, load_harness
+from ..harnesses import Harness
+from ..registry import load_harness
 from ..testing import FakeModel, Reply
 from .evaluate import Scenario
 from .runner import ScenarioOutcome, run_scenario

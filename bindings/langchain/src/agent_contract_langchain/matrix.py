@@ -39,7 +39,7 @@ from typing import Final, Protocol
 
 from agent_contract.errors import ConfigurationError
 from agent_contract.exitcodes import EXIT_CONTRACT_VIOLATION, EXIT_DEPENDENCY_MISSING, EXIT_OK
-from agent_contract.harnesses import harness_plugins
+from agent_contract.registry import harness_plugins
 
 from .matrix_report import Column, MatrixReport
 

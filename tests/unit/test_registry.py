@@ -1,5 +1,6 @@
-"""The harness registry: entry points in order, plugins validated, and a binding that is
-not installed reported as dependency_missing (exit 4) without the core naming it."""
+"""The registry (``agent_contract.registry``): entry points in order, plugins validated,
+and a binding that is not installed reported as dependency_missing (exit 4) without the
+core naming it."""
 
 from __future__ import annotations
 
@@ -11,20 +12,19 @@ from pathlib import Path
 
 import pytest
 
-from agent_contract import exitcodes, harnesses
+from agent_contract import exitcodes, registry
 from agent_contract.app import cli
 from agent_contract.errors import ConfigurationError, DependencyMissingError
-from agent_contract.harnesses import (
+from agent_contract.harnesses import OFFLINE, offline_harness
+from agent_contract.registry import (
     COMMAND_GROUP,
     HARNESS_GROUP,
-    OFFLINE,
     command_entry_points,
     durable_runner,
     harness_names,
     harness_plugin,
     load_harness,
     missing_bindings,
-    offline_harness,
 )
 
 BINDING = "agent-contract-langchain"
@@ -63,7 +63,7 @@ def test_plugins_carry_role_default_and_durable_runner() -> None:
 
 def test_reading_the_registry_imports_no_framework() -> None:
     code = (
-        "import sys, agent_contract.harnesses as h;"
+        "import sys, agent_contract.registry as h;"
         "[h.harness_plugin(n) for n in h.harness_names()];"
         "[ep.load() for ep in h.command_entry_points()];"
         "bad = [m for m in sys.modules if m.split('.')[0] in ('langchain', 'langchain_core',"
@@ -86,7 +86,7 @@ def test_an_entry_point_must_name_a_plugin_of_its_name(monkeypatch: pytest.Monke
     wrong = importlib.metadata.EntryPoint(
         name="offline", value="agent_contract.harnesses:offline_harness", group=HARNESS_GROUP
     )
-    monkeypatch.setattr(harnesses, "_entries", lambda group: (wrong,))
+    monkeypatch.setattr(registry, "_entries", lambda group: (wrong,))
     with pytest.raises(ConfigurationError, match="is not a HarnessPlugin named 'offline'"):
         harness_plugin("offline")
 
@@ -114,13 +114,13 @@ def test_a_missing_binding_module_names_the_binding(monkeypatch: pytest.MonkeyPa
 @pytest.fixture
 def without_binding(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """The registry as it is when only the core is installed."""
-    real = harnesses._entries
+    real = registry._entries
 
     def core_only(group: str) -> tuple[importlib.metadata.EntryPoint, ...]:
         return tuple(ep for ep in real(group) if ep.dist is not None and ep.dist.name != BINDING)
 
-    monkeypatch.setattr(harnesses, "_entries", core_only)
-    monkeypatch.setattr(harnesses, "_installed", lambda distribution: distribution != BINDING)
+    monkeypatch.setattr(registry, "_entries", core_only)
+    monkeypatch.setattr(registry, "_installed", lambda distribution: distribution != BINDING)
     monkeypatch.setenv("AGENT_CONTRACT_DATA_DIR", str(tmp_path))
 
 
