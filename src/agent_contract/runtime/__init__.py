@@ -8,7 +8,8 @@ phase each: :mod:`~agent_contract.runtime.response` (the response contract),
 :mod:`~agent_contract.runtime.writes` (preview, approval, idempotency, verification),
 :mod:`~agent_contract.runtime.ledger` (the call-ID ledger, the one path every result
 takes), :mod:`~agent_contract.runtime.snapshot` (pausing across processes) and
-:mod:`~agent_contract.runtime.records` (what a run reports).
+:mod:`~agent_contract.runtime.records` (what a run reports). They share one
+:class:`~agent_contract.runtime.run.Run` (what a run holds); drivers never touch it.
 """
 
 from .contract import Contract

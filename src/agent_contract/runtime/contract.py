@@ -17,6 +17,7 @@ from ..executor import ToolExecutor, default_executor
 from ..messages import Message
 from ..tools import ToolRegistry, ToolSpec
 from ..trace import RedactionPolicy, TraceSink
+from .run import Run
 from .snapshot import load
 from .state import RunState
 
@@ -109,12 +110,11 @@ class Contract:
                 registered, or a snapshot that is not well-formed. Never starts afresh.
         """
         values = dict(context or {})
-        return load(
+        run, transcript = load(
             snapshot,
-            lambda run_id, caller: RunState(
-                self, run_id=run_id, caller=caller, context=values, restoring=True
-            ),
+            lambda run_id, caller: Run.create(self, run_id=run_id, caller=caller, context=values),
         )
+        return RunState(run), transcript
 
     @property
     def executor(self) -> ToolExecutor:
@@ -147,9 +147,16 @@ class Contract:
             caller: the identity the run acts for (tools read it from ToolContext).
             context: application values handed to context-aware tools.
         """
-        return RunState(
+        run = Run.create(
             self,
             run_id=run_id or f"run-{uuid.uuid4().hex[:12]}",
             caller=caller,
             context=dict(context or {}),
         )
+        run.trace.append(
+            "run_started",
+            run_id=run.run_id,
+            tools_offered=self.offered_names(),
+            budget=self.budget.to_dict(),
+        )
+        return RunState(run)

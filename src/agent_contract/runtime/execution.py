@@ -1,8 +1,8 @@
 """Running one admitted call: the timeout, the worker pool or a killable process, and the
 classified result of what happened.
 
-Each function takes the :class:`~agent_contract.runtime.RunState` it serves; the
-result of a call is recorded through the state's ledger (its one way in) before it is
+Each function takes the :class:`~agent_contract.runtime.run.Run` it serves; the
+result of a call is recorded through the run's ledger (its one way in) before it is
 returned.
 """
 
@@ -18,10 +18,10 @@ from ..executor import Invocation, arun_with_timeout, run_isolated
 from ..results import ToolResult, classify_exception, error_result, success_result
 from ..tools import ToolContext, ToolSpec
 from .ledger import PlannedCall
+from .run import Run
 
 if TYPE_CHECKING:
     from .contract import Contract
-    from .state import RunState
 
 __all__ = [
     "ISOLATION_GRACE_SECONDS",
@@ -46,25 +46,23 @@ AsyncInvoke = Callable[[ToolContext], Awaitable[Any]]
 """The async twin of :data:`Invoke`."""
 
 
-def tool_context(
-    state: RunState, call_id: str, *, idempotency_key: str | None = None
-) -> ToolContext:
+def tool_context(run: Run, call_id: str, *, idempotency_key: str | None = None) -> ToolContext:
     """The :class:`ToolContext` a handler of call ``call_id`` gets."""
     return ToolContext(
-        run_id=state.run_id,
+        run_id=run.run_id,
         tool_call_id=call_id,
-        caller=state.caller,
-        values=state.context,
+        caller=run.caller,
+        values=run.context,
         idempotency_key=idempotency_key,
     )
 
 
-def timeout_for(state: RunState, spec: ToolSpec) -> float:
+def timeout_for(run: Run, spec: ToolSpec) -> float:
     """The tool's timeout in seconds, capped by what is left of the run's deadline."""
     timeout = float(spec.timeout_seconds)
-    deadline = state.contract.budget.deadline_seconds
+    deadline = run.contract.budget.deadline_seconds
     if deadline is not None:
-        timeout = max(0.0, min(timeout, deadline - state.counters.elapsed()))
+        timeout = max(0.0, min(timeout, deadline - run.counters.elapsed()))
     return timeout
 
 
@@ -93,49 +91,47 @@ def _default_invoke(spec: ToolSpec, arguments: dict[str, Any]) -> Invoke:
 
 
 def submit(
-    state: RunState, planned: PlannedCall, invoke: Invoke | None = None
+    run: Run, planned: PlannedCall, invoke: Invoke | None = None
 ) -> Callable[[], ToolResult]:
     """Start one admitted call; the returned function waits for it and records the
     result (see :meth:`RunState.submit`)."""
     spec = _runnable_spec(planned)
-    timeout = timeout_for(state, spec)
-    context = tool_context(state, planned.call_id)
+    timeout = timeout_for(run, spec)
+    context = tool_context(run, planned.call_id)
     if spec.isolation == "process":
         args = (context,) if spec.needs_context else ()
         kwargs = copy.deepcopy(planned.arguments)
         handler = spec.handler
-        isolated = state.contract.executor.submit(
+        isolated = run.contract.executor.submit(
             lambda: run_isolated(handler, args, kwargs, timeout)
         )
 
         def wait_isolated() -> ToolResult:
             outer = isolated.result(timeout + ISOLATION_GRACE_SECONDS)
             invocation = outer.value if isinstance(outer.value, Invocation) else outer
-            return state.record_result(
-                result_from(state.contract, planned, spec, invocation, timeout)
-            )
+            return run.record(result_from(run.contract, planned, spec, invocation, timeout))
 
         return wait_isolated
-    run = invoke or _default_invoke(spec, planned.arguments)
-    handle = state.contract.executor.submit(lambda: run(context))
+    call = invoke or _default_invoke(spec, planned.arguments)
+    handle = run.contract.executor.submit(lambda: call(context))
 
     def wait() -> ToolResult:
         invocation = handle.result(timeout)
-        return state.record_result(result_from(state.contract, planned, spec, invocation, timeout))
+        return run.record(result_from(run.contract, planned, spec, invocation, timeout))
 
     return wait
 
 
-async def aexecute(state: RunState, planned: PlannedCall, ainvoke: AsyncInvoke) -> ToolResult:
+async def aexecute(run: Run, planned: PlannedCall, ainvoke: AsyncInvoke) -> ToolResult:
     """Await one admitted call with its timeout and record the result (see
     :meth:`RunState.aexecute`)."""
     spec = _runnable_spec(planned)
     if spec.isolation == "process":
-        return await asyncio.to_thread(lambda: submit(state, planned)())
-    timeout = timeout_for(state, spec)
-    context = tool_context(state, planned.call_id)
+        return await asyncio.to_thread(lambda: submit(run, planned)())
+    timeout = timeout_for(run, spec)
+    context = tool_context(run, planned.call_id)
     invocation = await arun_with_timeout(lambda: ainvoke(context), timeout)
-    return state.record_result(result_from(state.contract, planned, spec, invocation, timeout))
+    return run.record(result_from(run.contract, planned, spec, invocation, timeout))
 
 
 def result_from(

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .. import budget as budget_checks
 from ..approval import PendingApproval
@@ -21,10 +21,8 @@ from ..errors import ErrorKind
 from ..messages import ToolCall, canonical_json
 from .ledger import PlannedCall, refusal
 from .records import Stop
+from .run import Run
 from .writes import plan_write
-
-if TYPE_CHECKING:
-    from .state import RunState
 
 __all__ = ["BatchPlan", "call_key", "plan_batch"]
 
@@ -33,7 +31,7 @@ def call_key(name: str, arguments: Any) -> str:
     """Identity of a call for repeat detection: the name and a hash of canonical arguments.
 
     Key order does not matter (``{"a":1,"b":2}`` and ``{"b":2,"a":1}`` give one key).
-    The hash keeps argument values (possibly secrets) out of stored state.
+    The hash keeps argument values (possibly secrets) out of stored run.
     """
     try:
         text = canonical_json(arguments)
@@ -62,36 +60,36 @@ class BatchPlan:
         return tuple(p.approval for p in self.calls if p.approval is not None)
 
 
-def plan_batch(state: RunState, calls: Sequence[ToolCall]) -> BatchPlan:
+def plan_batch(run: Run, calls: Sequence[ToolCall]) -> BatchPlan:
     """Judge ``calls`` (see the module doc) and charge an admitted batch to the run's
     usage. The caller holds the run's lock and opens the plan in the ledger."""
-    contract = state.contract
+    contract = run.contract
     keys = [call_key(c.name, c.arguments) for c in calls]
     breach = budget_checks.check_before_tool_calls(
         contract.budget,
-        state.counters,
-        state.trace.size_bytes,
+        run.counters,
+        run.trace.size_bytes,
         [(c.id, k) for c, k in zip(calls, keys, strict=True)],
     )
     if breach is not None:
-        refused = tuple(_refuse_for_breach(state, c, breach) for c in calls)
+        refused = tuple(_refuse_for_breach(run, c, breach) for c in calls)
         return BatchPlan(calls=refused, stop=Stop(reason=breach.reason, detail=breach.message))
-    budget_checks.admit_tool_calls(state.counters, keys)
-    return BatchPlan(calls=tuple(_plan_one(state, c) for c in calls))
+    budget_checks.admit_tool_calls(run.counters, keys)
+    return BatchPlan(calls=tuple(_plan_one(run, c) for c in calls))
 
 
-def _refuse_for_breach(state: RunState, call: ToolCall, breach: Breach) -> PlannedCall:
+def _refuse_for_breach(run: Run, call: ToolCall, breach: Breach) -> PlannedCall:
     kind: ErrorKind = "repeated_call" if call.id in breach.call_ids else "budget_exceeded"
     message = (
         breach.message
         if kind == "repeated_call" or breach.reason != "repeated_call"
         else (f"not run: the batch was refused ({breach.message})")
     )
-    return PlannedCall(call=call, refusal=refusal(call, kind, message, state.contract.redaction))
+    return PlannedCall(call=call, refusal=refusal(call, kind, message, run.contract.redaction))
 
 
-def _plan_one(state: RunState, call: ToolCall) -> PlannedCall:
-    contract = state.contract
+def _plan_one(run: Run, call: ToolCall) -> PlannedCall:
+    contract = run.contract
     spec = contract.registry.get(call.name)
 
     def refused(kind: ErrorKind, message: str) -> PlannedCall:
@@ -108,7 +106,7 @@ def _plan_one(state: RunState, call: ToolCall) -> PlannedCall:
     if problem is not None:
         return refused("invalid_arguments", f"invalid arguments for {call.name!r}: {problem}")
     if spec.effect == "write":
-        return plan_write(state, call, spec)
+        return plan_write(run, call, spec)
     # Validated arguments are shared with the issued call and never mutated: every
     # handler gets its own deep copy (the default invoke, writes, isolation).
     return PlannedCall(call=call, spec=spec, arguments=call.arguments)

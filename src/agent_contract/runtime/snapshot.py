@@ -10,14 +10,12 @@ that names a tool no longer registered, or one that is not well-formed raises
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from ..budget import RunCounters
 from ..errors import CheckpointError
 from ..messages import Message
-
-if TYPE_CHECKING:
-    from .state import RunState
+from .run import Run
 
 __all__ = ["SNAPSHOT_VERSION", "dump", "load"]
 
@@ -26,7 +24,7 @@ SNAPSHOT_VERSION: Final = 2
 (2: trace events carry ``time`` and ``offset_seconds``.)"""
 
 
-def dump(state: RunState, transcript: Sequence[Message]) -> dict[str, Any]:
+def dump(run: Run, transcript: Sequence[Message]) -> dict[str, Any]:
     """The run's state as JSON data (the caller holds the run's lock).
 
     Holds the transcript (redacted: a secret handed to the run is not written to disk,
@@ -36,23 +34,23 @@ def dump(state: RunState, transcript: Sequence[Message]) -> dict[str, Any]:
     approved write must run with them), and the trace (redacted when recorded).
     Application context values are not stored: pass them again to ``Contract.restore``.
     """
-    redaction = state.contract.redaction
+    redaction = run.contract.redaction
     return {
         "version": SNAPSHOT_VERSION,
-        "run_id": state.run_id,
-        "caller": state.caller,
-        "budget": state.contract.budget.to_dict(),
-        "usage": state.counters.to_dict(),
-        **state._ledger.to_state(),
-        "decisions": dict(state._decisions),
-        "trace": state.trace.events,
+        "run_id": run.run_id,
+        "caller": run.caller,
+        "budget": run.contract.budget.to_dict(),
+        "usage": run.counters.to_dict(),
+        **run.ledger.to_state(),
+        "decisions": dict(run.decisions),
+        "trace": run.trace.events,
         "transcript": [redaction.redact_value(m.to_dict()) for m in transcript],
     }
 
 
 def load(
-    snapshot: Mapping[str, Any], start: Callable[[str, str | None], RunState]
-) -> tuple[RunState, list[Message]]:
+    snapshot: Mapping[str, Any], start: Callable[[str, str | None], Run]
+) -> tuple[Run, list[Message]]:
     """Rebuild a run from :func:`dump`'s data and note the resume in its trace.
 
     Args:
@@ -60,7 +58,7 @@ def load(
         start: makes the fresh run to fill, from the stored run id and caller.
 
     Returns:
-        ``(state, transcript)``.
+        ``(run, transcript)``.
 
     Raises:
         CheckpointError: see the module doc.
@@ -73,15 +71,14 @@ def load(
             f"cannot restore a run snapshot of version {found!r}; expected {SNAPSHOT_VERSION}"
         )
     try:
-        state = start(str(snapshot["run_id"]), snapshot.get("caller"))
-        state.counters = RunCounters.from_dict(snapshot["usage"])
-        state._ledger.load_state(snapshot, state.contract.registry)
-        state._decisions = {str(k): dict(v) for k, v in dict(snapshot["decisions"]).items()}
-        state.trace = state._ledger.trace = state._new_trace(snapshot["trace"])
+        run = start(str(snapshot["run_id"]), snapshot.get("caller"))
+        run.restore_trace(RunCounters.from_dict(snapshot["usage"]), snapshot["trace"])
+        run.ledger.load_state(snapshot, run.contract.registry)
+        run.decisions = {str(k): dict(v) for k, v in dict(snapshot["decisions"]).items()}
         transcript = [Message.from_dict(m) for m in snapshot["transcript"]]
     except CheckpointError:
         raise
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise CheckpointError(f"corrupt run snapshot: {type(exc).__name__}: {exc}") from exc
-    state.trace.append("run_resumed", run_id=state.run_id)
-    return state, transcript
+    run.trace.append("run_resumed", run_id=run.run_id)
+    return run, transcript

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from .. import budget as budget_checks
@@ -15,10 +14,11 @@ from ..results import ToolResult
 from ..trace import Trace
 from . import execution, snapshot, writes
 from .execution import AsyncInvoke, Invoke
-from .ledger import CallLedger, PlannedCall
+from .ledger import PlannedCall
 from .planning import BatchPlan, plan_batch
 from .records import RunResult, Stop
 from .response import ResponseShape, ResponseVerdict, validate_response
+from .run import Run
 
 if TYPE_CHECKING:
     from .contract import Contract
@@ -101,51 +101,38 @@ class RunState:
     )
     """Every member a driver may use (the class docstring explains each)."""
 
-    def __init__(
-        self,
-        contract: Contract,
-        *,
-        run_id: str,
-        caller: str | None,
-        context: dict[str, Any],
-        restoring: bool = False,
-    ) -> None:
-        self.contract = contract
-        """The run's contract."""
-        self.run_id = run_id
-        """The run's id (the LangGraph thread id of a durable LangChain run)."""
-        self.caller = caller
-        """The identity the run acts for (tools read it from their ToolContext)."""
-        self.context = context
-        """Application values handed to context-aware tools."""
-        self.counters = RunCounters()
-        """What the run has used so far, checked against the budget (live)."""
-        self.trace = self._new_trace()
-        """The run's redacted, timed trace."""
-        self._lock = threading.RLock()
-        self._ledger = CallLedger(contract.redaction, self.trace)
-        self._decisions: dict[str, dict[str, Any]] = {}
-        self._halted: Stop | None = None
-        self._answer: str | None = None
-        if restoring:
-            return
-        self.trace.append(
-            "run_started",
-            run_id=run_id,
-            tools_offered=contract.offered_names(),
-            budget=contract.budget.to_dict(),
-        )
+    def __init__(self, run: Run) -> None:
+        self._run = run
 
-    def _new_trace(self, events: Sequence[Mapping[str, Any]] = ()) -> Trace:
-        """A trace for this run: the contract's redaction and sink, timed by the run's
-        clock (active seconds, across resumes)."""
-        return Trace(
-            self.contract.redaction,
-            events,
-            run_id=self.run_id,
-            sink=self.contract.trace_sink,
-            clock=lambda: self.counters.elapsed(),
-        )
+    @property
+    def contract(self) -> Contract:
+        """The run's contract."""
+        return self._run.contract
+
+    @property
+    def run_id(self) -> str:
+        """The run's id (the LangGraph thread id of a durable LangChain run)."""
+        return self._run.run_id
+
+    @property
+    def caller(self) -> str | None:
+        """The identity the run acts for (tools read it from their ToolContext)."""
+        return self._run.caller
+
+    @property
+    def context(self) -> dict[str, Any]:
+        """Application values handed to context-aware tools."""
+        return self._run.context
+
+    @property
+    def counters(self) -> RunCounters:
+        """What the run has used so far, checked against the budget (live)."""
+        return self._run.counters
+
+    @property
+    def trace(self) -> Trace:
+        """The run's redacted, timed trace."""
+        return self._run.trace
 
     # -- 2. before model call ------------------------------------------------------------
 
@@ -155,15 +142,15 @@ class RunState:
         Returns the stop to end the run with, or ``None`` to go ahead. A ``None`` also
         counts the step: call the model right after.
         """
-        with self._lock:
-            self._ledger.close()
+        with self._run.lock:
+            self._run.ledger.close()
             breach = budget_checks.check_before_model_call(
-                self.contract.budget, self.counters, self.trace.size_bytes
+                self._run.contract.budget, self._run.counters, self._run.trace.size_bytes
             )
             if breach is not None:
                 return Stop(reason=breach.reason, detail=breach.message)
-            self.counters.model_steps += 1
-            self.trace.append("model_call", step=self.counters.model_steps)
+            self._run.counters.model_steps += 1
+            self._run.trace.append("model_call", step=self._run.counters.model_steps)
             return None
 
     # -- 3. accept response --------------------------------------------------------------
@@ -176,12 +163,12 @@ class RunState:
             per distinct call id (kind ``invalid_call``) and the ``invalid_response``
             stop; those results are already recorded in the ledger.
         """
-        with self._lock:
-            calls, violations = validate_response(completion, seen_ids=self._ledger.issued)
+        with self._run.lock:
+            calls, violations = validate_response(completion, seen_ids=self._run.ledger.issued)
             shape: ResponseShape = "invalid" if violations else ("tool_calls" if calls else "final")
-            self.trace.append(
+            self._run.trace.append(
                 "model_response",
-                step=self.counters.model_steps,
+                step=self._run.counters.model_steps,
                 shape=shape,
                 tool_calls=[{"id": c.id, "name": c.name} for c in calls],
                 text_chars=len(completion.text),
@@ -191,12 +178,12 @@ class RunState:
             if shape == "tool_calls":
                 return ResponseVerdict(shape="tool_calls", calls=calls)
             for violation in violations:
-                self.trace.append("contract_violation", **violation.to_dict())
+                self._run.trace.append("contract_violation", **violation.to_dict())
             return ResponseVerdict(
                 shape="invalid",
                 calls=calls,
                 violations=violations,
-                refusals=self._ledger.refuse_invalid(calls, violations),
+                refusals=self._run.ledger.refuse_invalid(calls, violations),
                 stop=Stop(
                     reason="invalid_response", detail="; ".join(v.message for v in violations)
                 ),
@@ -207,10 +194,10 @@ class RunState:
     def plan_tool_calls(self, calls: Sequence[ToolCall]) -> BatchPlan:
         """Judge a batch of calls (from a ``tool_calls`` verdict) before any of it runs
         (see :mod:`agent_contract.runtime.planning`). Refusals are recorded at once."""
-        with self._lock:
-            self._ledger.close()
-            plan = plan_batch(self, calls)
-            self._ledger.open(plan.calls)
+        with self._run.lock:
+            self._run.ledger.close()
+            plan = plan_batch(self._run, calls)
+            self._run.ledger.open(plan.calls)
             return plan
 
     # -- 5. execute ----------------------------------------------------------------------
@@ -237,7 +224,7 @@ class RunState:
             ConfigurationError: ``planned`` was refused (it has nothing to run) or is a
                 write call (run it with :meth:`execute` once approved).
         """
-        return execution.submit(self, planned, invoke)
+        return execution.submit(self._run, planned, invoke)
 
     def execute(self, planned: PlannedCall, invoke: Invoke | None = None) -> ToolResult:
         """Run one call, record its result and return it.
@@ -254,7 +241,7 @@ class RunState:
         if planned.refusal is not None:
             return planned.refusal
         if planned.approval is not None:
-            result = writes.execute_write(self, planned.call_id)
+            result = writes.execute_write(self._run, planned.call_id)
             return self.record_result(result)
         return self.submit(planned, invoke)()
 
@@ -267,7 +254,7 @@ class RunState:
         """
         if planned.refusal is not None:
             return planned.refusal
-        return await execution.aexecute(self, planned, ainvoke)
+        return await execution.aexecute(self._run, planned, ainvoke)
 
     # -- 6. record result ----------------------------------------------------------------
 
@@ -278,8 +265,8 @@ class RunState:
             ConfigurationError: the id was never issued in this run, or is already
                 answered (a driver bug: a tool message must answer exactly one call).
         """
-        with self._lock:
-            return self._ledger.record(result)
+        with self._run.lock:
+            return self._run.ledger.record(result)
 
     # -- 7. pause / resume ---------------------------------------------------------------
 
@@ -316,13 +303,13 @@ class RunState:
             ApprovalError: a decision does not fit (see
                 :func:`agent_contract.runtime.writes.decide`); nothing is recorded.
         """
-        with self._lock:
-            writes.decide(self, approvals)
+        with self._run.lock:
+            writes.decide(self._run, approvals)
             if checkpoint is not None:
                 checkpoint(self.snapshot(transcript))
         crashpoint("after_approval")
-        with self._lock:
-            return tuple(writes.decided(self))
+        with self._run.lock:
+            return tuple(writes.decided(self._run))
 
     # -- 8. finish -----------------------------------------------------------------------
 
@@ -330,9 +317,9 @@ class RunState:
         """Record the stop a driver decided on inside a framework that ends the run by
         itself (the LangChain middleware); :meth:`finish` with no stop uses it.
         ``output`` is kept only with ``answered``."""
-        with self._lock:
-            self._halted = stop
-            self._answer = output if stop.reason == "answered" else None
+        with self._run.lock:
+            self._run.halted = stop
+            self._run.answer = output if stop.reason == "answered" else None
 
     def finish(
         self,
@@ -355,34 +342,34 @@ class RunState:
         ``output`` is kept (redacted) only for ``answered``; any other stop has no
         output, so running out of budget can never pass for an answer.
         """
-        with self._lock:
+        with self._run.lock:
             if stop is None:
-                stop = self.pending_stop() or self._halted
-                output = self._answer if stop is self._halted else None
+                stop = self.pending_stop() or self._run.halted
+                output = self._run.answer if stop is self._run.halted else None
             if stop is None:
                 stop = Stop(
                     reason="invalid_response",
                     detail="the graph ended without a contract decision",
                 )
             pausing = stop.reason == "pending_approval"
-            self._ledger.close(force=not pausing)
-            redaction = self.contract.redaction
+            self._run.ledger.close(force=not pausing)
+            redaction = self._run.contract.redaction
             detail = redaction.redact(stop.detail)
-            self.trace.append("stop", reason=stop.reason, detail=detail)
+            self._run.trace.append("stop", reason=stop.reason, detail=detail)
             answer = (
                 redaction.redact(output)
                 if stop.reason == "answered" and output is not None
                 else None
             )
             return RunResult(
-                run_id=self.run_id,
+                run_id=self._run.run_id,
                 stop_reason=stop.reason,
                 stop_detail=detail,
                 output=answer,
                 messages=tuple(messages),
-                trace=self.trace,
-                tool_calls=tuple(self._ledger.records),
-                usage=self.counters.usage(),
+                trace=self._run.trace,
+                tool_calls=tuple(self._run.ledger.records),
+                usage=self._run.counters.usage(),
                 harness=harness,
                 pending_approvals=self.pending_approvals() if pausing else (),
                 snapshot=self.snapshot(messages) if pausing else None,
@@ -393,33 +380,33 @@ class RunState:
     def planned_call(self, tool_call_id: str) -> PlannedCall | None:
         """The call with this id in the open batch (an edit with its new arguments), or
         ``None`` (never planned, or its batch is closed)."""
-        with self._lock:
-            return self._ledger.planned(tool_call_id)
+        with self._run.lock:
+            return self._run.ledger.planned(tool_call_id)
 
     def result_for(self, tool_call_id: str) -> ToolResult | None:
         """The result bound to ``tool_call_id``, if any."""
-        with self._lock:
-            return self._ledger.answered.get(tool_call_id)
+        with self._run.lock:
+            return self._run.ledger.answered.get(tool_call_id)
 
     def decision_for(self, tool_call_id: str) -> Approval | None:
         """The recorded decision on a write call, if any."""
-        with self._lock:
-            recorded = self._decisions.get(tool_call_id)
+        with self._run.lock:
+            recorded = self._run.decisions.get(tool_call_id)
             return Approval.from_dict(recorded) if recorded is not None else None
 
     def pending_approvals(self) -> tuple[PendingApproval, ...]:
         """Write calls of the open batch still waiting for a result."""
-        with self._lock:
-            return tuple(p.approval for p in self._ledger.waiting() if p.approval is not None)
+        with self._run.lock:
+            return tuple(p.approval for p in self._run.ledger.waiting() if p.approval is not None)
 
     def batch_messages(self) -> list[Message] | None:
         """Tool messages answering the open batch in issue order, or ``None`` while a
         call of it still waits (for a decision or a result)."""
-        with self._lock:
-            return self._ledger.batch_messages()
+        with self._run.lock:
+            return self._run.ledger.batch_messages()
 
     def snapshot(self, transcript: Sequence[Message]) -> dict[str, Any]:
         """The run's whole state as JSON data, to resume it in another process (see
         :func:`agent_contract.runtime.snapshot.dump`)."""
-        with self._lock:
-            return snapshot.dump(self, transcript)
+        with self._run.lock:
+            return snapshot.dump(self._run, transcript)

@@ -6,16 +6,15 @@ an approved call runs once (:func:`execute_write`): ``verify`` first settles whe
 earlier attempt already applied it (a retry, or a resume after a crash), the handler
 writes with an idempotency key, and ``verify`` reads the write back to confirm it.
 
-Each function takes the :class:`~agent_contract.runtime.RunState` it serves, whose
-lock the caller holds where the state is changed; results go through the state's
-ledger.
+Each function takes the :class:`~agent_contract.runtime.run.Run` it serves, whose
+lock the caller holds where the run is changed; results go through the run's ledger.
 """
 
 from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..approval import Approval, PendingApproval, approval_token, idempotency_key
 from ..errors import ApprovalError, ConfigurationError, ErrorKind
@@ -33,9 +32,7 @@ from ..results import (
 from ..tools import ToolContext, ToolSpec
 from .execution import failed, timeout_for, tool_context
 from .ledger import PlannedCall, refusal
-
-if TYPE_CHECKING:
-    from .state import RunState
+from .run import Run
 
 __all__ = [
     "decide",
@@ -45,13 +42,13 @@ __all__ = [
 ]
 
 
-def plan_write(state: RunState, call: ToolCall, spec: ToolSpec) -> PlannedCall:
+def plan_write(run: Run, call: ToolCall, spec: ToolSpec) -> PlannedCall:
     """Preview a write call and make it wait for approval (or refuse it with the
     preview's error kind)."""
     arguments = copy.deepcopy(call.arguments)
     call_id = call.id or ""
-    preview, problem = _preview(state, spec, call_id, arguments)
-    redaction = state.contract.redaction
+    preview, problem = _preview(run, spec, call_id, arguments)
+    redaction = run.contract.redaction
     if problem is not None:
         return PlannedCall(call=call, refusal=refusal(call, *problem, redaction))
     pending = PendingApproval(
@@ -59,9 +56,9 @@ def plan_write(state: RunState, call: ToolCall, spec: ToolSpec) -> PlannedCall:
         name=spec.name,
         arguments=arguments,
         preview=redaction.redact_value(preview),
-        token=approval_token(state.run_id, call_id, spec.name, arguments),
+        token=approval_token(run.run_id, call_id, spec.name, arguments),
     )
-    state.trace.append(
+    run.trace.append(
         "approval_requested",
         id=pending.tool_call_id,
         name=pending.name,
@@ -72,20 +69,20 @@ def plan_write(state: RunState, call: ToolCall, spec: ToolSpec) -> PlannedCall:
 
 
 def _preview(
-    state: RunState, spec: ToolSpec, call_id: str, arguments: dict[str, Any]
+    run: Run, spec: ToolSpec, call_id: str, arguments: dict[str, Any]
 ) -> tuple[Any, tuple[ErrorKind, str] | None]:
     """Run a write tool's preview: ``(preview, None)``, or ``(None, (kind, message))``
     when it times out, raises, or returns something that is not JSON data."""
     if spec.preview is None:  # ToolSpec guarantees it for writes; fail closed anyway
         return None, ("not_allowed", f"write tool {spec.name!r} has no preview")
-    invocation = _run_hook(state, spec.preview, spec, tool_context(state, call_id), arguments)
+    invocation = _run_hook(run, spec.preview, spec, tool_context(run, call_id), arguments)
     if invocation.timed_out:
         return None, ("timeout", f"preview of {spec.name!r} timed out")
     if invocation.error is not None:
         return None, classify_exception(
             invocation.error,
             spec.name,
-            expose_exception_text=state.contract.expose_exception_text,
+            expose_exception_text=run.contract.expose_exception_text,
         )
     try:
         serialize_result(invocation.value)
@@ -95,7 +92,7 @@ def _preview(
 
 
 def _run_hook(
-    state: RunState,
+    run: Run,
     fn: Callable[..., Any],
     spec: ToolSpec,
     context: ToolContext,
@@ -104,13 +101,13 @@ def _run_hook(
     """Run a write tool's preview, handler or verify with its own copy of the
     arguments, on the worker pool, with the tool's timeout."""
     args = copy.deepcopy(arguments)
-    return state.contract.executor.run(lambda: fn(context, **args), timeout_for(state, spec))
+    return run.contract.executor.run(lambda: fn(context, **args), timeout_for(run, spec))
 
 
 # -- decisions ---------------------------------------------------------------------------
 
 
-def decide(state: RunState, approvals: Sequence[Approval]) -> None:
+def decide(run: Run, approvals: Sequence[Approval]) -> None:
     """Check human decisions against the pending approvals and record them.
 
     All decisions are checked before any is recorded, so one bad decision changes
@@ -123,11 +120,11 @@ def decide(state: RunState, approvals: Sequence[Approval]) -> None:
             arguments, another call or another run, conflicts with a recorded decision,
             or edits to arguments that fail the schema or the tool's preview.
     """
-    waiting = {p.call_id: p for p in state._ledger.waiting()}
-    checked = [_checked(state, waiting, approval) for approval in approvals]
+    waiting = {p.call_id: p for p in run.ledger.waiting()}
+    checked = [_checked(run, waiting, approval) for approval in approvals]
     for planned, approval in checked:
-        state._decisions[planned.call_id] = approval.to_dict()
-        state.trace.append(
+        run.decisions[planned.call_id] = approval.to_dict()
+        run.trace.append(
             "approval_decided",
             id=planned.call_id,
             name=planned.call.name,
@@ -138,16 +135,16 @@ def decide(state: RunState, approvals: Sequence[Approval]) -> None:
         )
         if approval.decision == "reject":
             reason = f": {approval.reason}" if approval.reason else ""
-            state._ledger.record(
+            run.ledger.record(
                 refusal(
                     planned.call,
                     "rejected",
                     f"a human rejected this call{reason}",
-                    state.contract.redaction,
+                    run.contract.redaction,
                 )
             )
         elif approval.decision == "edit" and approval.arguments is not None:
-            state._ledger.replace(
+            run.ledger.replace(
                 PlannedCall(
                     call=planned.call,
                     spec=planned.spec,
@@ -158,7 +155,7 @@ def decide(state: RunState, approvals: Sequence[Approval]) -> None:
 
 
 def _checked(
-    state: RunState, waiting: dict[str, PlannedCall], approval: Approval
+    run: Run, waiting: dict[str, PlannedCall], approval: Approval
 ) -> tuple[PlannedCall, Approval]:
     """``approval`` with the call it decides, once it is known to fit.
 
@@ -168,7 +165,7 @@ def _checked(
     planned = waiting.get(approval.tool_call_id)
     if planned is None or planned.approval is None or planned.spec is None:
         raise ApprovalError(
-            f"no pending approval for call {approval.tool_call_id!r} in run {state.run_id!r}",
+            f"no pending approval for call {approval.tool_call_id!r} in run {run.run_id!r}",
             tool_call_id=approval.tool_call_id,
         )
     if approval.token != planned.approval.token:
@@ -177,7 +174,7 @@ def _checked(
             "was issued for other arguments, another call or another run",
             tool_call_id=approval.tool_call_id,
         )
-    recorded = state._decisions.get(approval.tool_call_id)
+    recorded = run.decisions.get(approval.tool_call_id)
     if recorded is not None and Approval.from_dict(recorded).binding() != approval.binding():
         raise ApprovalError(
             f"call {approval.tool_call_id!r} was already decided "
@@ -187,7 +184,7 @@ def _checked(
     if approval.decision == "edit":
         problem = planned.spec.validate(approval.arguments)
         if problem is None:
-            problem = _preview_problem(state, planned, approval.arguments or {})
+            problem = _preview_problem(run, planned, approval.arguments or {})
         if problem is not None:
             raise ApprovalError(
                 f"edited arguments are invalid: {problem}",
@@ -196,35 +193,33 @@ def _checked(
     return planned, approval
 
 
-def _preview_problem(
-    state: RunState, planned: PlannedCall, arguments: dict[str, Any]
-) -> str | None:
+def _preview_problem(run: Run, planned: PlannedCall, arguments: dict[str, Any]) -> str | None:
     """Preview an edit before accepting it: ``None`` when the tool accepts the edited
     arguments, else the (redacted) reason. An approver's typo is refused, and the call
     stays pending, instead of ending the run in a failed write."""
     if planned.spec is None:
         return None
-    _, problem = _preview(state, planned.spec, planned.call_id, arguments)
+    _, problem = _preview(run, planned.spec, planned.call_id, arguments)
     if problem is None:
         return None
     kind, message = problem
-    return state.contract.redaction.redact(f"{kind}: {message}")
+    return run.contract.redaction.redact(f"{kind}: {message}")
 
 
-def decided(state: RunState) -> list[PlannedCall]:
+def decided(run: Run) -> list[PlannedCall]:
     """Approved or edited calls of the open batch with a recorded decision and no result
     yet (their write may or may not have happened: a crash came in between)."""
     return [
         p
-        for p in state._ledger.waiting()
-        if state._decisions.get(p.call_id, {}).get("decision") in ("approve", "edit")
+        for p in run.ledger.waiting()
+        if run.decisions.get(p.call_id, {}).get("decision") in ("approve", "edit")
     ]
 
 
 # -- the write ---------------------------------------------------------------------------
 
 
-def execute_write(state: RunState, call_id: str) -> ToolResult:
+def execute_write(run: Run, call_id: str) -> ToolResult:
     """Run the approved write ``call_id`` once, with the arguments decided (an edit's,
     if edited), and return its result, not yet recorded.
 
@@ -240,18 +235,18 @@ def execute_write(state: RunState, call_id: str) -> ToolResult:
         ConfigurationError: ``call_id`` is not a write call of the open batch with an
             approving decision and no result yet.
     """
-    with state._lock:
-        planned = next((p for p in decided(state) if p.call_id == call_id), None)
+    with run.lock:
+        planned = next((p for p in decided(run) if p.call_id == call_id), None)
     spec = planned.spec if planned is not None else None
     if planned is None or spec is None:
         raise ConfigurationError(
             f"call {call_id!r} is not a write with an approving decision and no result; "
             "a write runs only after a human decision (RunState.resume)"
         )
-    name, redaction = spec.name, state.contract.redaction
-    key = idempotency_key(state.run_id, call_id, name, planned.arguments)
-    context = tool_context(state, call_id, idempotency_key=key)
-    before = _verify(state, spec, context, planned.arguments)
+    name, redaction = spec.name, run.contract.redaction
+    key = idempotency_key(run.run_id, call_id, name, planned.arguments)
+    context = tool_context(run, call_id, idempotency_key=key)
+    before = _verify(run, spec, context, planned.arguments)
     if before.timed_out or before.error is not None:
         result = error_result(
             call_id,
@@ -279,11 +274,11 @@ def execute_write(state: RunState, call_id: str) -> ToolResult:
             redaction=redaction,
         )
     else:
-        invocation = _run_hook(state, spec.handler, spec, context, planned.arguments)
+        invocation = _run_hook(run, spec.handler, spec, context, planned.arguments)
         crashpoint("after_write")
-        after = _verify(state, spec, context, planned.arguments)
-        result = _write_outcome(state, planned, spec, key, invocation, after)
-    state.trace.append(
+        after = _verify(run, spec, context, planned.arguments)
+        result = _write_outcome(run, planned, spec, key, invocation, after)
+    run.trace.append(
         "write_settled",
         id=call_id,
         name=name,
@@ -295,22 +290,22 @@ def execute_write(state: RunState, call_id: str) -> ToolResult:
 
 
 def _verify(
-    state: RunState, spec: ToolSpec, context: ToolContext, arguments: dict[str, Any]
+    run: Run, spec: ToolSpec, context: ToolContext, arguments: dict[str, Any]
 ) -> Invocation:
     if spec.verify is None:
         raise ConfigurationError(f"write tool {spec.name!r} has no verify")
-    return _run_hook(state, spec.verify, spec, context, arguments)
+    return _run_hook(run, spec.verify, spec, context, arguments)
 
 
 def _write_outcome(
-    state: RunState,
+    run: Run,
     planned: PlannedCall,
     spec: ToolSpec,
     key: str,
     invocation: Invocation,
     after: Invocation,
 ) -> ToolResult:
-    call_id, name, redaction = planned.call_id, spec.name, state.contract.redaction
+    call_id, name, redaction = planned.call_id, spec.name, run.contract.redaction
     confirmed = not after.timed_out and after.error is None and after.value is not None
     if confirmed:
         value: Any = (
@@ -329,7 +324,7 @@ def _write_outcome(
         )
     settled = not after.timed_out and after.error is None  # verify says: not applied
     if invocation.error is not None and settled:
-        return failed(state.contract, call_id, name, invocation.error, invocation.duration_seconds)
+        return failed(run.contract, call_id, name, invocation.error, invocation.duration_seconds)
     if invocation.timed_out:
         return error_result(
             call_id,

@@ -1,0 +1,101 @@
+"""What one run holds: :class:`Run`, shared by :class:`~agent_contract.runtime.RunState`
+(the drivers' facade) and the runtime's phases (planning, execution, writes, snapshots).
+
+Drivers never touch it: they call RunState's operations, which take the run's lock and
+hand the :class:`Run` to the phase that does the work.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..budget import RunCounters
+from ..results import ToolResult
+from ..trace import Trace
+from .ledger import CallLedger
+from .records import Stop
+
+if TYPE_CHECKING:  # annotations only: the contract starts runs
+    from .contract import Contract
+
+__all__ = ["Run"]
+
+
+@dataclass(eq=False, kw_only=True)
+class Run:
+    """The mutable state of one run. Build it with :meth:`create`.
+
+    Every change happens with :attr:`lock` held (the phases document which of their
+    functions expect it held); tool calls of a batch may finish concurrently.
+    """
+
+    contract: Contract
+    """The run's configuration."""
+    run_id: str
+    """The run's id."""
+    caller: str | None
+    """The identity the run acts for."""
+    context: dict[str, Any]
+    """Application values handed to context-aware tools."""
+    counters: RunCounters
+    """What the run has used, checked against the budget."""
+    trace: Trace
+    """The run's trace (timed by :attr:`counters`)."""
+    ledger: CallLedger
+    """The call-ID ledger: every result goes through :meth:`CallLedger.record`."""
+    decisions: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Human decisions on write calls, by ``tool_call_id`` (as ``Approval.to_dict``)."""
+    lock: threading.RLock = field(default_factory=threading.RLock)
+    """Held around every change."""
+    halted: Stop | None = None
+    """The stop a driver recorded inside a framework (``RunState.halt``)."""
+    answer: str | None = None
+    """The answer that came with an ``answered`` halt."""
+
+    @classmethod
+    def create(
+        cls, contract: Contract, *, run_id: str, caller: str | None, context: dict[str, Any]
+    ) -> Run:
+        """A fresh run with an empty trace and ledger (nothing is traced yet)."""
+        counters = RunCounters()
+        trace = _trace(contract, run_id, counters, ())
+        return cls(
+            contract=contract,
+            run_id=run_id,
+            caller=caller,
+            context=context,
+            counters=counters,
+            trace=trace,
+            ledger=CallLedger(contract.redaction, trace),
+        )
+
+    def restore_trace(self, counters: RunCounters, events: Sequence[Mapping[str, Any]]) -> None:
+        """Take over a stored run's counters and trace (the ledger writes to it too).
+
+        Raises:
+            ValueError: an event is not a well-formed trace event.
+        """
+        self.counters = counters
+        self.trace = self.ledger.trace = _trace(self.contract, self.run_id, counters, events)
+
+    def record(self, result: ToolResult) -> ToolResult:
+        """:meth:`CallLedger.record` with the lock held."""
+        with self.lock:
+            return self.ledger.record(result)
+
+
+def _trace(
+    contract: Contract, run_id: str, counters: RunCounters, events: Sequence[Mapping[str, Any]]
+) -> Trace:
+    """A trace with the contract's redaction and sink, timed by the run's counters
+    (active seconds, across resumes)."""
+    return Trace(
+        contract.redaction,
+        events,
+        run_id=run_id,
+        sink=contract.trace_sink,
+        clock=counters.elapsed,
+    )
