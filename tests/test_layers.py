@@ -6,7 +6,7 @@
 - Nothing in ``src/agent_contract`` imports LangChain, LangGraph or the binding
   (``agent_contract_langchain``), and names no framework in its code.
 - Deprecated shims are imported by nothing.
-- No module imports itself through a cycle.
+- No module imports itself through a cycle of module-level imports.
 - Entry points (both ``pyproject.toml`` files) name modules of their own distribution,
   and a binding's harness and command entry points load no framework at import.
 
@@ -171,10 +171,12 @@ def forbidden_imports(modules: Mapping[str, Module]) -> list[str]:
 
 
 def cycles(modules: Mapping[str, Module]) -> list[list[str]]:
-    """Import cycles among the tree's modules (eager and deferred imports; a package
-    importing through its parent is not an edge: the parent is always loaded first)."""
+    """Import cycles among the tree's modules: module-level imports (an import inside a
+    function loads on demand, the way a binding defers its framework, and closes no
+    cycle; a package importing through its parent is no edge either: the parent is
+    always loaded first)."""
     graph = {
-        name: sorted(t for t in m.imports - _ancestors(name) if t in modules and t != name)
+        name: sorted(t for t in m.eager - _ancestors(name) if t in modules and t != name)
         for name, m in modules.items()
     }
     found, state, stack = [], {}, []
@@ -353,13 +355,20 @@ def test_a_cycle_is_found() -> None:
     modules = synthetic(
         {
             "agent_contract.a": "from . import b\n",
-            "agent_contract.b": "def f():\n    from .c import x\n",
+            "agent_contract.b": "from .c import x\n",
             "agent_contract.c": "import agent_contract.a\n",
         }
     )
     assert cycles(modules) == [
         ["agent_contract.a", "agent_contract.b", "agent_contract.c", "agent_contract.a"]
     ]
+    deferred = synthetic(
+        {
+            "agent_contract.a": "from . import b\n",
+            "agent_contract.b": "def f():\n    import agent_contract.a\n",
+        }
+    )
+    assert cycles(deferred) == []  # an import inside a function loads on demand
 
 
 def test_a_framework_name_in_code_is_found() -> None:

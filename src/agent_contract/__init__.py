@@ -10,9 +10,7 @@ are found by name in :mod:`agent_contract.harnesses`.
 This module only hands names on; each lives in the module its docstring names.
 """
 
-import warnings as _warnings
-from typing import Any as _Any
-
+from ._deprecated import renamed as _renamed
 from .approval import Approval, PendingApproval
 from .budget import Budget, RunUsage
 from .errors import (
@@ -104,10 +102,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> _Any:
-    if name == "Usage":  # renamed; kept for one release
-        _warnings.warn(
-            "agent_contract.Usage is deprecated; use TokenUsage", DeprecationWarning, stacklevel=2
-        )
-        return TokenUsage
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = _renamed(__name__, {"Usage": ("TokenUsage", TokenUsage)})

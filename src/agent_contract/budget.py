@@ -14,11 +14,11 @@ Token counts a model reports are another thing:
 from __future__ import annotations
 
 import time
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._deprecated import renamed
 from .errors import ConfigurationError, StopReason
 
 __all__ = [
@@ -267,12 +267,5 @@ def admit_tool_calls(counters: RunCounters, keys: Sequence[str]) -> None:
         counters.call_counts[key] = counters.call_counts.get(key, 0) + 1
 
 
-def __getattr__(name: str) -> Any:
-    if name == "BudgetUsage":  # renamed; kept for one release
-        warnings.warn(
-            "agent_contract.budget.BudgetUsage is deprecated; use RunCounters",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return RunCounters
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = renamed(__name__, {"BudgetUsage": ("RunCounters", RunCounters)})
+"""``BudgetUsage`` (renamed ``RunCounters``) still works for one release, with a warning."""

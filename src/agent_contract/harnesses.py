@@ -110,6 +110,20 @@ class Observation:
     issued_ids: tuple[str | None, ...] = ()
     """Tool-call ids in the order the model issued them."""
 
+    @classmethod
+    def crashed(cls, harness: str, exc: BaseException) -> Observation:
+        """What a run that raised showed: stop reason ``crashed:<ExceptionType>``, nothing
+        else but the exception's text (searched for planted secrets like the rest)."""
+        return cls(
+            harness=harness,
+            stop_reason=f"crashed:{type(exc).__name__}",
+            output=None,
+            trajectory=(),
+            tool_messages=(),
+            trace_types=(),
+            emitted=str(exc),
+        )
+
     def comparable(self) -> dict[str, Any]:
         """The fields every harness must agree on."""
         return {

@@ -12,11 +12,11 @@ able to hold it in order to refuse it.
 from __future__ import annotations
 
 import json
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
+from ._deprecated import renamed
 from .errors import ConfigurationError
 
 __all__ = [
@@ -222,12 +222,5 @@ class Completion:
         return bool(self.tool_calls)
 
 
-def __getattr__(name: str) -> Any:
-    if name == "Usage":  # renamed; kept for one release
-        warnings.warn(
-            "agent_contract.messages.Usage is deprecated; use TokenUsage",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return TokenUsage
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = renamed(__name__, {"Usage": ("TokenUsage", TokenUsage)})
+"""``Usage`` (renamed ``TokenUsage``) still works for one release, with a warning."""

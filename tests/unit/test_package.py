@@ -55,23 +55,6 @@ def test_core_imports_no_framework() -> None:
     assert "agent_contract.app.builtin_tools.calculator" in report["modules"]
 
 
-def isort_style(name: str) -> tuple[int, str]:
-    """Ruff's RUF022 order: SCREAMING_CASE constants, then CamelCase classes, then the rest."""
-    if len(name) > 1 and name.isupper():
-        return 0, name
-    if name[:1].isupper():
-        return 1, name
-    return 2, name
-
-
-def test_all_is_sorted_and_importable() -> None:
-    names = agent_contract.__all__
-    assert list(names) == sorted(names, key=isort_style)
-    assert len(set(names)) == len(names)
-    for name in names:
-        assert hasattr(agent_contract, name), name
-
-
 def test_version_matches_the_distribution() -> None:
     assert agent_contract.__version__ == importlib.metadata.version("agent-contract")
 

@@ -41,15 +41,7 @@ def run_scenario(scenario: Scenario, harness: Harness, harness_name: str) -> Sce
     try:
         obs = observe(harness(model, tools, scenario.options(probe)))
     except Exception as exc:  # noqa: BLE001 - a crash is an observation, not a suite error
-        obs = Observation(
-            harness=harness_name,
-            stop_reason=f"crashed:{type(exc).__name__}",
-            output=None,
-            trajectory=(),
-            tool_messages=(),
-            trace_types=(),
-            emitted=str(exc),
-        )
+        obs = Observation.crashed(harness_name, exc)
     return ScenarioOutcome(
         scenario=scenario,
         harness=harness_name,

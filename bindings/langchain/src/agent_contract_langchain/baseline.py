@@ -23,6 +23,7 @@ from agent_contract.tools import ToolContext, ToolSpec
 
 from .chat_model import ContractChatModel
 from .messages import to_langchain_messages
+from .plugin import PLAIN_CREATE_AGENT
 
 __all__ = ["plain_agent", "plain_create_agent_harness", "plain_tool"]
 
@@ -85,15 +86,7 @@ def plain_create_agent_harness(
     try:
         final = agent.invoke({"messages": to_langchain_messages(turns)})
     except Exception as exc:  # noqa: BLE001 - the control observes crashes
-        return Observation(
-            harness="plain-create-agent",
-            stop_reason=f"crashed:{type(exc).__name__}",
-            output=None,
-            trajectory=(),
-            tool_messages=(),
-            trace_types=(),
-            emitted=str(exc),
-        )
+        return Observation.crashed(PLAIN_CREATE_AGENT.name, exc)
     messages: list[BaseMessage] = list(final["messages"])
     trajectory: list[str] = []
     issued: list[str | None] = []
@@ -120,7 +113,7 @@ def plain_create_agent_harness(
     last = messages[-1] if messages else None
     output = _content(last) if isinstance(last, AIMessage) else None
     return Observation(
-        harness="plain-create-agent",
+        harness=PLAIN_CREATE_AGENT.name,
         stop_reason="answered",
         output=output,
         trajectory=tuple(trajectory),

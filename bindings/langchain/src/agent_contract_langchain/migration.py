@@ -20,6 +20,8 @@ from typing import Final
 from agent_contract.conformance import CheckReport, boundary, boundary_label, run_check
 from agent_contract.exitcodes import EXIT_OK, EXIT_USAGE
 
+from .plugin import LANGCHAIN, PLAIN_CREATE_AGENT, STACK
+
 __all__ = [
     "CONTRACT_HARNESS",
     "CONTROL_HARNESS",
@@ -30,9 +32,9 @@ __all__ = [
     "render_migration",
 ]
 
-CONTROL_HARNESS: Final = "plain-create-agent"
+CONTROL_HARNESS: Final = PLAIN_CREATE_AGENT.name
 """The negative control: a bare ``create_agent``, expected to break."""
-CONTRACT_HARNESS: Final = "langchain"
+CONTRACT_HARNESS: Final = LANGCHAIN.name
 """The harness the checklist shows as the configuration that keeps each boundary."""
 
 KEEP_IT: Final[dict[str, str]] = {
@@ -144,9 +146,7 @@ def render_migration(report: CheckReport) -> str:
     if not control or not kept:
         raise KeyError(f"the report needs harnesses {CONTROL_HARNESS!r} and {CONTRACT_HARNESS!r}")
     versions = report.versions
-    stack = ", ".join(
-        f"{k} {versions.get(k)}" for k in ("langchain", "langchain-core", "langgraph")
-    )
+    stack = ", ".join(f"{k} {versions.get(k)}" for k in STACK)
     broken_by_default = [b for b in report.rows if control[b].status == "broken"]
     lines = [
         "# Migrating a tool-calling loop to `create_agent`: the checklist",
