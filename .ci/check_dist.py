@@ -1,0 +1,139 @@
+"""Check the built distributions beyond `twine check --strict`: run by .ci/run after
+`uv build --all-packages`, as `python .ci/check_dist.py DIST_DIR`.
+
+For each of the two distributions (agent-contract, agent-contract-langchain) there must be
+one wheel and one sdist, and each must carry:
+
+- the LICENSE file (wheel: `*.dist-info/licenses/LICENSE`; sdist: `LICENSE` at its root)
+  and `License-Expression: MIT`, with no deprecated `License ::` classifier (PEP 639);
+- the README as a Markdown long description (and `README.md` in the sdist);
+- project URLs, `Typing :: Typed` and `py.typed`, Python version classifiers;
+- `Framework :: Pytest` when the wheel registers a `pytest11` entry point;
+- for the binding: `Requires-Dist: agent-contract` with an upper bound.
+
+The sdists hold their own package only (no tests, no other distribution's source).
+Exit 0 when every check passes; 1 with one line per problem otherwise.
+"""
+
+from __future__ import annotations
+
+import sys
+import tarfile
+import zipfile
+from email.message import Message
+from email.parser import Parser
+from pathlib import Path
+
+DISTRIBUTIONS = {
+    "agent_contract": "agent_contract",
+    "agent_contract_langchain": "agent_contract_langchain",
+}
+"""Artifact name prefix -> the import package it ships."""
+
+
+def _metadata(text: str) -> Message:
+    return Parser().parsestr(text)
+
+
+def check_metadata(name: str, meta: Message, *, pytest_plugin: bool) -> list[str]:
+    """Problems with one artifact's core metadata (a wheel's METADATA or an sdist's PKG-INFO)."""
+    problems: list[str] = []
+    classifiers = meta.get_all("Classifier") or []
+    if meta.get("License-Expression") != "MIT":
+        problems.append(f"{name}: License-Expression is {meta.get('License-Expression')!r}")
+    if "LICENSE" not in (meta.get_all("License-File") or []):
+        problems.append(f"{name}: no License-File: LICENSE")
+    if any(c.startswith("License ::") for c in classifiers):
+        problems.append(f"{name}: a License :: classifier beside License-Expression (PEP 639)")
+    if meta.get("Description-Content-Type") != "text/markdown":
+        problems.append(f"{name}: the long description is not Markdown")
+    body = meta.get_payload()
+    if not isinstance(body, str) or len(body.strip()) < 200:
+        problems.append(f"{name}: no README in the long description")
+    if not meta.get_all("Project-URL"):
+        problems.append(f"{name}: no Project-URL")
+    for needed in ("Typing :: Typed", "Programming Language :: Python :: 3 :: Only"):
+        if needed not in classifiers:
+            problems.append(f"{name}: no classifier {needed!r}")
+    if not any(c.startswith("Programming Language :: Python :: 3.") for c in classifiers):
+        problems.append(f"{name}: no Python version classifier")
+    if pytest_plugin and "Framework :: Pytest" not in classifiers:
+        problems.append(f"{name}: registers a pytest11 plugin without 'Framework :: Pytest'")
+    if meta.get("Name") == "agent-contract-langchain":
+        core = [r for r in meta.get_all("Requires-Dist") or [] if r.startswith("agent-contract")]
+        if len(core) != 1 or "<" not in core[0]:
+            problems.append(f"{name}: the core is not pinned to a range: {core}")
+    return problems
+
+
+def check_wheel(path: Path, package: str) -> list[str]:
+    """Problems with one wheel."""
+    with zipfile.ZipFile(path) as wheel:
+        names = wheel.namelist()
+        info = next((n.split("/")[0] for n in names if n.endswith(".dist-info/METADATA")), None)
+        if info is None:
+            return [f"{path.name}: no METADATA"]
+        meta = _metadata(wheel.read(f"{info}/METADATA").decode("utf-8"))
+        entry_points = (
+            wheel.read(f"{info}/entry_points.txt").decode("utf-8")
+            if f"{info}/entry_points.txt" in names
+            else ""
+        )
+    problems = check_metadata(path.name, meta, pytest_plugin="[pytest11]" in entry_points)
+    if f"{info}/licenses/LICENSE" not in names:
+        problems.append(f"{path.name}: no {info}/licenses/LICENSE")
+    if f"{package}/py.typed" not in names:
+        problems.append(f"{path.name}: no {package}/py.typed")
+    return problems
+
+
+def check_sdist(path: Path, package: str) -> list[str]:
+    """Problems with one sdist."""
+    with tarfile.open(path) as sdist:
+        names = sdist.getnames()
+        root = names[0].split("/")[0]
+        member = sdist.extractfile(f"{root}/PKG-INFO")
+        if member is None:
+            return [f"{path.name}: no PKG-INFO"]
+        meta = _metadata(member.read().decode("utf-8"))
+    problems = check_metadata(path.name, meta, pytest_plugin=False)
+    for needed in ("LICENSE", "README.md", "pyproject.toml", f"src/{package}/py.typed"):
+        if f"{root}/{needed}" not in names:
+            problems.append(f"{path.name}: no {needed}")
+    strays = sorted(
+        n for n in names if n.count("/") > 1 and not n.startswith(f"{root}/src/{package}/")
+    )
+    if strays:
+        problems.append(f"{path.name}: files outside src/{package}: {strays[:5]}")
+    return problems
+
+
+def check_directory(dist: Path) -> list[str]:
+    """Problems with a directory of built artifacts (both distributions expected)."""
+    problems: list[str] = []
+    for prefix, package in DISTRIBUTIONS.items():
+        wheels = [p for p in dist.glob(f"{prefix}-*.whl")]
+        sdists = [p for p in dist.glob(f"{prefix}-*.tar.gz")]
+        if len(wheels) != 1 or len(sdists) != 1:
+            problems.append(f"{prefix}: expected one wheel and one sdist, found {wheels + sdists}")
+            continue
+        problems += check_wheel(wheels[0], package)
+        problems += check_sdist(sdists[0], package)
+    return problems
+
+
+def main(argv: list[str]) -> int:
+    """``check_dist.py DIST_DIR``: print each problem; exit 0 when there is none."""
+    if len(argv) != 1:
+        print("usage: check_dist.py DIST_DIR", file=sys.stderr)
+        return 2
+    problems = check_directory(Path(argv[0]))
+    for problem in problems:
+        print(f"check_dist: {problem}", file=sys.stderr)
+    if not problems:
+        print(f"check_dist: {argv[0]}: both distributions complete")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

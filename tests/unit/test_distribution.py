@@ -1,0 +1,219 @@
+"""Both distributions are complete and their ranges honest (read from the pyproject files
+and the installed metadata; building the artifacts and `twine check --strict` are in
+.ci/run, whose extra checks, .ci/check_dist.py, are tested here on synthetic artifacts)."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+import io
+import tarfile
+import tomllib
+import zipfile
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+from packaging.requirements import Requirement
+from packaging.version import Version
+
+ROOT = Path(__file__).resolve().parents[2]
+BINDING_DIR = ROOT / "bindings" / "langchain"
+CORE = "agent-contract"
+BINDING = "agent-contract-langchain"
+
+
+def pyproject(folder: Path) -> dict[str, Any]:
+    with (folder / "pyproject.toml").open("rb") as handle:
+        project: dict[str, Any] = tomllib.load(handle)["project"]
+    return project
+
+
+PROJECTS = {CORE: (ROOT, pyproject(ROOT)), BINDING: (BINDING_DIR, pyproject(BINDING_DIR))}
+BOTH = pytest.mark.parametrize("name", [CORE, BINDING])
+
+
+def requirement(requires: list[str], name: str) -> Requirement:
+    found = [Requirement(r) for r in requires if Requirement(r).name == name]
+    assert len(found) == 1, f"{name} required {len(found)} times in {requires}"
+    return found[0]
+
+
+def next_minor(version: str) -> Version:
+    release = Version(version).release
+    return Version(f"{release[0]}.{release[1] + 1}")
+
+
+def test_the_binding_license_is_the_repository_license() -> None:
+    """hatch reads only files inside the project folder, so the binding keeps a copy."""
+    assert (BINDING_DIR / "LICENSE").read_bytes() == (ROOT / "LICENSE").read_bytes()
+
+
+@BOTH
+def test_readme_license_and_urls(name: str) -> None:
+    folder, project = PROJECTS[name]
+    assert (folder / project["readme"]).is_file()
+    assert project["license"] == "MIT"
+    assert project["license-files"] == ["LICENSE"]
+    assert (folder / "LICENSE").is_file()
+    assert set(project["urls"]) >= {"Homepage", "Documentation", "Repository", "Issues"}
+    assert project["urls"] == PROJECTS[CORE][1]["urls"]
+
+
+@BOTH
+def test_classifiers_are_honest(name: str) -> None:
+    _folder, project = PROJECTS[name]
+    classifiers = project["classifiers"]
+    assert classifiers == sorted(classifiers)
+    assert "Typing :: Typed" in classifiers
+    # PEP 639: License-Expression replaces the License :: classifiers (PyPI refuses both).
+    assert not [c for c in classifiers if c.startswith("License ::")]
+    floor = Version(project["requires-python"].removeprefix(">="))
+    versions = [
+        Version(c.rsplit(" ", 1)[1])
+        for c in classifiers
+        if c.startswith("Programming Language :: Python :: 3.")
+    ]
+    assert versions, "no Python version classifier"
+    assert min(versions) == Version(f"{floor.major}.{floor.minor}")
+    assert versions == sorted(versions)
+
+
+def test_the_pytest_plugin_distribution_says_framework_pytest() -> None:
+    for name, (_folder, project) in PROJECTS.items():
+        registers = "pytest11" in project.get("entry-points", {})
+        assert registers == ("Framework :: Pytest" in project["classifiers"]), name
+    assert "pytest11" in PROJECTS[CORE][1]["entry-points"]
+
+
+def test_the_binding_pins_a_compatible_core_range() -> None:
+    core_version = PROJECTS[CORE][1]["version"]
+    pin = requirement(PROJECTS[BINDING][1]["dependencies"], CORE)
+    assert core_version in pin.specifier
+    assert str(next_minor(core_version)) not in pin.specifier
+    assert {s.operator for s in pin.specifier} == {">=", "<"}
+
+
+def test_the_langchain_extra_points_at_the_binding_this_project_publishes() -> None:
+    extra = PROJECTS[CORE][1]["optional-dependencies"]["langchain"]
+    pin = requirement(extra, BINDING)
+    binding_version = PROJECTS[BINDING][1]["version"]
+    assert binding_version in pin.specifier
+    assert str(next_minor(binding_version)) not in pin.specifier
+    assert PROJECTS[BINDING][1]["name"] == BINDING
+
+
+@BOTH
+def test_the_installed_metadata_matches(name: str) -> None:
+    """What the build backend made of the pyproject (the editable install's metadata)."""
+    _folder, project = PROJECTS[name]
+    meta = importlib.metadata.metadata(name)
+    assert meta["License-Expression"] == "MIT"
+    assert meta["Description-Content-Type"] == "text/markdown"
+    assert len(meta.get_payload().strip()) > 200  # type: ignore[attr-defined]
+    assert meta.get_all("Classifier") == project["classifiers"]
+    assert len(meta.get_all("Project-URL") or []) == len(project["urls"])
+    requires = [Requirement(r) for r in importlib.metadata.requires(name) or []]
+    declared = [Requirement(r) for r in project["dependencies"]]
+    assert {(r.name, r.specifier) for r in declared} <= {(r.name, r.specifier) for r in requires}
+
+
+def test_the_binding_readme_example_is_the_tested_one() -> None:
+    """The binding's README repeats the root README's suite example, which
+    tests/suite/test_readme_example.py runs; they must not drift apart."""
+
+    def example(path: Path) -> str:
+        text = path.read_text(encoding="utf-8").split("## Check your own agent", 1)[1]
+        return text.split("```python\n", 1)[1].split("```", 1)[0]
+
+    assert example(BINDING_DIR / "README.md") == example(ROOT / "README.md")
+
+
+# --- .ci/check_dist.py on synthetic artifacts ------------------------------------------
+
+
+def load_check_dist() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("check_dist", ROOT / ".ci" / "check_dist.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+METADATA = """\
+Metadata-Version: 2.4
+Name: {name}
+Version: 0.1.0
+Project-URL: Homepage, https://example.invalid
+License-Expression: MIT
+License-File: LICENSE
+Classifier: Framework :: Pytest
+Classifier: Programming Language :: Python :: 3 :: Only
+Classifier: Programming Language :: Python :: 3.11
+Classifier: Typing :: Typed
+{requires}Description-Content-Type: text/markdown
+
+{readme}
+"""
+
+
+def write_artifacts(dist: Path, *, license_in_wheel: bool = True, stray: bool = False) -> None:
+    for prefix, name, requires in (
+        ("agent_contract", "agent-contract", ""),
+        (
+            "agent_contract_langchain",
+            "agent-contract-langchain",
+            "Requires-Dist: agent-contract>=0.1.0,<0.2\n",
+        ),
+    ):
+        meta = METADATA.format(name=name, requires=requires, readme="# readme\n" + "text " * 60)
+        info = f"{prefix}-0.1.0.dist-info"
+        with zipfile.ZipFile(dist / f"{prefix}-0.1.0-py3-none-any.whl", "w") as wheel:
+            wheel.writestr(f"{info}/METADATA", meta)
+            wheel.writestr(f"{info}/entry_points.txt", "[pytest11]\nx = y\n")
+            wheel.writestr(f"{prefix}/py.typed", "")
+            if license_in_wheel:
+                wheel.writestr(f"{info}/licenses/LICENSE", "MIT")
+        with tarfile.open(dist / f"{prefix}-0.1.0.tar.gz", "w:gz") as sdist:
+            members = [
+                "PKG-INFO",
+                "LICENSE",
+                "README.md",
+                "pyproject.toml",
+                f"src/{prefix}/py.typed",
+            ]
+            if stray:
+                members.append("tests/test_x.py")
+            for member in members:
+                data = meta.encode() if member == "PKG-INFO" else b"x"
+                entry = tarfile.TarInfo(f"{prefix}-0.1.0/{member}")
+                entry.size = len(data)
+                sdist.addfile(entry, io.BytesIO(data))
+
+
+def test_check_dist_passes_complete_artifacts(tmp_path: Path) -> None:
+    write_artifacts(tmp_path)
+    assert load_check_dist().check_directory(tmp_path) == []
+
+
+def test_check_dist_finds_what_is_missing(tmp_path: Path) -> None:
+    write_artifacts(tmp_path, license_in_wheel=False, stray=True)
+    problems = load_check_dist().check_directory(tmp_path)
+    assert any("licenses/LICENSE" in p for p in problems)
+    assert any("tests/test_x.py" in p for p in problems)
+
+
+def test_check_dist_wants_framework_pytest_and_a_core_range() -> None:
+    check = load_check_dist()
+    meta = check._metadata(
+        METADATA.format(
+            name="agent-contract-langchain",
+            requires="Requires-Dist: agent-contract\n",
+            readme="text " * 60,
+        ).replace("Classifier: Framework :: Pytest\n", "")
+    )
+    problems = check.check_metadata("w", meta, pytest_plugin=True)
+    assert any("Framework :: Pytest" in p for p in problems)
+    assert any("not pinned to a range" in p for p in problems)
