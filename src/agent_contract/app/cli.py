@@ -31,11 +31,13 @@ optional dependency (``dependency_missing``); 5 a contract violation
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
-from collections.abc import Sequence
-from typing import TextIO
+import traceback
+from collections.abc import Iterable, Sequence
+from typing import TextIO, cast
 
 from .. import __version__
 from ..budget import Budget
@@ -55,12 +57,14 @@ from ..exitcodes import (
 )
 from ..registry import command_entry_points, harness_names, harness_plugin, missing_bindings
 from ..runtime import RunResult
+from ..trace import MIN_SECRET_CHARS, RedactionPolicy
 from .check_command import add_check_command
 from .demo import DATA_DIR_ENV, approve_demo, start_demo
 from .selftest import cmd_self_test
 
 __all__ = [
     "CORE_COMMANDS",
+    "RedactingStream",
     "build_parser",
     "main",
 ]
@@ -265,7 +269,10 @@ def build_parser() -> argparse.ArgumentParser:
     approve_p.add_argument("thread_id", help="the run id printed by `run`")
     approve_p.add_argument("--decision", choices=("approve", "reject", "edit"), required=True)
     approve_p.add_argument("--arguments", help="for edit: the arguments to run with (JSON)")
-    approve_p.add_argument("--call-id", help="decide one pending call (default: all)")
+    approve_p.add_argument(
+        "--call-id",
+        help="decide one pending call (default: all; an edit with several pending needs it)",
+    )
     approve_p.add_argument("--reason", default="", help="recorded in the trace")
     approve_p.add_argument("--decided-by", default="", help="who decides (recorded)")
     _add_common(approve_p)
@@ -314,13 +321,77 @@ def _argument_problem(args: argparse.Namespace) -> str | None:
     return None
 
 
+class RedactingStream:
+    """A text stream that redacts every line written to it before passing it on: what
+    the command line writes to stderr (errors that echo ``--arguments``, argparse's
+    messages) goes through the same policy as a run's output (the default secret
+    patterns and every ``--secret`` value).
+
+    Args:
+        target: the stream written to.
+        secrets: values to redact besides the default patterns (too short ones, which
+            a run refuses as a usage error, are skipped here).
+    """
+
+    def __init__(self, target: TextIO, secrets: Iterable[str] = ()) -> None:
+        self.target = target
+        self.policy = RedactionPolicy()
+        self._pending = ""
+        self.add_secrets(secrets)
+
+    def add_secrets(self, secrets: Iterable[str]) -> None:
+        """Redact ``secrets`` too from now on."""
+        usable = [s for s in secrets if isinstance(s, str) and len(s) >= MIN_SECRET_CHARS]
+        if usable:
+            self.policy = self.policy.with_secrets(usable)
+
+    def write(self, text: str) -> int:
+        """Buffer ``text``; pass on every complete line, redacted."""
+        self._pending += text
+        if "\n" in self._pending:
+            done, _, self._pending = self._pending.rpartition("\n")
+            self.target.write(self.policy.redact(done + "\n"))
+        return len(text)
+
+    def flush(self) -> None:
+        """Pass on what is buffered (redacted) and flush the target."""
+        if self._pending:
+            self.target.write(self.policy.redact(self._pending))
+            self._pending = ""
+        self.target.flush()
+
+
+def _secrets_in(argv: Sequence[str]) -> list[str]:
+    """The ``--secret`` values of ``argv``, read before argparse (whose own error
+    messages may echo them)."""
+    found = []
+    for i, arg in enumerate(argv):
+        if arg == "--secret" and i + 1 < len(argv):
+            found.append(argv[i + 1])
+        elif arg.startswith("--secret="):
+            found.append(arg.partition("=")[2])
+    return found
+
+
 def main(
     argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None
 ) -> int:
-    """Entry point; returns the exit code (see the module doc)."""
-    out = out or sys.stdout
-    err = err or sys.stderr
-    unavailable = _unavailable_command(sys.argv[1:] if argv is None else argv)
+    """Entry point; returns the exit code (see the module doc).
+
+    Everything written to ``err`` (and to ``sys.stderr`` meanwhile) is redacted with
+    the default secret patterns and the ``--secret`` values.
+    """
+    args = list(sys.argv[1:] if argv is None else argv)
+    stream = RedactingStream(err or sys.stderr, _secrets_in(args))
+    try:
+        with contextlib.redirect_stderr(cast(TextIO, stream)):
+            return _main(args, out or sys.stdout, stream)
+    finally:
+        stream.flush()
+
+
+def _main(argv: list[str], out: TextIO, err: RedactingStream) -> int:
+    unavailable = _unavailable_command(argv)
     if unavailable is not None:
         err.write(f"{unavailable}\n")
         return EXIT_DEPENDENCY_MISSING
@@ -332,8 +403,9 @@ def main(
             parser.error(problem)
     except SystemExit as exc:
         return int(exc.code) if isinstance(exc.code, int) else EXIT_USAGE
+    err.add_secrets(getattr(args, "secret", ()))
     try:
-        code: int = args.handler(args, out, err)
+        code: int = args.handler(args, out, cast(TextIO, err))
     except DependencyMissingError as exc:
         err.write(f"{exc}\n")
         return EXIT_DEPENDENCY_MISSING
@@ -343,6 +415,10 @@ def main(
     except AgentContractError as exc:
         err.write(f"error: {type(exc).__name__}: {exc}\n")
         return EXIT_USAGE if isinstance(exc, ValueError) else EXIT_FAILURE
+    except Exception:  # noqa: BLE001 - a bug: reported (redacted), never a raw traceback
+        err.write("error: internal error (a bug; please report it):\n")
+        err.write(traceback.format_exc())
+        return EXIT_FAILURE
     return code
 
 

@@ -38,6 +38,7 @@ from .store import FINISHED_PREFIX, RunStore
 
 __all__ = [
     "DATA_DIR_ENV",
+    "AmbiguousEditError",
     "DemoRun",
     "approve_demo",
     "data_dir",
@@ -48,6 +49,12 @@ __all__ = [
 
 DATA_DIR_ENV: Final = "AGENT_CONTRACT_DATA_DIR"
 """The environment variable naming the data folder."""
+
+
+class AmbiguousEditError(ConfigurationError):
+    """``--decision edit`` without ``--call-id`` while more than one write waits: one set
+    of edited arguments cannot be meant for every pending call (a usage error, exit 2;
+    nothing is recorded)."""
 
 
 def data_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
@@ -182,7 +189,8 @@ def approve_demo(
         thread_id: the run id printed by ``run``.
         decision: ``approve``, ``reject`` or ``edit``.
         arguments: for ``edit``, the arguments to run with.
-        call_id: which pending call; default: every pending call of the run.
+        call_id: which pending call; default: every pending call of the run (an
+            ``edit`` needs it when more than one call waits).
         budget: limits for the rest of the run; they can tighten, never loosen, the
             limits the run started with (stored in its snapshot), so a budget holds
             across resumes whatever the approver passes.
@@ -194,6 +202,7 @@ def approve_demo(
             process resuming the same run right now.
         ApprovalError: the run already finished, no such pending call, or a decision
             that does not fit (nothing is recorded then).
+        AmbiguousEditError: an ``edit`` without ``call_id`` while several calls wait.
     """
     where = data_dir(folder)
     store = _store(where)
@@ -238,6 +247,12 @@ def _approve_locked(
     if call_id is not None and not pending:
         raise ApprovalError(
             f"run {thread_id!r} has no pending call {call_id!r}", tool_call_id=call_id
+        )
+    if decision == "edit" and call_id is None and len(pending) > 1:
+        waiting = ", ".join(p.tool_call_id for p in pending)
+        raise AmbiguousEditError(
+            f"run {thread_id!r} has {len(pending)} pending calls ({waiting}); an edit "
+            "decides one call: pass --call-id"
         )
     approvals = [
         Approval.for_pending(p, decision, arguments=arguments, reason=reason, decided_by=decided_by)

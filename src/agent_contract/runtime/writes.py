@@ -187,7 +187,7 @@ def _checked(
             problem = _preview_problem(run, planned, approval.arguments or {})
         if problem is not None:
             raise ApprovalError(
-                f"edited arguments are invalid: {problem}",
+                f"edited arguments are invalid: {run.contract.redaction.redact(problem)}",
                 tool_call_id=approval.tool_call_id,
             )
     return planned, approval
