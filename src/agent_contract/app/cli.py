@@ -346,12 +346,18 @@ class RedactingStream:
             self.policy = self.policy.with_secrets(usable)
 
     def write(self, text: str) -> int:
-        """Buffer ``text``; pass on every complete line, redacted."""
+        """Buffer ``text``; pass on every complete line (ended by ``\\n``, or ``\\r``
+        for a progress line), redacted."""
         self._pending += text
-        if "\n" in self._pending:
-            done, _, self._pending = self._pending.rpartition("\n")
-            self.target.write(self.policy.redact(done + "\n"))
+        end = max(self._pending.rfind("\n"), self._pending.rfind("\r"))
+        if end >= 0:
+            done, self._pending = self._pending[: end + 1], self._pending[end + 1 :]
+            self.target.write(self.policy.redact(done))
         return len(text)
+
+    def isatty(self) -> bool:
+        """Whether the target is a terminal."""
+        return bool(getattr(self.target, "isatty", lambda: False)())
 
     def flush(self) -> None:
         """Pass on what is buffered (redacted) and flush the target."""
