@@ -9,7 +9,8 @@ with ``pending_approval``, and waits for a human :class:`Approval`:
 - ``edit``: run it once with the human's arguments (validated against the schema).
 
 An approval is bound to the exact call by :func:`approval_token`: a hash of the run id,
-the ``tool_call_id``, the tool name and the canonical arguments. A decision carrying a
+the ``tool_call_id``, the tool name and the canonical arguments (RFC 8785:
+:func:`agent_contract.canonical.canonical_json`, the form the repeated-call key uses). A decision carrying a
 token for other arguments, another call or another run is refused
 (:class:`~agent_contract.errors.ApprovalError`), so an approval cannot be replayed.
 
@@ -25,8 +26,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from .canonical import canonical_json
 from .errors import ApprovalError
-from .messages import canonical_json
 
 __all__ = [
     "Approval",

@@ -11,12 +11,12 @@ able to hold it in order to refuse it.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from ._deprecated import renamed
+from .canonical import canonical_json
 from .errors import ConfigurationError
 
 __all__ = [
@@ -34,20 +34,6 @@ Role = Literal["system", "user", "assistant", "tool"]
 ROLES: Final[tuple[str, ...]] = ("system", "user", "assistant", "tool")
 
 ToolStatus = Literal["success", "error"]
-
-
-def canonical_json(value: Any) -> str:
-    """Serialize ``value`` as canonical JSON: sorted keys, no spaces, non-ASCII kept.
-
-    Used for identity (repeated-call detection, approval binding), not for display.
-
-    Raises:
-        TypeError: ``value`` holds something JSON cannot represent.
-        ValueError: ``value`` holds NaN or an infinity.
-    """
-    return json.dumps(
-        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-    )
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -120,7 +120,8 @@ BOUNDARIES: Final[tuple[Boundary, ...]] = (
         rule="identical repeated calls are refused with a named reason",
         keep_it=(
             "`Budget(max_identical_calls=N)`: the same tool with the same canonical "
-            "arguments (key order ignored) beyond N is refused with `repeated_call`."
+            "arguments (RFC 8785: key order ignored, `3` and `3.0` one number) beyond N is "
+            "refused with `repeated_call`."
         ),
     ),
     Boundary(

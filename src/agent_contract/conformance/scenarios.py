@@ -339,6 +339,21 @@ def build_scenarios() -> list[Scenario]:
             extra=(check_ran("forecast", 2, "repeated_calls"),),
         ),
         Scenario(
+            name="repeated_calls_number_forms",
+            boundary="repeated_calls",
+            description="3 and 3.0 are one JSON number: alternating them is still one call",
+            script=(
+                *(tool_call("forecast", {"city": "Oslo", "days": d}) for d in (3, 3.0, 3, 3.0)),
+                "done",
+            ),
+            tools=basic_tools,
+            budget=Budget(deadline_seconds=30.0, max_identical_calls=2),
+            stop_reason="repeated_call",
+            trajectory=("forecast",) * 3,
+            results=(("success", None), ("success", None), ("error", "repeated_call")),
+            extra=(check_ran("forecast", 2, "repeated_calls"),),
+        ),
+        Scenario(
             name="history_replayed",
             boundary="history",
             description="earlier turns reach the model before the new one, in order",

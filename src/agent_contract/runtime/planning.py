@@ -17,8 +17,9 @@ from typing import Any
 from .. import budget as budget_checks
 from ..approval import PendingApproval
 from ..budget import Breach
+from ..canonical import canonical_bytes
 from ..errors import ErrorKind
-from ..messages import ToolCall, canonical_json
+from ..messages import ToolCall
 from .ledger import PlannedCall, refusal
 from .records import Stop
 from .run import Run
@@ -28,16 +29,14 @@ __all__ = ["BatchPlan", "call_key", "plan_batch"]
 
 
 def call_key(name: str, arguments: Any) -> str:
-    """Identity of a call for repeat detection: the name and a hash of canonical arguments.
+    """Identity of a call for repeat detection: the name and a hash of the arguments'
+    canonical form (RFC 8785, :func:`agent_contract.canonical.canonical_bytes`).
 
-    Key order does not matter (``{"a":1,"b":2}`` and ``{"b":2,"a":1}`` give one key).
-    The hash keeps argument values (possibly secrets) out of stored run.
+    Key order does not matter (``{"a":1,"b":2}`` and ``{"b":2,"a":1}`` give one key), nor
+    how a number is written (``3``, ``3.0`` and ``3e0`` are one JSON number). Never
+    raises. The hash keeps argument values (possibly secrets) out of a stored run.
     """
-    try:
-        text = canonical_json(arguments)
-    except (TypeError, ValueError):
-        text = repr(arguments)
-    return f"{name}:{hashlib.sha256(text.encode('utf-8')).hexdigest()[:16]}"
+    return f"{name}:{hashlib.sha256(canonical_bytes(arguments)).hexdigest()[:16]}"
 
 
 @dataclass(frozen=True, kw_only=True)
