@@ -45,6 +45,7 @@ EXPECTED_BROKEN: dict[str, set[str]] = {
     "step_budget": {"model_step_budget", T},
     "tool_call_budget_parallel_batch": {"tool_call_budget", T},
     "repeated_identical_calls": {"repeated_calls", T},
+    "repeated_calls_number_forms": {"repeated_calls", T},
     "history_replayed": {T},
     "tool_schemas_offered": {T},
     "secret_in_result": {T},
