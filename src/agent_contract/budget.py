@@ -14,7 +14,7 @@ Token counts a model reports are another thing:
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -133,11 +133,18 @@ class RunCounters:
     """Requests per call key (``name`` + canonical arguments)."""
     elapsed_before: float = 0.0
     """Active seconds spent in earlier processes or before a pause."""
-    _started: float = field(default_factory=time.monotonic, repr=False)
+    clock: Callable[[], float] = field(default=time.monotonic, repr=False, compare=False)
+    """Monotonic seconds (``time.monotonic``; tests inject their own)."""
+    _started: float | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if self._started is None:
+            self._started = self.clock()
 
     def elapsed(self) -> float:
         """Active seconds so far, including earlier segments of a resumed run."""
-        return self.elapsed_before + (time.monotonic() - self._started)
+        started = self._started if self._started is not None else self.clock()
+        return self.elapsed_before + (self.clock() - started)
 
     def to_dict(self) -> dict[str, Any]:
         """Snapshot as a JSON-ready dict (the running segment is folded in)."""
@@ -157,8 +164,10 @@ class RunCounters:
         )
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> RunCounters:
-        """Restore a snapshot; the clock restarts now.
+    def from_dict(
+        cls, data: dict[str, Any], *, clock: Callable[[], float] = time.monotonic
+    ) -> RunCounters:
+        """Restore a snapshot; the clock (``clock``, monotonic seconds) restarts now.
 
         Raises:
             ConfigurationError: the snapshot is malformed.
@@ -169,6 +178,7 @@ class RunCounters:
                 tool_calls=int(data["tool_calls"]),
                 call_counts={str(k): int(v) for k, v in dict(data["call_counts"]).items()},
                 elapsed_before=float(data["elapsed_before"]),
+                clock=clock,
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ConfigurationError(f"malformed run counters snapshot: {exc!r}") from exc

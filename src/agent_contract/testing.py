@@ -24,6 +24,7 @@ __all__ = [
     "AUTO_ID",
     "DemoModel",
     "FakeModel",
+    "MAX_REQUEST_CHARS",
     "Reply",
     "estimate_tokens",
     "tool_call",
@@ -188,16 +189,18 @@ class FakeModel:
         return max(0, len(self._script) - self._position)
 
 
-_CALCULATE = re.compile(r"^\s*(?:calculate|计算)\s*[:：]?\s*(?P<arg>.+?)\s*$", re.I | re.S)
-_POLICY = re.compile(
-    r"^\s*(?:look\s+up\s+policy|查询政策)\s*[:：]?\s*(?P<arg>.+?)\s*$", re.I | re.S
-)
+MAX_REQUEST_CHARS: Final = 2_000
+"""The demo model reads at most this many characters of a request (a prefix); a longer
+request gets a plain refusal (a direct answer, no tool call). Its patterns are linear-time (possessive
+quantifiers, anchored, on stripped text), so a request of any size costs time in
+proportion to this bound, not to the request."""
+
+_CALCULATE = re.compile(r"(?:calculate|计算)\s*+[:：]?\s*+(?P<arg>.+)", re.I | re.S)
+_POLICY = re.compile(r"(?:look\s++up\s++policy|查询政策)\s*+[:：]?\s*+(?P<arg>.+)", re.I | re.S)
 _LOOKUP_ORDER = re.compile(
-    r"^\s*(?:look\s+up\s+order|查询订单)\s*[:：]?\s*(?P<arg>\S+)\s*$", re.I | re.S
+    r"(?:look\s++up\s++order|查询订单)\s*+[:：]?\s*+(?P<arg>\S++)", re.I | re.S
 )
-_REFUND_ORDER = re.compile(
-    r"^\s*(?:refund\s+order|退款订单)\s*[:：]?\s*(?P<arg>\S+)\s*$", re.I | re.S
-)
+_REFUND_ORDER = re.compile(r"(?:refund\s++order|退款订单)\s*+[:：]?\s*+(?P<arg>\S++)", re.I | re.S)
 _CJK = re.compile(r"[\u3400-\u9fff]")
 
 
@@ -225,11 +228,14 @@ class DemoModel:
     ) -> Completion:
         """Reply to the transcript (see the class doc)."""
         user = next((m for m in reversed(messages) if m.role == "user"), None)
-        request = user.content if user else ""
+        text = user.content if user else ""
+        request = text[:MAX_REQUEST_CHARS].strip()  # all the model ever reads
         chinese = bool(_CJK.search(request))
+        if len(text) > MAX_REQUEST_CHARS:
+            return Completion(text=_too_long(len(text), chinese))
         step = sum(1 for m in messages if m.role == "assistant") + 1
         last = messages[-1] if messages else None
-        refund = _REFUND_ORDER.match(request)
+        refund = _REFUND_ORDER.fullmatch(request)
         if (
             refund
             and last is not None
@@ -259,7 +265,7 @@ class DemoModel:
             (_LOOKUP_ORDER, "lookup_order", "order_id"),
             (_REFUND_ORDER, "lookup_order", "order_id"),
         ):
-            match = pattern.match(request)
+            match = pattern.fullmatch(request)
             if match and tool in offered:
                 return tool_call(tool, {key: match["arg"]}, id=f"call_{step}_1")
         if chinese:
@@ -275,6 +281,15 @@ class DemoModel:
                 "the call id. Try 'calculate 1 + 2' or 'look up policy privacy'."
             )
         return Completion(text=text)
+
+
+def _too_long(chars: int, chinese: bool) -> str:
+    if chinese:
+        return f"（演示模型）这个请求有 {chars} 个字符；演示模型最多读取 {MAX_REQUEST_CHARS} 个字符。"
+    return (
+        f"(demo model) This request is {chars} characters long; the demo model reads at "
+        f"most {MAX_REQUEST_CHARS}. Please send a shorter request."
+    )
 
 
 def _describe(message: Message, chinese: bool) -> str:

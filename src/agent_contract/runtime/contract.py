@@ -7,8 +7,9 @@ continues a paused one from its snapshot.
 
 from __future__ import annotations
 
+import time
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ..budget import Budget
@@ -40,6 +41,8 @@ class Contract:
         trace_sink: receives every trace event of every run of this contract as it is
             recorded (see :mod:`agent_contract.trace.sinks`); each run also keeps its
             own trace.
+        clock: monotonic seconds, for the deadline and the trace's offsets; default
+            ``time.monotonic`` (tests pass a fake clock instead of sleeping).
 
     Raises:
         ConfigurationError: the allowlist names a tool that is not registered.
@@ -56,6 +59,7 @@ class Contract:
         executor: ToolExecutor | None = None,
         expose_exception_text: bool = False,
         trace_sink: TraceSink | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.registry = tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools)
         self.budget = budget or Budget()
@@ -73,6 +77,7 @@ class Contract:
         self._executor = executor
         self.expose_exception_text = expose_exception_text
         self.trace_sink = trace_sink
+        self.clock = clock
 
     @classmethod
     def of(

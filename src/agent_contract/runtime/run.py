@@ -60,7 +60,7 @@ class Run:
         cls, contract: Contract, *, run_id: str, caller: str | None, context: dict[str, Any]
     ) -> Run:
         """A fresh run with an empty trace and ledger (nothing is traced yet)."""
-        counters = RunCounters()
+        counters = RunCounters(clock=contract.clock)
         trace = _trace(contract, run_id, counters, ())
         return cls(
             contract=contract,

@@ -72,7 +72,8 @@ def load(
         )
     try:
         run = start(str(snapshot["run_id"]), snapshot.get("caller"))
-        run.restore_trace(RunCounters.from_dict(snapshot["usage"]), snapshot["trace"])
+        counters = RunCounters.from_dict(snapshot["usage"], clock=run.contract.clock)
+        run.restore_trace(counters, snapshot["trace"])
         run.ledger.load_state(snapshot, run.contract.registry)
         run.decisions = {str(k): dict(v) for k, v in dict(snapshot["decisions"]).items()}
         transcript = [Message.from_dict(m) for m in snapshot["transcript"]]

@@ -351,6 +351,11 @@ class RunState:
                     reason="invalid_response",
                     detail="the graph ended without a contract decision",
                 )
+            late = budget_checks.check_deadline(self._run.contract.budget, self._run.counters)
+            if stop.reason == "answered" and late is not None:
+                # The deadline is checked after every model step: an answer that came
+                # after it is not an answer (a batch after it is refused at planning).
+                stop, output = Stop(reason=late.reason, detail=late.message), None
             pausing = stop.reason == "pending_approval"
             self._run.ledger.close(force=not pausing)
             redaction = self._run.contract.redaction
