@@ -22,9 +22,9 @@ from .messages import Completion, Message, TokenUsage, ToolCall
 
 __all__ = [
     "AUTO_ID",
+    "MAX_REQUEST_CHARS",
     "DemoModel",
     "FakeModel",
-    "MAX_REQUEST_CHARS",
     "Reply",
     "estimate_tokens",
     "tool_call",
