@@ -285,7 +285,9 @@ class DemoModel:
 
 def _too_long(chars: int, chinese: bool) -> str:
     if chinese:
-        return f"（演示模型）这个请求有 {chars} 个字符；演示模型最多读取 {MAX_REQUEST_CHARS} 个字符。"
+        return (
+            f"（演示模型）这个请求有 {chars} 个字符；演示模型最多读取 {MAX_REQUEST_CHARS} 个字符。"
+        )
     return (
         f"(demo model) This request is {chars} characters long; the demo model reads at "
         f"most {MAX_REQUEST_CHARS}. Please send a shorter request."
