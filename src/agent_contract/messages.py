@@ -18,6 +18,7 @@ from typing import Any, Final, Literal
 from ._deprecated import renamed
 from .canonical import canonical_json
 from .errors import ConfigurationError
+from .text import escape_value
 
 __all__ = [
     "ROLES",
@@ -86,6 +87,10 @@ class Message:
     ``assistant`` messages carry either ``content`` (an answer) or ``tool_calls`` (a
     request); ``tool`` messages carry the ``tool_call_id`` they answer and a
     ``status``.
+
+    Text is valid UTF-8 once a message is made: a lone surrogate anywhere in it (the
+    content, the name, ids, a call's name or arguments) is escaped by the text rule's
+    one escape (:mod:`agent_contract.text`), and :attr:`escaped_chars` counts them.
     """
 
     role: Role
@@ -100,6 +105,9 @@ class Message:
     """On tool messages, the tool's name."""
     status: ToolStatus | None = None
     """On tool messages, ``"success"`` or ``"error"``."""
+    escaped_chars: int = field(default=0, compare=False)
+    """How many lone surrogates were escaped in this message's text, here or before it
+    was stored (a message read back from a store keeps its count)."""
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:
@@ -107,6 +115,7 @@ class Message:
         if not isinstance(self.content, str):
             raise ConfigurationError(f"Message.content must be a str, got {type(self.content)!r}")
         object.__setattr__(self, "tool_calls", _tool_calls(self.tool_calls))
+        self._escape_text()
         if self.tool_calls and self.role != "assistant":
             raise ConfigurationError("only assistant messages carry tool_calls")
         if self.role == "tool":
@@ -116,6 +125,30 @@ class Message:
                 raise ConfigurationError("a tool message needs status 'success' or 'error'")
         elif self.tool_call_id is not None or self.status is not None:
             raise ConfigurationError("tool_call_id and status belong on tool messages only")
+
+    def _escape_text(self) -> None:
+        """Apply the text rule's escape to every string of the message (see the class doc)."""
+        count = self.escaped_chars
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise ConfigurationError(f"Message.escaped_chars must be an int >= 0, got {count!r}")
+        for name in ("content", "name", "tool_call_id"):
+            value = getattr(self, name)
+            if isinstance(value, str):
+                escaped, found = escape_value(value)
+                if found:
+                    object.__setattr__(self, name, escaped)
+                    count += found
+        calls = []
+        for call in self.tool_calls:
+            (call_id, call_name, arguments), found = escape_value(
+                (call.id, call.name, call.arguments)
+            )
+            count += found
+            calls.append(
+                ToolCall(id=call_id, name=call_name, arguments=arguments) if found else call
+            )
+        object.__setattr__(self, "tool_calls", tuple(calls))
+        object.__setattr__(self, "escaped_chars", count)
 
     def to_dict(self) -> dict[str, Any]:
         """The message as a JSON-ready dict; empty optional fields are left out."""
@@ -128,6 +161,8 @@ class Message:
             data["name"] = self.name
         if self.status is not None:
             data["status"] = self.status
+        if self.escaped_chars:
+            data["escaped_chars"] = self.escaped_chars
         return data
 
     @classmethod
@@ -149,9 +184,21 @@ class Message:
                 tool_call_id=data.get("tool_call_id"),
                 name=data.get("name"),
                 status=data.get("status"),
+                escaped_chars=_count(data.get("escaped_chars", 0)),
             )
         except (KeyError, TypeError, AttributeError) as exc:
             raise ConfigurationError(f"not a message dict: {type(exc).__name__}") from exc
+
+
+def _count(value: Any) -> int:
+    """A stored ``escaped_chars``: an int >= 0.
+
+    Raises:
+        TypeError: anything else.
+    """
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise TypeError(f"escaped_chars must be an int >= 0, got {value!r}")
+    return value
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -3,11 +3,15 @@
 Serializer (:func:`serialize_result`), the only place a tool's return value becomes
 the text a model reads:
 
-- ``str``: as it is;
+- ``str``: as it is (a lone surrogate escaped, see :mod:`agent_contract.text`);
 - ``int``, ``float``, ``bool``, ``None``, ``dict`` (string keys), ``list``: JSON, with
   non-ASCII text kept literal (``ensure_ascii=False``) and no NaN or infinity;
 - anything else (tuples, sets, bytes, objects, non-string keys, cycles, non-finite
   floats): :class:`ResultNotSerializableError`, which becomes a ``tool_error``.
+
+Text: lone surrogates in a value or an error message are escaped (the one escape of
+:mod:`agent_contract.text`) before the value is serialized, so the model, the trace and
+every store see valid UTF-8; the result's ``escaped_chars`` says how many.
 
 Size limit: a serialized result longer than the tool's ``max_result_chars`` is cut
 to fit with an explicit marker (:data:`TRUNCATION_MARKER`), or refused with
@@ -28,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 from .errors import ErrorKind, ToolError
 from .messages import Message, ToolStatus
+from .text import count_surrogates, escape_surrogates, escape_value
 
 if TYPE_CHECKING:  # annotations only: results sit below the trace
     from .trace import RedactionPolicy
@@ -161,6 +166,9 @@ class ToolResult:
     """Length of the serialized result before truncation, in characters."""
     duration_seconds: float = 0.0
     """Wall-clock time of the handler, in seconds (0 when not run)."""
+    escaped_chars: int = 0
+    """How many lone surrogates of the value or message were escaped (see
+    :mod:`agent_contract.text`)."""
     artifact: Any = field(default=None, compare=False)
     """Application-only data (never shown to the model), e.g. the raw return value."""
 
@@ -202,6 +210,7 @@ class ToolResult:
             "truncated": self.truncated,
             "original_chars": self.original_chars,
             "duration_seconds": self.duration_seconds,
+            "escaped_chars": self.escaped_chars,
             "artifact": artifact,
         }
 
@@ -211,8 +220,9 @@ class ToolResult:
         return cls(**{k: data[k] for k in data if k in cls.__dataclass_fields__})
 
     def summary(self) -> dict[str, Any]:
-        """JSON-ready fields for traces and reports (no content, no artifact)."""
-        return {
+        """JSON-ready fields for traces and reports (no content, no artifact);
+        ``escaped_chars`` only when something was escaped."""
+        summary: dict[str, Any] = {
             "id": self.tool_call_id,
             "name": self.name,
             "status": self.status,
@@ -222,6 +232,9 @@ class ToolResult:
             "chars": len(self.content),
             "truncated": self.truncated,
         }
+        if self.escaped_chars:
+            summary["escaped_chars"] = self.escaped_chars
+        return summary
 
 
 def error_result(
@@ -235,8 +248,9 @@ def error_result(
     side_effects_possible: bool = False,
     duration_seconds: float = 0.0,
 ) -> ToolResult:
-    """A failed :class:`ToolResult` with a redacted public message."""
-    public = redaction.redact(message) or f"{kind}: no details"
+    """A failed :class:`ToolResult` with an escaped, redacted public message."""
+    escaped = escape_surrogates(message)
+    public = redaction.redact(escaped) or f"{kind}: no details"
     if len(public) > MAX_ERROR_CHARS:
         cut = len(public) - MAX_ERROR_CHARS
         public = public[:MAX_ERROR_CHARS] + f" [... {cut} more chars cut by agent-contract]"
@@ -252,6 +266,7 @@ def error_result(
         outcome=outcome,
         side_effects_possible=side_effects_possible,
         duration_seconds=duration_seconds,
+        escaped_chars=count_surrogates(message),
     )
 
 
@@ -292,6 +307,7 @@ def success_result(
     """
     if isinstance(value, ToolOutput):
         value, artifact = value.value, value.artifact
+    value, escaped = escape_value(value)
     try:
         text = redaction.redact(serialize_result(value))
     except ResultNotSerializableError as exc:
@@ -313,6 +329,7 @@ def success_result(
             content=text,
             original_chars=total,
             duration_seconds=duration_seconds,
+            escaped_chars=escaped,
             artifact=artifact,
         )
     if on_oversize == "error":
@@ -338,5 +355,6 @@ def success_result(
         truncated=True,
         original_chars=total,
         duration_seconds=duration_seconds,
+        escaped_chars=escaped,
         artifact=artifact,
     )

@@ -24,6 +24,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
 from .errors import ConfigurationError
+from .text import json_data_problem
 
 __all__ = [
     "MAX_VALIDATION_ERRORS",
@@ -191,13 +192,17 @@ class ToolSpec:
         }
 
     def validate(self, arguments: Any) -> str | None:
-        """Check ``arguments`` against the schema.
+        """Check ``arguments``: JSON data first (the text rule: no lone surrogate, no NaN
+        or Infinity, see :func:`agent_contract.text.json_data_problem`), then the schema.
 
         Returns:
-            ``None`` when valid; otherwise a message naming each failing JSON path and
+            ``None`` when valid; otherwise a message naming the failing JSON path(s) and
             the failed constraint, e.g. ``"$.expression: 3 is not of type 'string'
             (type)"``. At most :data:`MAX_VALIDATION_ERRORS` are listed.
         """
+        problem = json_data_problem(arguments)
+        if problem is not None:
+            return problem
         validator: Draft202012Validator = getattr(self, "_validator")  # noqa: B009 (set in __post_init__)
         errors = sorted(validator.iter_errors(arguments), key=lambda e: (e.json_path, e.validator))
         if not errors:

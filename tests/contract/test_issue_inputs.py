@@ -53,3 +53,43 @@ def test_input_2_three_and_three_point_zero_are_one_call(harness_name: str) -> N
     )
     assert ran == [3, 3.0]
     assert result.stop_reason == "repeated_call"
+
+
+_PATH = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
+
+
+def test_input_1_a_lone_surrogate_argument_is_refused_before_it_runs(harness_name: str) -> None:
+    """``"\\ud800"`` in tool arguments crashed the run with UnicodeEncodeError on every
+    harness (and on LangChain was labelled a model error)."""
+    ran: list[str] = []
+    spec = ToolSpec(
+        name="read_file",
+        description="Read a file.",
+        parameters=_PATH,
+        handler=lambda path: ran.append(path) or "content",
+    )
+    result = run_on(harness_name, [tool_call("read_file", {"path": "\ud800"}), "done"], [spec])
+    assert ran == []
+    assert result.stop_reason == "answered"
+    record = result.tool_calls[0]
+    assert (record.status, record.error_kind, record.outcome) == (
+        "error",
+        "invalid_arguments",
+        "not_run",
+    )
+
+
+def test_input_1_an_fsdecoded_result_is_escaped_not_crashed(harness_name: str) -> None:
+    """A tool result made by ``os.fsdecode`` of a non-UTF-8 file name crashed the run
+    after the tool had already run."""
+    import os
+
+    name = os.fsdecode(b"report-\xff.txt")
+    spec = ToolSpec(
+        name="read_file", description="Read.", parameters=_PATH, handler=lambda path: name
+    )
+    result = run_on(harness_name, [tool_call("read_file", {"path": "x"}), "done"], [spec])
+    assert result.stop_reason == "answered"
+    (message,) = [m for m in result.messages if m.role == "tool"]
+    assert message.content == "report-\\udcff.txt"
+    result.trace.to_jsonl().encode("utf-8")

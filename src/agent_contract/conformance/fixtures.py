@@ -7,6 +7,7 @@ Every tool factory takes the run's :class:`Probe` and returns a fresh
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -28,6 +29,7 @@ __all__ = [
     "explode_tool",
     "fetch_record_tool",
     "forecast_tool",
+    "fsname_tool",
     "hang_tool",
     "hide_planted",
     "slow_echo_tool",
@@ -146,6 +148,13 @@ big_tool: Final = _text_tool(
     "big", "Returns a lot.", lambda text: "x" * 5_000, max_result_chars=500
 )
 """``big(text)``: returns 5,000 characters under a 500-character limit."""
+fsname_tool: Final = _text_tool(
+    "fsname",
+    "Returns a file name that is not UTF-8.",
+    lambda text: os.fsdecode(b"report-\xff.txt"),
+)
+"""``fsname(text)``: returns ``os.fsdecode(b"report-\\xff.txt")``, which holds the lone
+surrogate U+DCFF."""
 credentials_tool: Final = _text_tool(
     "credentials", "Returns credentials.", lambda text: {"user": text, "token": PLANTED_SECRET}
 )

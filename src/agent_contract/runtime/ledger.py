@@ -26,6 +26,7 @@ from ..approval import PendingApproval
 from ..errors import CheckpointError, ConfigurationError, ErrorKind
 from ..messages import Message, ToolCall
 from ..results import ToolResult, error_result
+from ..text import escape_value
 from ..tools import ToolRegistry, ToolSpec
 from ..trace import PREVIEW_CHARS, RedactionPolicy, Trace
 from .records import ToolCallRecord
@@ -226,6 +227,7 @@ class CallLedger:
         """Write the report record of ``call`` and, when it has a result, its
         ``tool_result`` event. A call without a result broke the contract without an id
         (or with one already used): it did not run."""
+        arguments, _ = escape_value(arguments)  # a refused call's may hold lone surrogates
         if result is None:
             record = ToolCallRecord(
                 id=call.id or None,

@@ -15,6 +15,7 @@ from typing import Any, Final
 from ..budget import RunCounters
 from ..errors import CheckpointError
 from ..messages import Message
+from ..text import escape_value
 from .run import Run
 
 __all__ = ["SNAPSHOT_VERSION", "dump", "load"]
@@ -31,11 +32,12 @@ def dump(run: Run, transcript: Sequence[Message]) -> dict[str, Any]:
     and a resumed model sees the redaction marker), the budget's limits (for drivers
     that resume without the original Contract) and usage, the call-ID ledger, the open
     batch with its approvals and recorded decisions (arguments kept exact, since an
-    approved write must run with them), and the trace (redacted when recorded).
+    approved write must run with them), and the trace (redacted when recorded). Every
+    text is valid UTF-8 (lone surrogates escaped by the text rule).
     Application context values are not stored: pass them again to ``Contract.restore``.
     """
     redaction = run.contract.redaction
-    return {
+    state = {
         "version": SNAPSHOT_VERSION,
         "run_id": run.run_id,
         "caller": run.caller,
@@ -46,6 +48,10 @@ def dump(run: Run, transcript: Sequence[Message]) -> dict[str, Any]:
         "trace": run.trace.events,
         "transcript": [redaction.redact_value(m.to_dict()) for m in transcript],
     }
+    # Valid UTF-8 for any store: a refused call's arguments may hold lone surrogates
+    # (a call that ran cannot: arguments holding one are refused).
+    escaped, _ = escape_value(state)
+    return dict(escaped)
 
 
 def load(

@@ -11,6 +11,7 @@ from ..budget import RunCounters
 from ..faults import crashpoint
 from ..messages import Completion, Message, ToolCall
 from ..results import ToolResult
+from ..text import escape_surrogates, escape_value
 from ..trace import Trace
 from . import execution, snapshot, writes
 from .execution import AsyncInvoke, Invoke
@@ -339,8 +340,9 @@ class RunState:
             output: the answer, for ``answered``.
             harness: the driver's name, for the report.
 
-        ``output`` is kept (redacted) only for ``answered``; any other stop has no
-        output, so running out of budget can never pass for an answer.
+        ``output`` is kept (escaped by the text rule, then redacted) only for
+        ``answered``; any other stop has no output, so running out of budget can never
+        pass for an answer.
         """
         with self._run.lock:
             if stop is None:
@@ -359,13 +361,17 @@ class RunState:
             pausing = stop.reason == "pending_approval"
             self._run.ledger.close(force=not pausing)
             redaction = self._run.contract.redaction
-            detail = redaction.redact(stop.detail)
-            self._run.trace.append("stop", reason=stop.reason, detail=detail)
-            answer = (
-                redaction.redact(output)
+            detail = redaction.redact(escape_surrogates(stop.detail))
+            answer, escaped = (
+                escape_value(output)
                 if stop.reason == "answered" and output is not None
-                else None
+                else (None, 0)
             )
+            answer = redaction.redact(answer) if answer is not None else None
+            fields: dict[str, Any] = {"reason": stop.reason, "detail": detail}
+            if escaped:
+                fields["escaped_chars"] = escaped
+            self._run.trace.append("stop", **fields)
             return RunResult(
                 run_id=self._run.run_id,
                 stop_reason=stop.reason,

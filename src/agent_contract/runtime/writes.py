@@ -29,6 +29,7 @@ from ..results import (
     serialize_result,
     success_result,
 )
+from ..text import escape_value
 from ..tools import ToolContext, ToolSpec
 from .execution import failed, timeout_for, tool_context
 from .ledger import PlannedCall, refusal
@@ -55,7 +56,7 @@ def plan_write(run: Run, call: ToolCall, spec: ToolSpec) -> PlannedCall:
         tool_call_id=call_id,
         name=spec.name,
         arguments=arguments,
-        preview=redaction.redact_value(preview),
+        preview=redaction.redact_value(escape_value(preview)[0]),
         token=approval_token(run.run_id, call_id, spec.name, arguments),
     )
     run.trace.append(

@@ -3,7 +3,9 @@
 :class:`Trace` numbers each event, redacts its fields with the run's
 :class:`~agent_contract.trace.RedactionPolicy` (every string, keys and values), stamps
 it with a UTC time and the run's offset in seconds, stores it as one JSON line and hands
-it to the run's :class:`~agent_contract.trace.TraceSink`, if any. Event types and their
+it to the run's :class:`~agent_contract.trace.TraceSink`, if any. A lone surrogate in a
+field is escaped first (the text rule of :mod:`agent_contract.text`), so every stored line
+is valid UTF-8. Event types and their
 fields are listed in :mod:`agent_contract.trace.events`.
 
 The default output of the CLI is built from the trace and the result summary, never
@@ -22,6 +24,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ..errors import ConfigurationError
+from ..text import escape_value, has_surrogates
 from .events import HEADER_KEYS, TraceEvent, format_time, json_line
 from .redaction import RedactionPolicy
 from .sinks import TraceSink
@@ -70,7 +73,7 @@ class Trace:
         self._lock = threading.Lock()
         for event in events:
             record = TraceEvent.from_dict(event)
-            self._store(record.type, json_line(event))
+            self._store(record.type, json_line(escape_value(event)[0]))
 
     def _store(self, type_: str, line: str) -> None:
         self._lines.append(line)
@@ -95,9 +98,10 @@ class Trace:
             seq = len(self._lines)
             stored = self._redacted({"seq": seq, "type": type_, **fields})
             if stored is None:
-                # Slow path: walk the values (numbers holding a secret, objects, or a
-                # redaction that cut through JSON syntax).
-                stored = {"seq": seq, "type": type_, **self.redaction.redact_value(fields)}
+                # Slow path: walk the values (lone surrogates, numbers holding a secret,
+                # objects, or a redaction that cut through JSON syntax).
+                escaped, _ = escape_value(fields)
+                stored = {"seq": seq, "type": type_, **self.redaction.redact_value(escaped)}
             moment = datetime.now(UTC)
             offset = round(self._clock(), 6)
             stored["time"] = format_time(moment)
@@ -124,6 +128,8 @@ class Trace:
         try:
             line = json_line(event)
         except (TypeError, ValueError):
+            return None
+        if has_surrogates(line):
             return None
         try:
             decoded: dict[str, Any] = json.loads(self.redaction.redact(line))

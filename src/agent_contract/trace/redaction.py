@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ..errors import ConfigurationError
+from ..text import escape_surrogates
 
 __all__ = ["DEFAULT_PATTERNS", "MIN_SECRET_CHARS", "REDACTED", "RedactionPolicy"]
 
@@ -44,7 +45,8 @@ class RedactionPolicy:
     """
 
     secrets: tuple[str, ...] = ()
-    """Exact values to redact wherever they appear, also in their JSON-escaped form."""
+    """Exact values to redact wherever they appear, also in their JSON-escaped form, their
+    ``repr`` inside a larger text, and with lone surrogates escaped (the text rule)."""
     patterns: tuple[str, ...] = DEFAULT_PATTERNS
     """Regular expressions of secret shapes."""
     replacement: str = REDACTED
@@ -62,7 +64,8 @@ class RedactionPolicy:
         for secret in secrets:
             # As it is, and as repr()/ascii() quote it inside a larger text (exception
             # texts such as KeyError's, validation messages): with either quote style.
-            forms = {secret}
+            # Also as the text rule escapes a lone surrogate in it (agent_contract.text).
+            forms = {secret, escape_surrogates(secret)}
             for quote in ('"', "'"):
                 forms.add(repr(secret + quote)[1:-2])
                 forms.add(ascii(secret + quote)[1:-2])

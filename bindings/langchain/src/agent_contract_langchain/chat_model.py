@@ -23,7 +23,6 @@ Design points, each pinned by a test:
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
@@ -36,6 +35,7 @@ from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict
 
+from agent_contract.canonical import canonical_bytes
 from agent_contract.errors import ConfigurationError, ModelError
 from agent_contract.messages import Completion
 from agent_contract.model import Model
@@ -55,17 +55,14 @@ def message_id_for(transcript_length: int, completion: Completion) -> str:
     transcript, so ids are unique within a run (and within a thread that continues
     it); equal inputs give equal ids, so reruns are reproducible.
     """
-    payload = json.dumps(
+    payload = canonical_bytes(
         {
             "text": completion.text,
             "tool_calls": [c.to_dict() for c in completion.tool_calls],
             "finish_reason": completion.finish_reason,
-        },
-        sort_keys=True,
-        ensure_ascii=False,
-        default=repr,  # a malformed call may hold arguments JSON cannot write
-    )
-    digest = hashlib.sha256(payload.encode("utf-8")).hexdigest()[:12]
+        }
+    )  # never raises: lone surrogates and non-JSON arguments get a tagged form
+    digest = hashlib.sha256(payload).hexdigest()[:12]
     return f"ac-{transcript_length}-{digest}"
 
 

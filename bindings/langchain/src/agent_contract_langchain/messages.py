@@ -48,8 +48,10 @@ from agent_contract.messages import Completion, Message, TokenUsage, ToolCall
 
 __all__ = [
     "CALL_ORDER_KEY",
+    "ESCAPED_KEY",
     "ai_message_to_completion",
     "completion_to_ai_message",
+    "escaped_ai_message",
     "from_langchain",
     "from_langchain_messages",
     "is_well_formed",
@@ -68,6 +70,10 @@ Its value is a list with one entry per call, in the order the model issued them:
 - ``"invalid_tool_call:json"``: the next entry of ``invalid_tool_calls``, whose
   ``args`` is the JSON text of a non-string value (a list, a number, ``None``...).
 """
+
+ESCAPED_KEY: Final = "agent_contract_escaped_chars"
+"""Key in a message's ``additional_kwargs`` carrying :attr:`Message.escaped_chars` (how
+many lone surrogates the text rule escaped in it), so a count survives the graph state."""
 
 _VALID: Final = "tool_call"
 _INVALID_STR: Final = "invalid_tool_call:str"
@@ -227,6 +233,8 @@ def _ai_message(message: Message | Completion, **fields: Any) -> AIMessage:
     text = message.text if isinstance(message, Completion) else message.content
     valid, invalid, order = _split_calls(message.tool_calls)
     extra: dict[str, Any] = {CALL_ORDER_KEY: order} if invalid else {}
+    if isinstance(message, Message):
+        extra.update(_escaped_kwargs(message))
     return AIMessage(
         content=text,
         tool_calls=valid,
@@ -249,10 +257,11 @@ def to_langchain(message: Message) -> BaseMessage:
     """
     if not isinstance(message, Message):
         raise ConfigurationError(f"expected an agent_contract Message, got {type(message)!r}")
+    extra = _escaped_kwargs(message)
     if message.role == "system":
-        return SystemMessage(content=message.content, name=message.name)
+        return SystemMessage(content=message.content, name=message.name, additional_kwargs=extra)
     if message.role == "user":
-        return HumanMessage(content=message.content, name=message.name)
+        return HumanMessage(content=message.content, name=message.name, additional_kwargs=extra)
     if message.role == "assistant":
         return _ai_message(message, name=message.name)
     # role == "tool"; Message.__post_init__ guarantees tool_call_id and status.
@@ -261,7 +270,19 @@ def to_langchain(message: Message) -> BaseMessage:
         tool_call_id=message.tool_call_id,
         name=message.name,
         status=message.status,
+        additional_kwargs=extra,
     )
+
+
+def _escaped_kwargs(message: Message) -> dict[str, Any]:
+    """``{ESCAPED_KEY: n}`` when the text rule escaped ``n > 0`` surrogates in it."""
+    return {ESCAPED_KEY: message.escaped_chars} if message.escaped_chars else {}
+
+
+def _escaped_count(message: BaseMessage) -> int:
+    """The :data:`ESCAPED_KEY` count a message carries (0 when absent or malformed)."""
+    count = message.additional_kwargs.get(ESCAPED_KEY, 0)
+    return count if isinstance(count, int) and not isinstance(count, bool) and count > 0 else 0
 
 
 def from_langchain(message: BaseMessage) -> Message:
@@ -271,7 +292,9 @@ def from_langchain(message: BaseMessage) -> Message:
     blocks (images, reasoning, provider tool-use blocks) are dropped. AIMessage calls
     are restored in their original order when the :data:`CALL_ORDER_KEY` marker is
     present and consistent, otherwise valid calls come first. Subclasses (e.g.
-    ``AIMessageChunk``) map like their base class.
+    ``AIMessageChunk``) map like their base class. The text rule applies (a lone
+    surrogate is escaped, see :class:`~agent_contract.messages.Message`), and an
+    :data:`ESCAPED_KEY` count is carried over.
 
     Raises:
         ConfigurationError: the message type has no agent_contract role (e.g.
@@ -282,13 +305,18 @@ def from_langchain(message: BaseMessage) -> Message:
     if not isinstance(message, BaseMessage):
         raise ConfigurationError(f"expected a LangChain BaseMessage, got {type(message)!r}")
     text = _text(message.content)
+    escaped = _escaped_count(message)
     if isinstance(message, SystemMessage):
-        return Message(role="system", content=text, name=message.name)
+        return Message(role="system", content=text, name=message.name, escaped_chars=escaped)
     if isinstance(message, HumanMessage):
-        return Message(role="user", content=text, name=message.name)
+        return Message(role="user", content=text, name=message.name, escaped_chars=escaped)
     if isinstance(message, AIMessage):
         return Message(
-            role="assistant", content=text, tool_calls=_join_calls(message), name=message.name
+            role="assistant",
+            content=text,
+            tool_calls=_join_calls(message),
+            name=message.name,
+            escaped_chars=escaped,
         )
     if isinstance(message, ToolMessage):
         return Message(
@@ -297,10 +325,33 @@ def from_langchain(message: BaseMessage) -> Message:
             tool_call_id=message.tool_call_id,
             name=message.name,
             status=message.status,
+            escaped_chars=escaped,
         )
     raise ConfigurationError(
         f"no agent_contract role for LangChain message type {type(message).__name__!r}; "
         "expected SystemMessage, HumanMessage, AIMessage or ToolMessage"
+    )
+
+
+def escaped_ai_message(message: AIMessage) -> AIMessage:
+    """``message`` with the text rule applied: when its text, calls or arguments hold a
+    lone surrogate, a copy holding the escaped text (see
+    :class:`~agent_contract.messages.Message`) and the :data:`ESCAPED_KEY` count, with
+    its id and metadata kept; otherwise ``message`` itself. What a checkpoint stores is
+    then the same text the offline transcript holds (LangGraph's serializer would turn
+    each surrogate into ``?``).
+    """
+    escaped = from_langchain(message)
+    if escaped.escaped_chars == _escaped_count(message):
+        return message
+    twin = _ai_message(escaped)
+    return message.model_copy(
+        update={
+            "content": twin.content,
+            "tool_calls": twin.tool_calls,
+            "invalid_tool_calls": twin.invalid_tool_calls,
+            "additional_kwargs": {**message.additional_kwargs, **twin.additional_kwargs},
+        }
     )
 
 

@@ -56,7 +56,7 @@ from agent_contract.results import error_content
 from agent_contract.runtime import Contract, PlannedCall, RunState, Stop
 from agent_contract.tools import ToolContext
 
-from .messages import ai_message_to_completion
+from .messages import ai_message_to_completion, escaped_ai_message
 from .tools import RawValue, current_tool_context, to_tool_message
 
 __all__ = [
@@ -183,6 +183,12 @@ class ContractMiddleware(AgentMiddleware[ContractAgentState, Any, Any]):
         if isinstance(response, AIMessage):
             response = ModelResponse(result=[response])
         ai = next((m for m in reversed(response.result) if isinstance(m, AIMessage)), None)
+        if ai is not None and (safe := escaped_ai_message(ai)) is not ai:
+            # The text rule: the graph state holds escaped text; the verdict reads `ai`.
+            result = [safe if m is ai else m for m in response.result]
+            response = ModelResponse(
+                result=result, structured_response=response.structured_response
+            )
         if ai is None:
             return self._stop_response(
                 state,
