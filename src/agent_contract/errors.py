@@ -4,7 +4,7 @@ One root; developer mistakes (:class:`ConfigurationError`: bad wiring, or a driv
 breaks the protocol) are kept apart from failures of a run's parts (the model, stored
 state, a human decision). Tool failures are not exceptions that escape a run: a
 tool raises one of the :class:`ToolError` subclasses (or anything else), and
-the executor turns it into a classified :class:`~agent_contract.tools.ToolResult`
+the executor turns it into a classified :class:`~agent_contract.results.ToolResult`
 that is bound to the ``tool_call_id`` and handed back to the model.
 
 ::
@@ -84,6 +84,7 @@ ErrorKind = Literal[
 """
 
 ERROR_KINDS: Final[tuple[str, ...]] = ErrorKind.__args__  # type: ignore[attr-defined]
+"""Every :data:`ErrorKind`, in declaration order."""
 
 StopReason = Literal[
     "answered",
@@ -101,6 +102,7 @@ that the caller must not present as one. ``pending_approval`` is a pause: the ru
 be resumed once a human decides."""
 
 STOP_REASONS: Final[tuple[str, ...]] = StopReason.__args__  # type: ignore[attr-defined]
+"""Every :data:`StopReason`, in declaration order."""
 
 
 class AgentContractError(Exception):

@@ -33,6 +33,7 @@ __all__ = [
 
 Role = Literal["system", "user", "assistant", "tool"]
 ROLES: Final[tuple[str, ...]] = ("system", "user", "assistant", "tool")
+"""The closed set of message roles."""
 
 ToolStatus = Literal["success", "error"]
 

@@ -61,6 +61,7 @@ MAX_ERROR_CHARS: Final = 1_000
 argument back); longer ones are cut with a marker."""
 
 TRUNCATION_MARKER: Final = "\n[truncated by agent-contract: {shown} of {total} chars shown]"
+"""Appended to a result cut to its size limit (``shown`` and ``total`` in characters)."""
 
 
 @dataclass(frozen=True)

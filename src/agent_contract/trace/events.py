@@ -62,6 +62,7 @@ EventType = Literal[
 """The event types the runtime writes (see the module doc for their fields)."""
 
 EVENT_TYPES: Final[tuple[str, ...]] = EventType.__args__  # type: ignore[attr-defined]
+"""Every :data:`EventType`, in declaration order."""
 
 PREVIEW_CHARS: Final = 200
 """Characters of a tool result's redacted content a ``tool_result`` event keeps."""

@@ -54,15 +54,12 @@ __all__ = ["CreateAgentContractSuite"]
 
 
 class CreateAgentContractSuite(ContractSuite):
-    """The contract suite over a ``create_agent`` graph you build in :meth:`build_agent`.
-
-    Class attributes:
-        mode: how the graph is driven: ``"invoke"`` (default), ``"ainvoke"`` or
-            ``"stream"`` (``stream_mode=["messages", "values"]``).
-    """
+    """The contract suite over a ``create_agent`` graph you build in :meth:`build_agent`."""
 
     harness_name: ClassVar[str] = "create_agent"
     mode: ClassVar[Mode] = "invoke"
+    """How the graph is driven: ``"invoke"`` (default), ``"ainvoke"`` or ``"stream"``
+    (``stream_mode=["messages", "values"]``)."""
     _miswired: str | None = None
     has_write_tools: ClassVar[bool] = True
     """The write-approval scenarios pause on ``interrupt()`` and resume through an

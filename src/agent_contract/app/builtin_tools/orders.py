@@ -172,7 +172,10 @@ class OrderStore:
         """The caller's order: model-visible fields as the value, the rest as artifact.
 
         Raises:
-            InvalidArgumentsError, UnauthorizedError, NotFoundError, TransientError.
+            InvalidArgumentsError: a malformed order id.
+            UnauthorizedError: no caller in the run's context.
+            NotFoundError: no such order, or another customer's.
+            TransientError: the order store is busy or unavailable.
         """
         check_order_id(order_id)
         caller = _caller(context)
@@ -186,8 +189,11 @@ class OrderStore:
         """What a refund would change; changes nothing.
 
         Raises:
-            InvalidArgumentsError: amount above what is refundable.
-            UnauthorizedError, NotFoundError, TransientError.
+            InvalidArgumentsError: a malformed order id, or an amount above what is
+                refundable.
+            UnauthorizedError: no caller in the run's context.
+            NotFoundError: no such order, or another customer's.
+            TransientError: the order store is busy or unavailable.
         """
         check_order_id(order_id)
         caller = _caller(context)
@@ -203,8 +209,11 @@ class OrderStore:
         A second call with the same key returns the first refund unchanged.
 
         Raises:
-            InvalidArgumentsError, UnauthorizedError, NotFoundError, TransientError;
-            ``InvalidArgumentsError`` when the context carries no idempotency key.
+            InvalidArgumentsError: a malformed order id or amount, or no idempotency key
+                in the context.
+            UnauthorizedError: no caller in the run's context.
+            NotFoundError: no such order, or another customer's.
+            TransientError: the order store is busy or unavailable.
         """
         check_order_id(order_id)
         caller = _caller(context)
