@@ -145,9 +145,9 @@ def test_unknown_harness_is_a_usage_error() -> None:
 
 @pytest.mark.usefixtures("cached_outcomes")
 def test_cli_default_prints_the_table_and_exits_0() -> None:
-    code, out, err = cli()
+    code, out, err = cli("--quiet")
     assert code == 0
-    assert err == ""  # not a terminal: no progress
+    assert err == ""  # --quiet: no progress
     assert "plain-create-agent is a control column" in out
     assert "does not affect the exit code" in out
     assert re.search(r"^allowlist \(3\)\s+holds\s+holds\s+BROKEN$", out, re.M)
@@ -211,6 +211,7 @@ def test_cli_subprocess_json_piped() -> None:
             "offline",
             "--format",
             "json",
+            "--quiet",
         ],
         capture_output=True,
         text=True,

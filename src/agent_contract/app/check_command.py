@@ -1,22 +1,40 @@
 """``agent-contract check``: the command that prints the contract suite as a checklist
-(see :mod:`agent_contract.conformance.check` for what it measures)."""
+(see :mod:`agent_contract.conformance.check` for what it measures).
+
+For CI: ``--junit FILE`` also writes JUnit XML (one test case per harness x boundary
+cell, :mod:`agent_contract.conformance.junit`); progress goes to stderr, on one
+overwritten line on a terminal and as plain lines when stderr is piped (``--quiet``
+silences it); a ``module:factory`` harness is imported with the working directory on
+``sys.path``, so a team's own module is found without setting ``PYTHONPATH``.
+"""
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, TextIO
 
-from ..conformance.check import run_check
+from ..conformance.boundaries import boundary_label
+from ..conformance.check import Finished, Progress, run_check
+from ..conformance.evaluate import Scenario
+from ..conformance.fixtures import hide_planted
+from ..conformance.junit import render_check_junit
 from ..conformance.report import FORMATS
-from ..errors import DependencyMissingError
+from ..conformance.runner import ScenarioOutcome
+from ..errors import ConfigurationError, DependencyMissingError
 from ..registry import harness_names, harness_plugins, missing_bindings
 
 __all__ = [
+    "LineProgress",
     "TerminalProgress",
     "add_check_command",
     "cmd_check",
     "default_harnesses",
     "split_harness_names",
+    "working_directory_importable",
+    "write_report_file",
 ]
 
 
@@ -69,6 +87,62 @@ class TerminalProgress:
         self.stream.flush()
 
 
+class LineProgress:
+    """One plain line per scenario on ``stream`` (``check`` uses stderr when it is not a
+    terminal, e.g. in CI): ``[3/105] offline allowlist: unknown_tool ... holds``, or
+    ``... broken: <the first failed expectation>``, or ``... skipped (needs ...)``."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def __call__(
+        self,
+        done: int,
+        total: int,
+        harness: str,
+        scenario: Scenario,
+        outcome: ScenarioOutcome | None,
+    ) -> None:
+        """Write the line for one finished scenario."""
+        if outcome is None:
+            verdict = f"skipped (needs {', '.join(scenario.requires)})"
+        elif outcome.problems:
+            first = outcome.problems[0]
+            text = hide_planted(first.message).replace("\n", " ")
+            if len(text) > 160:
+                text = text[:157] + "..."
+            verdict = f"broken: {boundary_label(first.boundary)}: {text}"
+        else:
+            verdict = "holds"
+        label = boundary_label(scenario.boundary)
+        self.stream.write(f"[{done}/{total}] {harness} {label}: {scenario.name} ... {verdict}\n")
+        self.stream.flush()
+
+
+def working_directory_importable(names: Sequence[str]) -> None:
+    """Put the working directory first on ``sys.path`` when a harness is named as
+    ``module:factory``, as ``python -m`` does: a console script's ``sys.path`` starts
+    with its own ``bin`` directory, so a team's module next to their tests would need
+    ``PYTHONPATH`` otherwise."""
+    if any(":" in name for name in names):
+        cwd = os.getcwd()
+        if cwd not in sys.path:
+            sys.path.insert(0, cwd)
+
+
+def write_report_file(path: Path, text: str) -> None:
+    """Write a report file (e.g. ``--junit``), creating its folder.
+
+    Raises:
+        ConfigurationError: the file cannot be written (exit 2).
+    """
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise ConfigurationError(f"cannot write {path}: {exc}") from exc
+
+
 def add_check_command(sub: Any) -> None:
     """Register ``check`` on the ``agent-contract`` subparsers ``sub``."""
     try:
@@ -98,6 +172,16 @@ def add_check_command(sub: Any) -> None:
         f"{', '.join(harness_names())}, or module:factory",
     )
     check_p.add_argument("--format", choices=sorted(FORMATS), default="text")
+    check_p.add_argument(
+        "--junit",
+        type=Path,
+        metavar="FILE",
+        help="also write JUnit XML: one test case per harness x boundary, failures carrying "
+        "the evidence",
+    )
+    check_p.add_argument(
+        "--quiet", action="store_true", help="no progress on stderr (piped or terminal)"
+    )
     check_p.set_defaults(handler=cmd_check)
 
 
@@ -106,11 +190,21 @@ def cmd_check(args: Any, out: TextIO, err: TextIO) -> int:
 
     Raises:
         DependencyMissingError: a harness whose binding is not installed (exit 4).
-        ConfigurationError: an unknown harness (exit 2).
+        ConfigurationError: an unknown harness, or a ``--junit`` file that cannot be
+            written (exit 2).
     """
     named = split_harness_names(args.harness)
     checked, control = (named, []) if named else default_harnesses()
-    progress = TerminalProgress(err) if err.isatty() else None
-    report = run_check(checked, control=control, progress=progress)
+    working_directory_importable(checked)
+    progress: Progress | None = None
+    finished: Finished | None = None
+    if not args.quiet:
+        if err.isatty():
+            progress = TerminalProgress(err)
+        else:
+            finished = LineProgress(err)
+    report = run_check(checked, control=control, progress=progress, finished=finished)
     out.write(FORMATS[args.format](report))
+    if args.junit is not None:
+        write_report_file(args.junit, render_check_junit(report))
     return report.exit_code

@@ -10,6 +10,7 @@ any harness.
 - :mod:`~agent_contract.conformance.runner`: one scenario on one harness;
 - :mod:`~agent_contract.conformance.check` and
   :mod:`~agent_contract.conformance.report`: ``agent-contract check``'s checklist;
+- :mod:`~agent_contract.conformance.junit`: the checklist as JUnit XML for CI;
 - :mod:`~agent_contract.conformance.suite`: :class:`ContractSuite` for your own tests
   (imports pytest; not re-exported here);
 - :mod:`~agent_contract.conformance.plugin`: the pytest plugin (fixtures).

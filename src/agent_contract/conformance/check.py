@@ -31,6 +31,7 @@ __all__ = [
     "Cell",
     "CheckReport",
     "Evidence",
+    "Finished",
     "HarnessRun",
     "Progress",
     "Role",
@@ -148,6 +149,10 @@ Runner = Callable[[Scenario, str], ScenarioOutcome]
 scenario (tests pass a caching one)."""
 Progress = Callable[[int, int, str, str], None]
 """``progress(done, total, harness, scenario)``, called before each run."""
+Finished = Callable[[int, int, str, Scenario, "ScenarioOutcome | None"], None]
+"""``finished(done, total, harness, scenario, outcome)``, called after each scenario
+(``done`` counts it); ``outcome`` is None for a scenario skipped for a capability the
+harness does not declare."""
 
 
 def _registered(name: str) -> HarnessPlugin | None:
@@ -213,6 +218,7 @@ def run_check(
     scenarios: Sequence[Scenario] = SCENARIOS,
     runner: Runner | None = None,
     progress: Progress | None = None,
+    finished: Finished | None = None,
 ) -> CheckReport:
     """Run every scenario on every harness and build the checklist.
 
@@ -226,6 +232,8 @@ def run_check(
             declare ``capabilities`` (an iterable of names); scenarios requiring others
             are skipped. Tests pass a caching runner.
         progress: called as ``progress(done, total, harness, scenario)`` before each run.
+        finished: called as ``finished(done, total, harness, scenario, outcome)`` after
+            each scenario (outcome None when it was skipped).
 
     Returns:
         The report; its :attr:`~CheckReport.exit_code` is 0 or 5.
@@ -250,13 +258,17 @@ def run_check(
             if progress is not None:
                 progress(done, total, name, scenario.name)
             done += 1
+            outcome: ScenarioOutcome | None = None
             if capabilities is not None and not set(scenario.requires) <= capabilities:
                 skipped.append(scenario.name)
-                continue
-            if runner is not None:
-                outcomes.append(runner(scenario, name))
+            elif runner is not None:
+                outcome = runner(scenario, name)
             else:
-                outcomes.append(run_scenario(scenario, loaded[name], name))
+                outcome = run_scenario(scenario, loaded[name], name)
+            if outcome is not None:
+                outcomes.append(outcome)
+            if finished is not None:
+                finished(done, total, name, scenario, outcome)
         role: Role = "checked" if name in checked else "control"
         plugin = _registered(name)
         runs.append(
