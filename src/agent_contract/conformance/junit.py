@@ -147,9 +147,7 @@ def render_junit(suites: Sequence[JUnitSuite], *, name: str = "agent-contract") 
             for prop, text in suite.properties.items():
                 ET.SubElement(properties, "property", name=prop, value=text)
         for case in suite.cases:
-            testcase = ET.SubElement(
-                element, "testcase", classname=case.classname, name=case.name
-            )
+            testcase = ET.SubElement(element, "testcase", classname=case.classname, name=case.name)
             if case.outcome in ("failure", "error"):
                 detail = ET.SubElement(
                     testcase, case.outcome, message=case.message, type=case.outcome
