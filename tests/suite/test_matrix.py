@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,7 @@ from agent_contract_langchain.matrix import (
     run_matrix,
     source_root,
 )
+from agent_contract_langchain.matrix_env import Packages
 from agent_contract_langchain.matrix_report import (
     MatrixReport,
     load_matrix_json,
@@ -33,6 +35,31 @@ from agent_contract_langchain.matrix_report import (
 )
 
 SOURCE = Path("/src/agent-contract")
+PACKAGES = Packages(
+    requirements=(str(SOURCE), str(SOURCE / "bindings" / "langchain")),
+    origin=f"the source tree {SOURCE}",
+)
+PUBLISHED = datetime(2026, 2, 6, 12, 39, 39, tzinfo=UTC)
+
+
+def published(package: str, version: str) -> datetime:
+    """A fake registry: every release was published at PUBLISHED."""
+    assert package == "langchain"
+    return PUBLISHED
+
+
+def matrix_run(releases: list[str], runner: object, **kwargs: object) -> MatrixReport:
+    """run_matrix over the fake registry and this fake source tree."""
+    return run_matrix(
+        releases,
+        packages=PACKAGES,
+        python="3.11",
+        runner=runner,  # type: ignore[arg-type]
+        publish_time=published,
+        **kwargs,  # type: ignore[arg-type]
+    )
+
+
 HARNESSES = ("offline", "langchain")
 STACK = {"langchain": "1.5.2", "langchain-core": "1.8.3", "langgraph": "1.2.24"}
 
@@ -46,6 +73,8 @@ class FakeRunner:
         self.seen: list[tuple[str, ...]] = []
 
     def role(self, argv: Sequence[str]) -> str:
+        if "compile" in argv:
+            return "compile"
         if "venv" in argv:
             return "venv"
         if "install" in argv:
@@ -89,8 +118,16 @@ def test_companion_pins_follow_the_measured_ranges() -> None:
 
 
 def test_plan_builds_outside_the_project_env(tmp_path: Path) -> None:
+    companions = matrix.plan_companions(
+        "1.0.0", mode="newest", publish_time=published, newest_pins=companions_for
+    )
     plan = plan_environment(
-        "1.0.0", workdir=tmp_path, source=SOURCE, python="3.11", harnesses=HARNESSES
+        "1.0.0",
+        workdir=tmp_path,
+        packages=PACKAGES,
+        python="3.11",
+        harnesses=HARNESSES,
+        companions=companions,
     )
     venv, install, smoke, check = plan.commands
     assert venv == ("uv", "venv", "--quiet", str(tmp_path / "langchain-1.0.0"), "--python", "3.11")
@@ -111,20 +148,21 @@ def test_plan_builds_outside_the_project_env(tmp_path: Path) -> None:
         "offline,langchain",
         "--format",
         "json",
+        "--quiet",
     )
     assert all(".venv" not in part for command in plan.commands for part in command)
 
 
 def test_latest_is_unpinned(tmp_path: Path) -> None:
     plan = plan_environment(
-        "latest", workdir=tmp_path, source=SOURCE, python="3.12", harnesses=HARNESSES
+        "latest", workdir=tmp_path, packages=PACKAGES, python="3.12", harnesses=HARNESSES
     )
     assert plan.requirements == ("langchain",)
 
 
 def test_checked_release(check_doc: dict[str, object]) -> None:
     runner = FakeRunner(check_doc)
-    report = run_matrix(["latest"], source=SOURCE, python="3.11", runner=runner)
+    report = matrix_run(["latest"], runner)
     [column] = report.columns
     assert (column.status, column.label) == ("checked", "latest (1.5.2)")
     assert [runner.role(a) for a in runner.seen] == ["venv", "install", "smoke", "check"]
@@ -138,7 +176,7 @@ def test_checked_release(check_doc: dict[str, object]) -> None:
 def test_all_holding_exits_0(check_doc: dict[str, object]) -> None:
     holding = dict(check_doc)
     holding["cells"] = [c for c in check_doc["cells"] if c["harness"] != "plain-create-agent"]  # type: ignore[attr-defined]
-    report = run_matrix(["1.3.15"], source=SOURCE, python="3.11", runner=FakeRunner(holding))
+    report = matrix_run(["1.3.15"], FakeRunner(holding))
     assert report.exit_code == 0
     assert {report.columns[0].cell(b) for b in report.rows} == {"holds"}
 
@@ -146,7 +184,7 @@ def test_all_holding_exits_0(check_doc: dict[str, object]) -> None:
 def test_install_failure_is_could_not_install(check_doc: dict[str, object]) -> None:
     error = "\n".join(f"line {i}" for i in range(20)) + "\n  your requirements are unsatisfiable."
     runner = FakeRunner(check_doc, install=CommandResult(returncode=1, stdout="", stderr=error))
-    report = run_matrix(["0.3.27"], source=SOURCE, python="3.11", runner=runner)
+    report = matrix_run(["0.3.27"], runner)
     [column] = report.columns
     assert column.status == "could_not_install"
     assert column.evidence.endswith("your requirements are unsatisfiable.")
@@ -162,7 +200,7 @@ def test_stack_that_does_not_import_is_could_not_install(check_doc: dict[str, ob
         stderr="Traceback ...\nImportError: cannot import name 'ExecutionInfo' from 'langgraph.runtime'",
     )
     runner = FakeRunner(check_doc, smoke=broken)
-    report = run_matrix(["1.2.8"], source=SOURCE, python="3.11", runner=runner)
+    report = matrix_run(["1.2.8"], runner)
     assert report.columns[0].status == "could_not_install"
     assert "ExecutionInfo" in report.columns[0].evidence
     assert report.exit_code == 4
@@ -176,7 +214,7 @@ def test_binding_that_does_not_import(check_doc: dict[str, object]) -> None:
         "'ExtendedModelResponse' from 'langchain.agents.middleware.types')",
     )
     runner = FakeRunner(check_doc, check=missing)
-    report = run_matrix(["1.0.0", "latest"], source=SOURCE, python="3.11", runner=runner)
+    report = matrix_run(["1.0.0", "latest"], runner)
     first, latest = report.columns
     assert first.status == "binding_does_not_import"
     assert "ExtendedModelResponse" in first.evidence
@@ -188,9 +226,7 @@ def test_binding_that_does_not_import(check_doc: dict[str, object]) -> None:
 
 def test_check_that_crashes_is_an_error(check_doc: dict[str, object]) -> None:
     crash = CommandResult(returncode=1, stdout="", stderr="Traceback\nKeyError: 'x'")
-    report = run_matrix(
-        ["1.3.15"], source=SOURCE, python="3.11", runner=FakeRunner(check_doc, check=crash)
-    )
+    report = matrix_run(["1.3.15"], FakeRunner(check_doc, check=crash))
     assert report.columns[0].status == "error"
     assert report.columns[0].evidence == "check exited 1: Traceback\nKeyError: 'x'"
     assert report.exit_code == 4
@@ -202,12 +238,8 @@ def three_columns(check_doc: dict[str, object]) -> MatrixReport:
         python="3.11",
         harnesses=HARNESSES,
         columns=(
-            run_matrix(
-                ["0.3.27"], source=SOURCE, python="3.11", runner=FakeRunner(check_doc, install=fail)
-            ).columns[0],
-            run_matrix(
-                ["latest"], source=SOURCE, python="3.11", runner=FakeRunner(check_doc)
-            ).columns[0],
+            matrix_run(["0.3.27"], FakeRunner(check_doc, install=fail)).columns[0],
+            matrix_run(["latest"], FakeRunner(check_doc)).columns[0],
         ),
     )
 
@@ -235,11 +267,20 @@ def test_json_round_trip(check_doc: dict[str, object]) -> None:
         load_matrix_json('{"format": "agent-contract-check", "version": 1}')
 
 
+def fake_checkout(root: Path) -> Path:
+    for folder in (root, root / "bindings" / "langchain"):
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "pyproject.toml").write_text("[project]\n")
+    return root
+
+
 def test_command_uses_the_runner_and_prints(
-    monkeypatch: pytest.MonkeyPatch, check_doc: dict[str, object]
+    monkeypatch: pytest.MonkeyPatch, check_doc: dict[str, object], tmp_path: Path
 ) -> None:
     runner = FakeRunner(check_doc)
     monkeypatch.setattr(matrix, "subprocess_runner", lambda: runner)
+    monkeypatch.setattr(matrix, "uv_publish_time", lambda uv, run: published)
+    source = fake_checkout(tmp_path / "checkout")
     out, err = io.StringIO(), io.StringIO()
     code = main(
         [
@@ -249,7 +290,7 @@ def test_command_uses_the_runner_and_prints(
             "--harness",
             "offline",
             "--source",
-            "/x",
+            str(source),
             "--uv",
             "uvx",
         ],
@@ -257,13 +298,32 @@ def test_command_uses_the_runner_and_prints(
         err=err,
     )
     assert code == 5
-    assert err.getvalue() == ""  # not a terminal
+    lines = err.getvalue().splitlines()  # piped: plain progress lines
+    assert lines[0].startswith(
+        "[1/2] langchain 1.3.15: companions as of langchain 1.3.15's release"
+    )
+    assert "[2/2] langchain latest: newest companions" in lines
+    assert lines[-1].startswith("[2/2] langchain latest: broken: response_shape, allowlist")
     assert "| 1.3.15 |" not in out.getvalue()
     assert out.getvalue().startswith("agent-contract matrix: python ")
+    assert f"agent-contract from the source tree {source}" in out.getvalue()
     venvs = [a for a in runner.seen if runner.role(a) == "venv"]
     assert [a[0] for a in venvs] == ["uvx", "uvx"]
+    installs = [a for a in runner.seen if runner.role(a) == "install"]
+    assert all(str(source) in a for a in installs)
     checks = [a for a in runner.seen if runner.role(a) == "check"]
     assert all(a[a.index("--harness") + 1] == "offline" for a in checks)
+
+
+def test_command_quiet(
+    monkeypatch: pytest.MonkeyPatch, check_doc: dict[str, object], tmp_path: Path
+) -> None:
+    monkeypatch.setattr(matrix, "subprocess_runner", lambda: FakeRunner(check_doc))
+    source = fake_checkout(tmp_path / "checkout")
+    err = io.StringIO()
+    argv = ["matrix", "--langchain", "latest", "--source", str(source), "--quiet"]
+    assert main(argv, out=io.StringIO(), err=err) == 5
+    assert err.getvalue() == ""
 
 
 def test_bad_release_is_a_usage_error() -> None:

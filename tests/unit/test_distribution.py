@@ -217,3 +217,30 @@ def test_check_dist_wants_framework_pytest_and_a_core_range() -> None:
     problems = check.check_metadata("w", meta, pytest_plugin=True)
     assert any("Framework :: Pytest" in p for p in problems)
     assert any("not pinned to a range" in p for p in problems)
+
+
+# --- the floors: every lower bound installs and imports --------------------------------
+
+
+def test_the_metadata_floors_are_the_measured_ones() -> None:
+    """`agent-contract matrix --langchain floor` installs every lower bound exactly; the
+    run recorded in docs/MATRIX.md passed on MEASURED_FLOORS. A floor changed in a
+    pyproject.toml must be measured again (and the table updated)."""
+    from agent_contract_langchain.matrix_env import MEASURED_FLOORS, metadata_floors
+
+    assert metadata_floors() == dict(MEASURED_FLOORS)
+    recorded = (ROOT / "docs" / "MATRIX.md").read_text(encoding="utf-8")
+    for name, version in MEASURED_FLOORS.items():
+        assert f"{name}=={version}" in recorded, name
+
+
+def test_the_langchain_floor_needs_no_companion_pin() -> None:
+    """pip installs the floor without the matrix's companion pins: a floor inside a range
+    COMPANION_PINS says needs a pin would install a stack that does not import."""
+    from agent_contract_langchain.matrix_env import MEASURED_FLOORS, companions_for
+
+    assert companions_for(MEASURED_FLOORS["langchain"]) == ()
+    langgraph = Version(MEASURED_FLOORS["langgraph"])
+    # langgraph-prebuilt 1.0.9+ imports ExecutionInfo (langgraph 1.1.3) and ServerInfo
+    # (langgraph 1.1.5) from langgraph.runtime, and langgraph allows it with any 1.x.
+    assert langgraph >= Version("1.1.5")

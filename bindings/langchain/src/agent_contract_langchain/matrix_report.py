@@ -1,5 +1,5 @@
 """The ``matrix`` report: one column per LangChain release, one row per boundary, and its
-text, Markdown and JSON forms (see :mod:`agent_contract_langchain.matrix`)."""
+text, Markdown, JSON and JUnit XML forms (see :mod:`agent_contract_langchain.matrix`)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from agent_contract.conformance import boundary_label
+from agent_contract.conformance.junit import JUnitCase, JUnitSuite, render_junit
 from agent_contract.errors import ConfigurationError
 from agent_contract.exitcodes import EXIT_CONTRACT_VIOLATION, EXIT_DEPENDENCY_MISSING, EXIT_OK
 
@@ -20,6 +21,7 @@ __all__ = [
     "MatrixReport",
     "load_matrix_json",
     "render_matrix_json",
+    "render_matrix_junit",
     "render_matrix_markdown",
     "render_matrix_text",
 ]
@@ -41,6 +43,11 @@ class Column:
     ``binding_does_not_import`` (``check`` exited 4), or ``error`` (``check`` failed
     otherwise)."""
     companions: tuple[str, ...] = ()
+    """The requirements installed beside ``langchain`` (companion pins; for ``floor``,
+    every lower bound)."""
+    note: str = ""
+    """How the companions were chosen (e.g. "companions as of langchain 1.2.9's release
+    (...)")."""
     versions: dict[str, str] = field(default_factory=dict)
     """The installed stack (``langchain``, ``langchain-core``, ``langgraph``,
     ``langgraph-prebuilt``); empty when it could not be installed."""
@@ -51,10 +58,10 @@ class Column:
 
     @property
     def label(self) -> str:
-        """``1.3.15``, or ``latest (1.5.2)`` once resolved."""
+        """``1.3.15``, or ``latest (1.5.2)`` / ``floor (1.2.9)`` once resolved."""
         resolved = self.versions.get("langchain")
-        if self.release == "latest" and resolved:
-            return f"latest ({resolved})"
+        if self.release in ("latest", "floor") and resolved:
+            return f"{self.release} ({resolved})"
         return self.release
 
     def cell(self, boundary: str) -> str:
@@ -83,6 +90,8 @@ class MatrixReport:
     python: str
     harnesses: tuple[str, ...]
     columns: tuple[Column, ...]
+    origin: str = ""
+    """Where this project's two distributions were installed from."""
 
     @property
     def rows(self) -> tuple[str, ...]:
@@ -107,11 +116,13 @@ class MatrixReport:
 
 
 def _notes(report: MatrixReport) -> list[str]:
-    notes = []
+    notes = [f"agent-contract from {report.origin}"] if report.origin else []
     for column in report.columns:
         stack = ", ".join(f"{k} {v}" for k, v in column.versions.items()) or "not installed"
         pins = f"; companion pins: {', '.join(column.companions)}" if column.companions else ""
         notes.append(f"{column.label}: {column.status.replace('_', ' ')} ({stack}{pins})")
+        if column.note:
+            notes.append(f"    {column.note}")
         if column.evidence:
             notes += [f"    {line}" for line in column.evidence.splitlines()]
     return notes
@@ -154,7 +165,10 @@ def render_matrix_markdown(report: MatrixReport) -> str:
     for column in report.columns:
         stack = ", ".join(f"{k} {v}" for k, v in column.versions.items()) or "not installed"
         pins = f"; companion pins: `{', '.join(column.companions)}`" if column.companions else ""
-        lines.append(f"- **{column.label}**: {column.status.replace('_', ' ')} ({stack}{pins})")
+        note = f"; {column.note}" if column.note else ""
+        lines.append(
+            f"- **{column.label}**: {column.status.replace('_', ' ')} ({stack}{pins}{note})"
+        )
         if column.evidence:
             lines.append("  ```text")
             lines += [f"  {line}" for line in column.evidence.splitlines()]
@@ -164,14 +178,15 @@ def render_matrix_markdown(report: MatrixReport) -> str:
 
 def render_matrix_json(report: MatrixReport) -> str:
     """The report as JSON: ``{"format": "agent-contract-matrix", "version": 1, "python",
-    "harnesses", "rows", "columns": [{"release", "label", "status", "companions",
-    "versions", "evidence", "cells": {boundary: text}, "check": <check JSON or null>}],
-    "exit_code"}``."""
+    "harnesses", "origin", "rows", "columns": [{"release", "label", "status",
+    "companions", "note", "versions", "evidence", "cells": {boundary: text}, "check":
+    <check JSON or null>}], "exit_code"}``."""
     data = {
         "format": "agent-contract-matrix",
         "version": MATRIX_FORMAT_VERSION,
         "python": report.python,
         "harnesses": list(report.harnesses),
+        "origin": report.origin,
         "rows": list(report.rows),
         "columns": [
             {
@@ -179,6 +194,7 @@ def render_matrix_json(report: MatrixReport) -> str:
                 "label": c.label,
                 "status": c.status,
                 "companions": list(c.companions),
+                "note": c.note,
                 "versions": dict(c.versions),
                 "evidence": c.evidence,
                 "cells": {b: c.cell(b) for b in report.rows},
@@ -212,13 +228,83 @@ def load_matrix_json(text: str) -> MatrixReport:
             release=c["release"],
             status=c["status"],
             companions=tuple(c["companions"]),
+            note=c.get("note", ""),
             versions=dict(c["versions"]),
             evidence=c["evidence"],
             check=c["check"],
         )
         for c in data["columns"]
     )
-    return MatrixReport(python=data["python"], harnesses=tuple(data["harnesses"]), columns=columns)
+    return MatrixReport(
+        python=data["python"],
+        harnesses=tuple(data["harnesses"]),
+        columns=columns,
+        origin=data.get("origin", ""),
+    )
+
+
+def _boundary_case(column: Column, boundary: str, classname: str) -> JUnitCase:
+    """One release x boundary: fails when a checked harness broke it, with each broken
+    harness's evidence."""
+    cells = [
+        c
+        for c in (column.check or {}).get("cells", ())
+        if c.get("boundary") == boundary and c.get("harness") in _checked(column)
+    ]
+    evidence = [
+        f"{c['harness']}: {e['scenario']}: {e['observed']}"
+        for c in cells
+        if c.get("status") == "broken"
+        for e in c.get("evidence", ())
+    ]
+    if evidence:
+        return JUnitCase(
+            classname=classname,
+            name=boundary,
+            outcome="failure",
+            message=evidence[0],
+            details="\n".join(evidence),
+        )
+    if cells and all(c.get("status") == "not_checked" for c in cells):
+        return JUnitCase(
+            classname=classname, name=boundary, outcome="skipped", message="not checked"
+        )
+    return JUnitCase(classname=classname, name=boundary, output=column.cell(boundary))
+
+
+def _checked(column: Column) -> set[str]:
+    harnesses = (column.check or {}).get("harnesses", ())
+    return {h["name"] for h in harnesses if h.get("role") != "control"}
+
+
+def render_matrix_junit(report: MatrixReport) -> str:
+    """The report as JUnit XML: per release, one suite with an ``install`` case (an error
+    carrying the installer's evidence when the environment could not be built, or the
+    binding did not import) and, once checked, one case per boundary, failing with the
+    evidence of every harness that broke it."""
+    suites = []
+    for column in report.columns:
+        classname = f"agent-contract.matrix.langchain-{column.release}"
+        stack = ", ".join(f"{k} {v}" for k, v in column.versions.items())
+        install = JUnitCase(classname=classname, name="install", output=stack)
+        if column.status != "checked":
+            install = JUnitCase(
+                classname=classname,
+                name="install",
+                outcome="error",
+                message=column.status.replace("_", " "),
+                details=column.evidence or column.status,
+            )
+        cases = [install]
+        if column.status == "checked":
+            cases += [_boundary_case(column, b, classname) for b in report.rows]
+        properties = dict(column.versions)
+        if column.note:
+            properties["companions"] = column.note
+        suites.append(
+            JUnitSuite(name=f"langchain {column.label}", cases=tuple(cases), properties=properties)
+        )
+    return render_junit(suites, name="agent-contract matrix")
 
 
 MATRIX_FORMATS: Final[dict[str, Callable[[MatrixReport], str]]] = {
