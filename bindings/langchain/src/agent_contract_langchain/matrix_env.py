@@ -106,6 +106,7 @@ MEASURED_FLOORS: Final[Mapping[str, str]] = MappingProxyType(
         "langgraph": "1.1.5",
         "langgraph-checkpoint-sqlite": "3.0",
         "jsonschema": "4.18",
+        "rfc8785": "0.1.4",
     }
 )
 """The metadata's lower bounds (:func:`metadata_floors`) as last measured: ``agent-contract
