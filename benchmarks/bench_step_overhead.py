@@ -52,7 +52,7 @@ from agent_contract_langchain.baseline import plain_agent, plain_tool
 from agent_contract_langchain.chat_model import ContractChatModel
 from agent_contract_langchain.harness import run_graph
 from agent_contract_langchain.messages import from_langchain_messages, to_langchain_messages
-from agent_contract_langchain.middleware import ContractContext
+from agent_contract_langchain.run_config import contract_config
 from agent_contract_langchain.tools import to_langchain_tools
 
 
@@ -173,7 +173,7 @@ def variants(steps: int, *, decompose: bool = False) -> dict[str, Callable[[], A
     def graph_only(g: Any, c: Contract) -> Callable[[], Any]:
         def go() -> Any:
             state = c.start()
-            final = g.invoke(lc_user, context=ContractContext(state))
+            final = g.invoke(lc_user, contract_config(state))
             result = state.finish(messages=from_langchain_messages(final["messages"]))
             if result.stop_reason != "answered":
                 raise RuntimeError(f"the run stopped with {result.stop_reason}")

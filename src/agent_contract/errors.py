@@ -32,6 +32,7 @@ from typing import Any, Final, Literal
 
 __all__ = [
     "ERROR_KINDS",
+    "PAUSE_REASONS",
     "STOP_REASONS",
     "AgentContractError",
     "ApprovalError",
@@ -96,13 +97,35 @@ StopReason = Literal[
     "invalid_response",
     "model_error",
     "pending_approval",
+    "interrupted",
+    "middleware_stop",
+    "max_graph_steps",
 ]
 """Why a run ended. Only ``answered`` carries an answer; every other reason is a stop
-that the caller must not present as one. ``pending_approval`` is a pause: the run can
-be resumed once a human decides."""
+that the caller must not present as one.
+
+- ``answered``: the model gave a final answer.
+- ``max_model_steps``, ``max_tool_calls``, ``repeated_call``, ``deadline``,
+  ``max_trace_bytes``: a budget of the contract was reached.
+- ``invalid_response``: the model's response broke the response contract.
+- ``model_error``: the model raised, or returned something that is not a Completion.
+- ``pending_approval``: a pause; write calls wait for a human decision.
+- ``interrupted``: a pause that is not the contract's write approval: a framework
+  interrupt (a human-in-the-loop review, an ``interrupt()`` inside a tool) waits for an
+  answer; the run resumes once it is given.
+- ``middleware_stop``: another layer of the agent (a framework middleware, e.g. a call
+  limit) ended the run before the contract decided; the detail names which.
+- ``max_graph_steps``: the framework's step limit, derived from the budget, was hit
+  while the contract had not stopped the run (a stack that keeps looping).
+
+``pending_approval`` and ``interrupted`` are pauses (:data:`PAUSE_REASONS`): the
+run's state is kept and it can be resumed."""
 
 STOP_REASONS: Final[tuple[str, ...]] = StopReason.__args__  # type: ignore[attr-defined]
 """Every :data:`StopReason`, in declaration order."""
+
+PAUSE_REASONS: Final[frozenset[str]] = frozenset({"pending_approval", "interrupted"})
+"""Stop reasons that pause a run rather than end it: its snapshot is kept to resume."""
 
 
 class AgentContractError(Exception):

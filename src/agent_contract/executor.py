@@ -84,7 +84,11 @@ class InvocationHandle:
         remaining = max(0.0, timeout - (time.monotonic() - self._submitted))
         try:
             value = self._future.result(timeout=remaining)
-        except FutureTimeout:
+        except FutureTimeout as exc:
+            if self._future.done() and not self._future.cancelled():
+                # The handler itself raised a TimeoutError (the same class as the
+                # future's own since Python 3.11): its failure, not our wait running out.
+                return Invocation(error=exc, duration_seconds=self._elapsed())
             cancelled = self._future.cancel()
             started = not cancelled
             begun = self._started.at or time.monotonic()
@@ -138,6 +142,14 @@ class ToolExecutor:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
 
+class _OwnTimeout(Exception):
+    """Carries a ``TimeoutError`` the awaited function raised itself."""
+
+    def __init__(self, error: TimeoutError) -> None:
+        super().__init__()
+        self.error = error
+
+
 async def arun_with_timeout(fn: Callable[[], Awaitable[Any]], timeout: float) -> Invocation:
     """Await ``fn()`` for at most ``timeout`` seconds.
 
@@ -146,8 +158,18 @@ async def arun_with_timeout(fn: Callable[[], Awaitable[Any]], timeout: float) ->
     still reports the outcome as unknown.
     """
     begun = time.monotonic()
+
+    async def guarded() -> Any:
+        try:
+            return await fn()
+        except TimeoutError as exc:
+            # The tool's own TimeoutError: its failure, not our limit passing.
+            raise _OwnTimeout(exc) from exc
+
     try:
-        value = await asyncio.wait_for(fn(), timeout=timeout)
+        value = await asyncio.wait_for(guarded(), timeout=timeout)
+    except _OwnTimeout as own:
+        return Invocation(error=own.error, duration_seconds=time.monotonic() - begun)
     except TimeoutError:
         return Invocation(timed_out=True, duration_seconds=time.monotonic() - begun)
     except asyncio.CancelledError:

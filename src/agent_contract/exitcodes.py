@@ -4,9 +4,11 @@
 process), so they import these names rather than repeating the numbers.
 
 0 answered / all held; 1 a self-test or internal failure; 2 a usage or wiring error;
-3 a budget stop; 4 a missing optional dependency (``dependency_missing``) or a release
-that could not be installed; 5 a contract violation or a broken boundary; 6 the model
-failed; 7 paused for approval; 8 a decision was refused or a stored run cannot be read.
+3 a budget stop (the derived graph step limit included); 4 a missing optional
+dependency (``dependency_missing``) or a release that could not be installed; 5 a
+contract violation or a broken boundary; 6 the model failed; 7 paused (for approval, or
+on a framework interrupt); 8 a decision was refused or a stored run cannot be read; 9
+another layer of the agent (a framework middleware) ended the run.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ __all__ = [
     "EXIT_CONTRACT_VIOLATION",
     "EXIT_DEPENDENCY_MISSING",
     "EXIT_FAILURE",
+    "EXIT_MIDDLEWARE_STOP",
     "EXIT_MODEL_ERROR",
     "EXIT_OK",
     "EXIT_PENDING_APPROVAL",
@@ -35,6 +38,7 @@ EXIT_CONTRACT_VIOLATION: Final = 5
 EXIT_MODEL_ERROR: Final = 6
 EXIT_PENDING_APPROVAL: Final = 7
 EXIT_APPROVAL_REFUSED: Final = 8
+EXIT_MIDDLEWARE_STOP: Final = 9
 
 EXIT_CODES: Final[dict[str, int]] = {
     "answered": EXIT_OK,
@@ -46,5 +50,8 @@ EXIT_CODES: Final[dict[str, int]] = {
     "invalid_response": EXIT_CONTRACT_VIOLATION,
     "model_error": EXIT_MODEL_ERROR,
     "pending_approval": EXIT_PENDING_APPROVAL,
+    "interrupted": EXIT_PENDING_APPROVAL,
+    "middleware_stop": EXIT_MIDDLEWARE_STOP,
+    "max_graph_steps": EXIT_BUDGET,
 }
 """Exit code for each stop reason of ``run`` and ``approve``."""

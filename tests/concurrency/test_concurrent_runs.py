@@ -41,7 +41,7 @@ from agent_contract.messages import Completion, ToolCall
 from agent_contract.runtime import RunState
 from agent_contract_langchain import build_agent
 from agent_contract_langchain.messages import from_langchain_messages, to_langchain_messages
-from agent_contract_langchain.middleware import ContractContext
+from agent_contract_langchain.run_config import contract_config
 
 RUNS = 20
 BUDGET = Budget(max_model_steps=8, max_tool_calls=8, deadline_seconds=30.0)
@@ -320,7 +320,7 @@ def test_langchain_runs_in_threads_share_nothing(sharing: str, executor: ToolExe
 
     def work(plan: Plan) -> RunResult:
         state = setup.start(plan)
-        final = graphs[plan.index].invoke(payload(plan), context=ContractContext(state))
+        final = graphs[plan.index].invoke(payload(plan), contract_config(state))
         return finish(state, final, "invoke")
 
     check_all(in_threads(work), setup)
@@ -337,7 +337,7 @@ def test_langchain_runs_under_asyncio_share_nothing(sharing: str, executor: Tool
 
     async def one(plan: Plan) -> RunResult:
         state = setup.start(plan)
-        final = await graphs[plan.index].ainvoke(payload(plan), context=ContractContext(state))
+        final = await graphs[plan.index].ainvoke(payload(plan), contract_config(state))
         return finish(state, final, "ainvoke")
 
     async def main() -> list[RunResult]:

@@ -35,7 +35,8 @@ from agent_contract.results import ToolOutput
 from agent_contract.runtime import Contract, RunResult
 from agent_contract.tools import ToolContext
 from agent_contract_langchain.durable import sqlite_checkpointer
-from agent_contract_langchain.harness import resume_agent, run_agent
+from agent_contract_langchain.harness import run_agent
+from agent_contract_langchain.resuming import resume_agent
 
 HARNESSES = ("offline", "langchain")
 CLI_TIMEOUT_SECONDS = 120

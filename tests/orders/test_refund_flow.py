@@ -326,13 +326,13 @@ def test_no_side_effect_before_the_interrupt(
     model node, which does not re-run; an edit is previewed once more when the decision
     is checked, before anything is recorded) and the write once."""
     entered: list[str] = []
-    original = lc_middleware.ContractMiddleware._write
+    original = lc_middleware.write_call
 
-    def counting(self: Any, state: Any, planned: Any) -> Any:
+    def counting(state: Any, planned: Any, redaction: Any) -> Any:
         entered.append(planned.call_id)
-        return original(self, state, planned)
+        return original(state, planned, redaction)
 
-    monkeypatch.setattr(lc_middleware.ContractMiddleware, "_write", counting)
+    monkeypatch.setattr(lc_middleware, "write_call", counting)
     args = {"order_id": "A-1001", "amount_cents": 500, "reason": "damaged"}
     model = FakeModel([tool_call("refund_order", args), "done"], stateless=True)
     contract = order_contract()

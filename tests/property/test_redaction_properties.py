@@ -28,7 +28,7 @@ from agent_contract.messages import Completion, ToolCall
 from agent_contract.testing import FakeModel
 from agent_contract_langchain import build_agent
 from agent_contract_langchain.messages import from_langchain_messages, to_langchain_messages
-from agent_contract_langchain.middleware import ContractContext
+from agent_contract_langchain.run_config import contract_config
 
 # -- the secret and the ways a run could encode it ------------------------------------------
 
@@ -249,9 +249,7 @@ def test_langchain_run_never_leaks_a_secret(secret: str, expose: bool) -> None:
     graph = build_agent(model, contract)
     state = contract.start()
     user = Message(role="user", content=f"please use {secret}")
-    final = graph.invoke(
-        {"messages": to_langchain_messages([user])}, context=ContractContext(state)
-    )
+    final = graph.invoke({"messages": to_langchain_messages([user])}, contract_config(state))
     result = state.finish(  # the stop the middleware halted with
         messages=from_langchain_messages(final["messages"]), harness="langchain-invoke"
     )

@@ -193,7 +193,7 @@ def test_progress_line_is_cleared_when_done() -> None:
 
 
 def test_missing_binding_exits_4(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "agent_contract_langchain.harness", None)
+    monkeypatch.setitem(sys.modules, "agent_contract_langchain.resuming", None)
     code, out, err = cli("--harness", "offline,langchain")
     assert (code, out) == (4, "")
     assert "dependency_missing" in err

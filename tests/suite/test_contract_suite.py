@@ -228,7 +228,7 @@ class TestMyAgent(CreateAgentContractSuite):
             chat_model,
             tools=[*tools, lookup_order],
             system_prompt="You are the shop's support agent.",
-            middleware=[*middleware, Counting()],
+            middleware=[middleware[0], Counting(), middleware[-1]],
         )
 """
 
@@ -252,7 +252,9 @@ def test_create_agent_subclass_can_turn_write_tools_off(pytester: pytest.Pyteste
 
 
 def test_create_agent_without_contract_middleware_is_diagnosed(pytester: pytest.Pytester) -> None:
-    source = CREATE_AGENT_SUITE.replace("middleware=[*middleware, Counting()]", "middleware=[]")
+    source = CREATE_AGENT_SUITE.replace(
+        "middleware=[middleware[0], Counting(), middleware[-1]]", "middleware=[]"
+    )
     result = run(pytester, source, "-k", "direct_answer")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*never ran the ContractMiddleware it was given*"])

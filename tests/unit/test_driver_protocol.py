@@ -17,7 +17,11 @@ DRIVERS = [
     CORE / "loop.py",
     CORE / "demo.py",
     BINDING / "middleware.py",
+    BINDING / "gate.py",
+    BINDING / "approvals.py",
+    BINDING / "driving.py",
     BINDING / "harness.py",
+    BINDING / "resuming.py",
 ]
 INSPECTION = {"caller", "context", "counters", "trace", "PROTOCOL"}
 """Public, to inspect a run; not for driving one."""

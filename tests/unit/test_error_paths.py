@@ -30,7 +30,8 @@ from agent_contract.runtime import Stop
 from agent_contract.testing import FakeModel, tool_call
 from agent_contract.trace import RedactionPolicy
 from agent_contract_langchain.durable import sqlite_checkpointer
-from agent_contract_langchain.harness import resume_agent, run_agent
+from agent_contract_langchain.harness import run_agent
+from agent_contract_langchain.resuming import resume_agent
 from agent_contract_langchain.tools import to_tool_message
 
 TEXT = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}

@@ -17,6 +17,7 @@ from ..errors import ConfigurationError
 from ..executor import Invocation, arun_with_timeout, run_isolated
 from ..results import ToolResult, classify_exception, error_result, success_result
 from ..tools import ToolContext, ToolSpec
+from .attempts import amend
 from .ledger import PlannedCall
 from .run import Run
 
@@ -27,8 +28,10 @@ __all__ = [
     "ISOLATION_GRACE_SECONDS",
     "AsyncInvoke",
     "Invoke",
+    "Passthrough",
     "aexecute",
     "failed",
+    "own_timeout",
     "result_from",
     "submit",
     "timeout_for",
@@ -44,6 +47,16 @@ tool's raw value (or raises)."""
 
 AsyncInvoke = Callable[[ToolContext], Awaitable[Any]]
 """The async twin of :data:`Invoke`."""
+
+Passthrough = tuple[type[BaseException], ...]
+"""Exception types that are a framework's control flow, never a tool's failure: one that
+``invoke`` raises is re-raised to the driver and nothing is recorded."""
+
+
+def _reraise_passthrough(invocation: Invocation, passthrough: Passthrough) -> None:
+    """Re-raise a control-flow exception ``invoke`` raised (see :data:`Passthrough`)."""
+    if passthrough and isinstance(invocation.error, passthrough):
+        raise invocation.error
 
 
 def tool_context(run: Run, call_id: str, *, idempotency_key: str | None = None) -> ToolContext:
@@ -91,7 +104,11 @@ def _default_invoke(spec: ToolSpec, arguments: dict[str, Any]) -> Invoke:
 
 
 def submit(
-    run: Run, planned: PlannedCall, invoke: Invoke | None = None
+    run: Run,
+    planned: PlannedCall,
+    invoke: Invoke | None = None,
+    *,
+    passthrough: Passthrough = (),
 ) -> Callable[[], ToolResult]:
     """Start one admitted call; the returned function waits for it and records the
     result (see :meth:`RunState.submit`)."""
@@ -117,12 +134,16 @@ def submit(
 
     def wait() -> ToolResult:
         invocation = handle.result(timeout)
-        return run.record(result_from(run.contract, planned, spec, invocation, timeout))
+        _reraise_passthrough(invocation, passthrough)
+        result = result_from(run.contract, planned, spec, invocation, timeout)
+        return run.record(amend(run, result))
 
     return wait
 
 
-async def aexecute(run: Run, planned: PlannedCall, ainvoke: AsyncInvoke) -> ToolResult:
+async def aexecute(
+    run: Run, planned: PlannedCall, ainvoke: AsyncInvoke, *, passthrough: Passthrough = ()
+) -> ToolResult:
     """Await one admitted call with its timeout and record the result (see
     :meth:`RunState.aexecute`)."""
     spec = _runnable_spec(planned)
@@ -131,7 +152,9 @@ async def aexecute(run: Run, planned: PlannedCall, ainvoke: AsyncInvoke) -> Tool
     timeout = timeout_for(run, spec)
     context = tool_context(run, planned.call_id)
     invocation = await arun_with_timeout(lambda: ainvoke(context), timeout)
-    return run.record(result_from(run.contract, planned, spec, invocation, timeout))
+    _reraise_passthrough(invocation, passthrough)
+    result = result_from(run.contract, planned, spec, invocation, timeout)
+    return run.record(amend(run, result))
 
 
 def result_from(
@@ -178,6 +201,8 @@ def result_from(
             side_effects_possible=True,
             duration_seconds=invocation.duration_seconds,
         )
+    if isinstance(invocation.error, TimeoutError):
+        return own_timeout(contract, call_id, name, invocation.duration_seconds)
     if invocation.error is not None:
         return failed(contract, call_id, name, invocation.error, invocation.duration_seconds)
     return success_result(
@@ -189,6 +214,23 @@ def result_from(
         redaction=redaction,
         duration_seconds=invocation.duration_seconds,
         artifact=invocation.value,
+    )
+
+
+def own_timeout(contract: Contract, call_id: str, name: str, duration_seconds: float) -> ToolResult:
+    """The result of a handler that raised ``TimeoutError`` itself (its own client gave
+    up on something): like the executor's timeout, the outcome is unknown and side
+    effects are possible (the request it waited for may have landed)."""
+    return error_result(
+        call_id,
+        name,
+        "timeout",
+        f"tool {name!r} raised a timeout of its own after {duration_seconds:.3g} s; its "
+        "outcome is unknown and side effects are possible",
+        redaction=contract.redaction,
+        outcome="unknown",
+        side_effects_possible=True,
+        duration_seconds=duration_seconds,
     )
 
 

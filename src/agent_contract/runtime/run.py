@@ -19,6 +19,7 @@ from .ledger import CallLedger
 from .records import Stop
 
 if TYPE_CHECKING:  # annotations only: the contract starts runs
+    from .attempts import AttemptLog
     from .contract import Contract
 
 __all__ = ["Run"]
@@ -54,6 +55,8 @@ class Run:
     """The stop a driver recorded inside a framework (``RunState.halt``)."""
     answer: str | None = None
     """The answer that came with an ``answered`` halt."""
+    attempts: dict[str, AttemptLog] = field(default_factory=dict)
+    """Executions a framework reported per call id (see :mod:`.attempts`); not stored."""
 
     @classmethod
     def create(

@@ -6,23 +6,24 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from .. import budget as budget_checks
-from ..approval import Approval, PendingApproval
-from ..budget import RunCounters
+from ..approval import Approval
+from ..errors import PAUSE_REASONS
 from ..faults import crashpoint
 from ..messages import Completion, Message, ToolCall
 from ..results import ToolResult
 from ..text import escape_surrogates, escape_value
-from ..trace import Trace
-from . import execution, snapshot, writes
-from .execution import AsyncInvoke, Invoke
+from . import execution, writes
+from .execution import AsyncInvoke, Invoke, Passthrough
+from .layers import LayerOps
 from .ledger import PlannedCall
+from .lookups import RunLookups
 from .planning import BatchPlan, plan_batch
 from .records import RunResult, Stop
 from .response import ResponseShape, ResponseVerdict, validate_response
 from .run import Run
 
 if TYPE_CHECKING:
-    from .contract import Contract
+    pass
 
 __all__ = ["Checkpoint", "RunState"]
 
@@ -30,7 +31,7 @@ Checkpoint = Callable[[dict[str, Any]], None]
 """Called with a run snapshot whenever it must be stored durably."""
 
 
-class RunState:
+class RunState(LayerOps, RunLookups):
     """The mutable state of one run, and the one seam every driver uses.
 
     A driver (the offline loop, the LangChain middleware and runner, a binding of your
@@ -58,6 +59,16 @@ class RunState:
     6. **record result**: ``record_result(result) -> ToolResult`` is the ledger's one
        way in, for a driver that runs a tool by other means; every result the other
        operations produce goes through it.
+    6b. **inside a framework**: ``record_attempt(tool_call_id, arguments=None, by=...)
+       -> ToolResult | None`` before each execution a framework makes (a retry is an
+       attempt charged to the budget; a write never runs twice; rewritten arguments are
+       validated), ``attempt_failed(tool_call_id, error)`` when one raises,
+       ``answered_unrun(tool_call_id)`` when an answer came back (no attempt: another
+       layer answered in the tool's place),
+       ``rewrite_arguments(tool_call_id, arguments, by=...)`` for arguments another layer
+       replaced, ``refuse_unrun(tool_call_id, message)`` for a call another layer
+       answered without running it, ``record_state_update(tool_call_id, keys)`` for a
+       result that came with a framework state update.
     7. **pause / resume**: ``pending_stop() -> Stop | None`` is the ``pending_approval``
        pause while write calls wait; ``resume(approvals, checkpoint=None, transcript=())
        -> tuple[PlannedCall, ...]`` checks and records human decisions (a bad one
@@ -69,7 +80,8 @@ class RunState:
        (given; else the pause; else the halted stop; else ``invalid_response``) and
        builds the result.
 
-    Lookups a driver may read: ``run_id``, ``contract``, ``planned_call(tool_call_id)``,
+    Lookups a driver may read: ``run_id``, ``contract``, ``halted``, ``usage()``,
+    ``planned_call(tool_call_id)``,
     ``result_for(tool_call_id)``, ``decision_for(tool_call_id)``,
     ``pending_approvals()``, ``batch_messages()``, ``snapshot(transcript)``.
 
@@ -86,12 +98,20 @@ class RunState:
             "submit",
             "aexecute",
             "record_result",
+            "record_attempt",
+            "attempt_failed",
+            "answered_unrun",
+            "rewrite_arguments",
+            "refuse_unrun",
+            "record_state_update",
             "pending_stop",
             "resume",
             "halt",
             "finish",
             "run_id",
             "contract",
+            "halted",
+            "usage",
             "planned_call",
             "result_for",
             "decision_for",
@@ -105,53 +125,39 @@ class RunState:
     def __init__(self, run: Run) -> None:
         self._run = run
 
-    @property
-    def contract(self) -> Contract:
-        """The run's contract."""
-        return self._run.contract
-
-    @property
-    def run_id(self) -> str:
-        """The run's id (the LangGraph thread id of a durable LangChain run)."""
-        return self._run.run_id
-
-    @property
-    def caller(self) -> str | None:
-        """The identity the run acts for (tools read it from their ToolContext)."""
-        return self._run.caller
-
-    @property
-    def context(self) -> dict[str, Any]:
-        """Application values handed to context-aware tools."""
-        return self._run.context
-
-    @property
-    def counters(self) -> RunCounters:
-        """What the run has used so far, checked against the budget (live)."""
-        return self._run.counters
-
-    @property
-    def trace(self) -> Trace:
-        """The run's redacted, timed trace."""
-        return self._run.trace
-
     # -- 2. before model call ------------------------------------------------------------
 
-    def check_before_model_call(self) -> Stop | None:
+    def check_before_model_call(self, *, count_step: bool = True) -> Stop | None:
         """Close the previous tool batch, then check deadline, trace size and step budget.
 
-        Returns the stop to end the run with, or ``None`` to go ahead. A ``None`` also
-        counts the step: call the model right after.
+        A halted run (see :meth:`halt`) refuses every further model call: it returns the
+        stop it halted with, whatever the budget says, so a framework that keeps looping
+        after the contract stopped gets the same stop again and nothing is called.
+
+        Args:
+            count_step: ``True`` (the default): a ``None`` also counts the step; call
+                the model right after. ``False`` only checks: for a driver that counts
+                each provider call where it is made (the LangChain gate, so a retry
+                layer's second call is a step too).
+
+        Returns:
+            The stop to end the run with, or ``None`` to go ahead.
         """
         with self._run.lock:
+            if self._run.halted is not None:
+                self._run.trace.append(
+                    "refused_after_stop", what="model_call", reason=self._run.halted.reason
+                )
+                return self._run.halted
             self._run.ledger.close()
             breach = budget_checks.check_before_model_call(
                 self._run.contract.budget, self._run.counters, self._run.trace.size_bytes
             )
             if breach is not None:
                 return Stop(reason=breach.reason, detail=breach.message)
-            self._run.counters.model_steps += 1
-            self._run.trace.append("model_call", step=self._run.counters.model_steps)
+            if count_step:
+                self._run.counters.model_steps += 1
+                self._run.trace.append("model_call", step=self._run.counters.model_steps)
             return None
 
     # -- 3. accept response --------------------------------------------------------------
@@ -204,7 +210,11 @@ class RunState:
     # -- 5. execute ----------------------------------------------------------------------
 
     def submit(
-        self, planned: PlannedCall, invoke: Invoke | None = None
+        self,
+        planned: PlannedCall,
+        invoke: Invoke | None = None,
+        *,
+        passthrough: Passthrough = (),
     ) -> Callable[[], ToolResult]:
         """Start one runnable call on the worker pool; the returned function waits for it.
 
@@ -216,18 +226,33 @@ class RunState:
             invoke: how to run it, called with the call's ToolContext; defaults to the
                 handler with a copy of the arguments. A binding passes its framework's
                 handler here; it must return the tool's raw value.
+            passthrough: exception types that are a framework's control flow, not a
+                tool failure (a binding supplies them, e.g. a graph interrupt): one
+                raised by ``invoke`` is re-raised by ``wait()`` and nothing is
+                recorded (the call stays open, to run again when the framework
+                resumes it).
 
         Returns:
             ``wait()``: blocks until the call returns or its timeout (seconds, from
-            submission) passes, records the result in the ledger and returns it.
+            submission) passes, records the result in the ledger and returns it. A run
+            that has halted refuses the call instead (a bound ``not_run`` error).
 
         Raises:
             ConfigurationError: ``planned`` was refused (it has nothing to run) or is a
                 write call (run it with :meth:`execute` once approved).
         """
-        return execution.submit(self._run, planned, invoke)
+        halted = self._refused_after_stop(planned)
+        if halted is not None:
+            return lambda: halted
+        return execution.submit(self._run, planned, invoke, passthrough=passthrough)
 
-    def execute(self, planned: PlannedCall, invoke: Invoke | None = None) -> ToolResult:
+    def execute(
+        self,
+        planned: PlannedCall,
+        invoke: Invoke | None = None,
+        *,
+        passthrough: Passthrough = (),
+    ) -> ToolResult:
         """Run one call, record its result and return it.
 
         A refused call returns its recorded refusal without running. A write call runs
@@ -241,21 +266,30 @@ class RunState:
         """
         if planned.refusal is not None:
             return planned.refusal
+        halted = self._refused_after_stop(planned)
+        if halted is not None:
+            return halted
         if planned.approval is not None:
             result = writes.execute_write(self._run, planned.call_id)
             return self.record_result(result)
-        return self.submit(planned, invoke)()
+        return self.submit(planned, invoke, passthrough=passthrough)()
 
-    async def aexecute(self, planned: PlannedCall, ainvoke: AsyncInvoke) -> ToolResult:
+    async def aexecute(
+        self, planned: PlannedCall, ainvoke: AsyncInvoke, *, passthrough: Passthrough = ()
+    ) -> ToolResult:
         """Async :meth:`execute` of a runnable or refused call: await ``ainvoke(context)``
-        with the call's timeout (an async tool is cancelled at it).
+        with the call's timeout (an async tool is cancelled at it). ``passthrough`` as in
+        :meth:`submit`.
 
         Raises:
             ConfigurationError: as :meth:`submit`.
         """
         if planned.refusal is not None:
             return planned.refusal
-        return await execution.aexecute(self._run, planned, ainvoke)
+        halted = self._refused_after_stop(planned)
+        if halted is not None:
+            return halted
+        return await execution.aexecute(self._run, planned, ainvoke, passthrough=passthrough)
 
     # -- 6. record result ----------------------------------------------------------------
 
@@ -317,8 +351,16 @@ class RunState:
     def halt(self, stop: Stop, output: str | None = None) -> None:
         """Record the stop a driver decided on inside a framework that ends the run by
         itself (the LangChain middleware); :meth:`finish` with no stop uses it.
-        ``output`` is kept only with ``answered``."""
+        ``output`` is kept only with ``answered``.
+
+        From then on the run refuses every model call (:meth:`check_before_model_call`
+        returns this stop) and every tool call (a bound ``not_run`` error): whatever a
+        framework does after the stop, nothing more is called. The first stop wins; a
+        later ``halt`` changes nothing.
+        """
         with self._run.lock:
+            if self._run.halted is not None:
+                return
             self._run.halted = stop
             self._run.answer = output if stop.reason == "answered" else None
 
@@ -335,7 +377,9 @@ class RunState:
         Args:
             stop: why the run ends. ``None``: the pause while writes wait, else the stop
                 given to :meth:`halt` (with its output), else ``invalid_response`` (the
-                framework ended without a contract decision).
+                framework ended without a contract decision). A pause
+                (``pending_approval``, ``interrupted``) keeps the open batch and returns
+                a snapshot to resume from.
             messages: the transcript.
             output: the answer, for ``answered``.
             harness: the driver's name, for the report.
@@ -358,7 +402,7 @@ class RunState:
                 # The deadline is checked after every model step: an answer that came
                 # after it is not an answer (a batch after it is refused at planning).
                 stop, output = Stop(reason=late.reason, detail=late.message), None
-            pausing = stop.reason == "pending_approval"
+            pausing = stop.reason in PAUSE_REASONS
             self._run.ledger.close(force=not pausing)
             redaction = self._run.contract.redaction
             detail = redaction.redact(escape_surrogates(stop.detail))
@@ -385,39 +429,3 @@ class RunState:
                 pending_approvals=self.pending_approvals() if pausing else (),
                 snapshot=self.snapshot(messages) if pausing else None,
             )
-
-    # -- lookups -------------------------------------------------------------------------
-
-    def planned_call(self, tool_call_id: str) -> PlannedCall | None:
-        """The call with this id in the open batch (an edit with its new arguments), or
-        ``None`` (never planned, or its batch is closed)."""
-        with self._run.lock:
-            return self._run.ledger.planned(tool_call_id)
-
-    def result_for(self, tool_call_id: str) -> ToolResult | None:
-        """The result bound to ``tool_call_id``, if any."""
-        with self._run.lock:
-            return self._run.ledger.answered.get(tool_call_id)
-
-    def decision_for(self, tool_call_id: str) -> Approval | None:
-        """The recorded decision on a write call, if any."""
-        with self._run.lock:
-            recorded = self._run.decisions.get(tool_call_id)
-            return Approval.from_dict(recorded) if recorded is not None else None
-
-    def pending_approvals(self) -> tuple[PendingApproval, ...]:
-        """Write calls of the open batch still waiting for a result."""
-        with self._run.lock:
-            return tuple(p.approval for p in self._run.ledger.waiting() if p.approval is not None)
-
-    def batch_messages(self) -> list[Message] | None:
-        """Tool messages answering the open batch in issue order, or ``None`` while a
-        call of it still waits (for a decision or a result)."""
-        with self._run.lock:
-            return self._run.ledger.batch_messages()
-
-    def snapshot(self, transcript: Sequence[Message]) -> dict[str, Any]:
-        """The run's whole state as JSON data, to resume it in another process (see
-        :func:`agent_contract.runtime.snapshot.dump`)."""
-        with self._run.lock:
-            return snapshot.dump(self._run, transcript)

@@ -20,6 +20,15 @@ paused) and the event's fields. Event types, in the order a run produces them
 - ``approval_requested`` / ``approval_decided``: for write tools.
 - ``write_settled``: ``id``, ``name``, ``idempotency_key``, ``status``, ``outcome``.
 - ``run_resumed``: ``run_id`` (a paused run continued, possibly in another process).
+- ``tool_retry``: ``id``, ``name``, ``attempt`` (2 and up): a framework layer ran an
+  admitted call again (charged to ``max_tool_calls``).
+- ``arguments_rewritten``: ``id``, ``name``, ``arguments`` (redacted), ``by``, ``valid``:
+  another layer replaced a call's arguments before it ran; valid ones are what ran.
+- ``state_update``: ``id``, ``keys``: a call's successful result came with a framework
+  state update (key names only).
+- ``refused_after_stop``: ``what`` (``model_call`` or ``tool_call``), ``id`` (a tool
+  call's), ``reason`` (the stop the run halted with): a framework asked for more work
+  after the contract stopped the run, and got nothing.
 - ``stop``: ``reason``, ``detail``.
 
 Tool events of one batch are written in the order the model issued the calls:
@@ -57,6 +66,10 @@ EventType = Literal[
     "approval_decided",
     "write_settled",
     "run_resumed",
+    "tool_retry",
+    "arguments_rewritten",
+    "state_update",
+    "refused_after_stop",
     "stop",
 ]
 """The event types the runtime writes (see the module doc for their fields)."""

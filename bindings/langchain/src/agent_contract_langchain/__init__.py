@@ -12,7 +12,8 @@ from typing import Any as _Any
 
 if _TYPE_CHECKING:
     from .chat_model import ContractChatModel
-    from .harness import MODES, build_agent, run_agent, run_graph
+    from .gate import ContractGate
+    from .harness import MODES, arun_agent, arun_graph, build_agent, run_agent, run_graph
     from .messages import (
         ai_message_to_completion,
         completion_to_ai_message,
@@ -21,21 +22,34 @@ if _TYPE_CHECKING:
         to_langchain,
         to_langchain_messages,
     )
-    from .middleware import ContractContext, ContractMiddleware
+    from .middleware import ContractMiddleware
+    from .resuming import aresume_agent, aresume_graph, resume_agent, resume_graph
+    from .run_config import contract_config, recursion_limit
+    from .stops import is_stop_message, stop_of
     from .tools import to_langchain_tool, to_langchain_tools, to_tool_message
 
 __all__ = [
     "MODES",
     "ContractChatModel",
-    "ContractContext",
+    "ContractGate",
     "ContractMiddleware",
     "ai_message_to_completion",
+    "aresume_agent",
+    "aresume_graph",
+    "arun_agent",
+    "arun_graph",
     "build_agent",
     "completion_to_ai_message",
+    "contract_config",
     "from_langchain",
     "from_langchain_messages",
+    "is_stop_message",
+    "recursion_limit",
+    "resume_agent",
+    "resume_graph",
     "run_agent",
     "run_graph",
+    "stop_of",
     "to_langchain",
     "to_langchain_messages",
     "to_langchain_tool",
@@ -46,15 +60,25 @@ __all__ = [
 _HOMES: dict[str, str] = {
     "MODES": "harness",
     "ContractChatModel": "chat_model",
-    "ContractContext": "middleware",
+    "ContractGate": "gate",
     "ContractMiddleware": "middleware",
     "ai_message_to_completion": "messages",
+    "aresume_agent": "resuming",
+    "aresume_graph": "resuming",
+    "arun_agent": "harness",
+    "arun_graph": "harness",
     "build_agent": "harness",
     "completion_to_ai_message": "messages",
+    "contract_config": "run_config",
     "from_langchain": "messages",
     "from_langchain_messages": "messages",
+    "is_stop_message": "stops",
+    "recursion_limit": "run_config",
+    "resume_agent": "resuming",
+    "resume_graph": "resuming",
     "run_agent": "harness",
     "run_graph": "harness",
+    "stop_of": "stops",
     "to_langchain": "messages",
     "to_langchain_messages": "messages",
     "to_langchain_tool": "tools",

@@ -1,27 +1,26 @@
 """The contract as ``create_agent`` middleware: a thin driver of the core RunState.
 
-:class:`ContractMiddleware` uses only the two wrap hooks, which are composed inside
-the model and tools nodes (no extra graph steps):
+Two middleware instances, both wrap hooks only (composed inside the model and tools
+nodes: no extra graph steps):
 
-- ``wrap_model_call`` / ``awrap_model_call``: checks the step budget, deadline and
-  trace size before the model runs; offers only allowlisted tools; judges the
-  response (shape, ids, arguments); plans the whole batch of tool calls (tool-call
-  budget, identical repeats, allowlist, JSON-Schema validation) before any runs. A
-  stop ends the graph with ``jump_to="end"`` and leaves the reason in the
-  :class:`~agent_contract.runtime.RunState` (and in the ``agent_contract_stop`` state
-  key); every refused call gets its bound error ``ToolMessage``. No ``AIMessage`` is
-  invented, so a stop can never look like an answer.
-- ``wrap_tool_call`` / ``awrap_tool_call``: answers refused calls without running
-  them and runs admitted calls through the contract's executor (timeout,
-  serializer, size limit, classified errors). A tool exception never escapes.
+- :class:`ContractMiddleware`, **outermost**: before the model, it closes the last batch
+  (a call another middleware answered without running it is recorded ``not_run``) and
+  checks deadline, trace size and step budget; it hides the contract's stop messages
+  from the model and offers only allowlisted tools; after the model, it judges the
+  response (shape, ids, arguments) and plans the whole batch (tool-call budget,
+  identical repeats, allowlist, JSON-Schema validation) before any call runs. On the
+  tool side it answers refused calls without running them, validates arguments an
+  outer layer rewrote, and runs admitted calls through the contract's executor
+  (timeout, serializer, size limit, classified errors).
+- :class:`~agent_contract_langchain.gate.ContractGate` (``ContractMiddleware.inner()``),
+  **innermost**: counts every provider call, filters the final tool list, vouches for
+  the model's real messages and reports every tool execution (see its module).
 
-The run's state travels in the graph's runtime context: invoke the agent with
-``context=ContractContext(run_state)`` (the harness in
-:mod:`agent_contract_langchain.harness` does it).
-
-It does not use ``ModelCallLimitMiddleware``, ``ToolCallLimitMiddleware`` or the
-recursion limit: their semantics differ from the contract's and changed between
-releases (see docs and ``shared/LANGCHAIN_NOTES.md``).
+A stop is a marked ``AIMessage`` without tool calls at the end of the model node's
+result (:mod:`agent_contract_langchain.stops`): ``create_agent`` ends the run on it
+whatever other middleware does, and the halted run refuses any further model or tool
+call. The run's state travels in the config (:func:`~agent_contract_langchain.run_config.
+contract_config`), so the graph's ``context=`` stays the team's.
 """
 
 from __future__ import annotations
@@ -29,159 +28,167 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import copy
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import Annotated, Any, Final, NotRequired
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, Final
 
-from langchain.agents.middleware.types import (
-    AgentMiddleware,
-    AgentState,
-    ExtendedModelResponse,
-    ModelRequest,
-    ModelResponse,
-    PrivateStateAttr,
-)
+from langchain.agents.middleware.types import AgentMiddleware, ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage, ToolMessage
-from langgraph.prebuilt.tool_node import ToolCallRequest
-from langgraph.types import Command, interrupt
+from langgraph.config import get_config
+from langgraph.types import Command
 
-from agent_contract.approval import Approval
-from agent_contract.errors import (
-    ApprovalError,
-    ConfigurationError,
-    ScriptExhaustedError,
-    ToolError,
-)
+from agent_contract.errors import ConfigurationError, ScriptExhaustedError, ToolError
 from agent_contract.results import error_content
 from agent_contract.runtime import Contract, PlannedCall, RunState, Stop
 from agent_contract.tools import ToolContext
 
+from .approvals import write_call
+from .control import CONTROL_FLOW, ResumeRefused, aguard_resume, guard_resume
+from .gate import ContractGate, injected_arguments, is_gate_refusal, tool_name, visible_arguments
+from .graph_commands import split_command
 from .messages import ai_message_to_completion, escaped_ai_message
-from .tools import RawValue, current_tool_context, to_tool_message
+from .run_config import RunNotes, notes_for, run_state_in
+from .stops import is_stop_message, stop_message, without_stops
+from .tools import RawValue, current_tool_context, to_langchain_tool, to_tool_message
 
-__all__ = [
-    "APPROVAL_INTERRUPT",
-    "STOP_KEY",
-    "ContractAgentState",
-    "ContractContext",
-    "ContractMiddleware",
-]
+__all__ = ["ContractMiddleware"]
 
-APPROVAL_INTERRUPT: Final = "agent_contract.approval"
-"""``type`` of the interrupt payload a write call raises while it waits for a decision."""
+_NOT_A_MODEL_FAILURE: Final[tuple[type[BaseException], ...]] = (
+    ScriptExhaustedError,
+    ConfigurationError,
+    NotImplementedError,
+    *CONTROL_FLOW,
+)
+"""Raised through, not turned into ``model_error``: a dry script (a test bug), miswiring
+(e.g. a sync-only middleware under ``ainvoke``: LangChain raises NotImplementedError),
+or LangGraph's control flow; a model failure is anything else."""
 
-_NOT_A_MODEL_FAILURE: Final = (ScriptExhaustedError, ConfigurationError, NotImplementedError)
-"""Raised through, not turned into ``model_error``: a dry script (a test bug) or
-miswiring, e.g. a sync-only middleware under ``ainvoke`` (LangChain raises
-NotImplementedError); a model failure is anything else."""
-
-STOP_KEY: Final = "agent_contract_stop"
-"""Private graph-state key holding ``{"reason", "detail"}`` once the contract stopped the
-run; not in ``invoke``/``stream`` output (read ``graph.get_state(config).values`` or
-``RunState.halted``)."""
-
-
-class ContractAgentState(AgentState[Any]):
-    """``AgentState`` plus the contract's stop record."""
-
-    agent_contract_stop: NotRequired[Annotated[dict[str, str] | None, PrivateStateAttr]]
-
-
-@dataclass(frozen=True)
-class ContractContext:
-    """The runtime context a contract agent is invoked with."""
-
-    run_state: RunState
-    """The core state of this run (usage, ledger, trace)."""
-
-
-def _tool_name(tool: Any) -> str:
-    if isinstance(tool, dict):
-        function = tool.get("function", tool)
-        return str(function.get("name", ""))
-    return str(getattr(tool, "name", ""))
+_FOREIGN: Final = "answered by another middleware without running"
 
 
 class _ToolReportedError(ToolError):
-    """A foreign tool returned an error ToolMessage (kind ``tool_error``)."""
+    """A foreign tool (or a layer inside the contract) answered with an error message."""
 
 
-def _unwrap(output: Any) -> Any:
-    """The raw value inside what a LangChain tool handler returned."""
-    if isinstance(output, ToolMessage):
-        if output.status == "error":
-            raise _ToolReportedError("the tool reported an error")
-        if isinstance(output.artifact, RawValue):
-            return output.artifact.value
-        return output.content
-    if isinstance(output, Command):
-        raise _ToolReportedError("the tool returned a graph Command, which the contract refuses")
-    return output
+def _unplanned(call_id: str, name: str) -> ToolMessage:
+    """The answer to a call the contract never admitted (nothing is recorded: the
+    ledger knows only the calls the model issued through the contract)."""
+    return ToolMessage(
+        content=error_content(
+            "not_allowed",
+            "this call was not admitted by the contract",
+            outcome="not_run",
+            side_effects_possible=False,
+        ),
+        tool_call_id=call_id,
+        name=name,
+        status="error",
+    )
 
 
-class ContractMiddleware(AgentMiddleware[ContractAgentState, Any, Any]):
-    """Enforces an :class:`~agent_contract.runtime.Contract` inside ``create_agent``.
+class ContractMiddleware(AgentMiddleware):
+    """Enforces a :class:`~agent_contract.runtime.Contract` inside ``create_agent``.
+
+    Put it first and its gate last::
+
+        contract_mw = ContractMiddleware(contract)
+        create_agent(model, tools, middleware=contract_mw.around(*your_middleware))
+        # = [contract_mw, *your_middleware, contract_mw.inner()]
+
+    and invoke the graph with ``config=contract_config(contract.start(), config)`` (or
+    use :func:`~agent_contract_langchain.run_graph`, which also sets the recursion limit).
 
     Args:
         contract: the tools' allowlist, budget, redaction and executor. Its registry
             must name the tools given to ``create_agent``; a LangChain tool that is
-            not registered is refused as ``unknown_tool``.
-    """
+            not registered is neither offered to the model nor run.
 
-    state_schema = ContractAgentState
+    Raises:
+        ConfigurationError: at the first model call, when the stack has no gate
+            (``inner()``), or when the graph was invoked without the run's config.
+    """
 
     def __init__(self, contract: Contract) -> None:
         super().__init__()
         self.contract = contract
+        self.gate_seen = False
+        self._gate: ContractGate | None = None
 
     @property
     def name(self) -> str:
         """Middleware name used by ``create_agent``."""
         return "AgentContract"
 
-    # -- shared ------------------------------------------------------------------------
+    def inner(self) -> ContractGate:
+        """The gate to put last in the middleware list (one per ContractMiddleware)."""
+        if self._gate is None:
+            self._gate = ContractGate(self)
+        return self._gate
 
-    def _run_state(self, runtime: Any) -> RunState:
-        context = getattr(runtime, "context", None)
-        if isinstance(context, ContractContext) and context.run_state.contract is self.contract:
-            return context.run_state
-        raise ConfigurationError(
-            "ContractMiddleware needs context=ContractContext(contract.start()) for the same "
-            "Contract; use agent_contract_langchain.run_agent or ContractAgent"
-        )
+    def around(self, *middleware: Any) -> list[Any]:
+        """``[self, *middleware, self.inner()]``: the list to give ``create_agent``."""
+        return [self, *middleware, self.inner()]
 
-    def _stop_response(
-        self, state: RunState, stop: Stop, messages: list[Any], model_result: list[Any]
-    ) -> ExtendedModelResponse[Any]:
+    # -- model -------------------------------------------------------------------------
+
+    def _stop(
+        self, state: RunState, stop: Stop, head: Sequence[Any] = (), refusals: Sequence[Any] = ()
+    ) -> ModelResponse[Any]:
         state.halt(stop)
-        update: dict[str, Any] = {
-            "jump_to": "end",
-            **self._stop_update(stop),
-        }
-        if messages:
-            update["messages"] = messages
-        return ExtendedModelResponse(
-            model_response=ModelResponse(result=model_result), command=Command(update=update)
-        )
-
-    def _stop_update(self, stop: Stop) -> dict[str, Any]:
-        """The graph-state record of a stop (detail redacted: the state may be stored)."""
-        detail = self.contract.redaction.redact(stop.detail)
-        return {STOP_KEY: {"reason": stop.reason, "detail": detail}}
+        redaction = self.contract.redaction
+        messages = [to_tool_message(r, redaction) for r in refusals]
+        halted = state.halted or stop
+        return ModelResponse(result=[*head, *messages, stop_message(state, halted)])
 
     def _before(
         self, request: ModelRequest[Any]
-    ) -> tuple[RunState, Stop | None, ModelRequest[Any]]:
-        state = self._run_state(request.runtime)
-        stop = state.check_before_model_call()
-        allowed = [t for t in request.tools if self.contract.is_allowed(_tool_name(t))]
-        return state, stop, request.override(tools=allowed)
+    ) -> tuple[RunState, RunNotes, int, ModelResponse[Any] | None, ModelRequest[Any]]:
+        state = run_state_in(get_config(), self.contract)
+        notes = notes_for(state)
+        for message in request.messages:
+            if isinstance(message, ToolMessage) and not is_gate_refusal(message):
+                state.refuse_unrun(str(message.tool_call_id), _FOREIGN)
+        stop = state.check_before_model_call(count_step=False)
+        if stop is not None:
+            return state, notes, notes.provider_calls, self._stop(state, stop), request
+        request = request.override(
+            messages=without_stops(request.messages),
+            tools=[t for t in request.tools if self.contract.is_allowed(tool_name(t))],
+        )
+        return state, notes, notes.provider_calls, None, request
+
+    def _unvouched(self, state: RunState, notes: RunNotes) -> ModelResponse[Any]:
+        if notes.provider_error is not None:
+            stop = Stop(
+                reason="model_error",
+                detail=f"the model raised {notes.provider_error}; a middleware answered "
+                "in its place",
+            )
+        else:
+            stop = Stop(
+                reason="middleware_stop",
+                detail="a middleware returned a model response the model did not produce",
+            )
+        return self._stop(state, stop)
 
     def _after(
-        self, state: RunState, response: ModelResponse[Any] | AIMessage
-    ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
+        self,
+        state: RunState,
+        notes: RunNotes,
+        calls_before: int,
+        response: ModelResponse[Any] | AIMessage,
+    ) -> ModelResponse[Any]:
         if isinstance(response, AIMessage):
             response = ModelResponse(result=[response])
+        if state.halted is not None:  # the gate refused the call (budget, or a stop)
+            if any(is_stop_message(m) for m in response.result):
+                return response
+            return self._stop(state, state.halted, [])
+        if notes.provider_calls == calls_before and not self.gate_seen:
+            raise ConfigurationError(
+                "ContractMiddleware needs its gate innermost: create_agent(..., "
+                "middleware=contract_middleware.around(*yours)), i.e. "
+                "[contract_middleware, *yours, contract_middleware.inner()]"
+            )
         ai = next((m for m in reversed(response.result) if isinstance(m, AIMessage)), None)
         if ai is not None and (safe := escaped_ai_message(ai)) is not ai:
             # The text rule: the graph state holds escaped text; the verdict reads `ai`.
@@ -190,170 +197,171 @@ class ContractMiddleware(AgentMiddleware[ContractAgentState, Any, Any]):
                 result=result, structured_response=response.structured_response
             )
         if ai is None:
-            return self._stop_response(
-                state,
-                Stop(reason="invalid_response", detail="the model returned no AIMessage"),
-                [],
-                response.result,
+            return self._stop(
+                state, Stop(reason="invalid_response", detail="the model returned no AIMessage")
             )
+        if ai.id is None or ai.id not in notes.vouched:
+            return self._unvouched(state, notes)
         verdict = state.accept_response(ai_message_to_completion(ai))
-        redaction = self.contract.redaction
         if verdict.shape == "final":
             state.halt(Stop(reason="answered"), verdict.text)
-            return ExtendedModelResponse(
-                model_response=response,
-                command=Command(update=self._stop_update(Stop(reason="answered"))),
-            )
+            return response
         if verdict.shape == "invalid":
             stop = verdict.stop or Stop(reason="invalid_response")
-            messages = [to_tool_message(r, redaction) for r in verdict.refusals]
-            return self._stop_response(state, stop, messages, response.result)
+            return self._stop(state, stop, response.result, verdict.refusals)
         plan = state.plan_tool_calls(verdict.calls)
         if plan.stop is not None:  # refused whole: every call holds its refusal
-            messages = [to_tool_message(p.refusal, redaction) for p in plan.calls if p.refusal]
-            return self._stop_response(state, plan.stop, messages, response.result)
+            refusals = [p.refusal for p in plan.calls if p.refusal is not None]
+            return self._stop(state, plan.stop, response.result, refusals)
         return response
-
-    def _model_failed(self, state: RunState, exc: Exception) -> ExtendedModelResponse[Any]:
-        return self._stop_response(state, Stop.model_error(exc), [], [])
-
-    # -- model hooks -------------------------------------------------------------------
 
     def wrap_model_call(
         self,
         request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
-    ) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
+    ) -> ModelResponse[Any] | AIMessage:
         """Budget checks, allowlisted tools, response judgment, batch planning."""
-        state, stop, request = self._before(request)
-        if stop is not None:
-            return self._stop_response(state, stop, [], [])
+        state, notes, calls, early, request = self._before(request)
+        if early is not None:
+            return early
         try:
             response = handler(request)
         except _NOT_A_MODEL_FAILURE:
             raise
         except Exception as exc:  # noqa: BLE001 - any model failure is a typed stop
-            return self._model_failed(state, exc)
-        return self._after(state, response)
+            return self._stop(state, Stop.model_error(exc))
+        return self._after(state, notes, calls, response)
 
     async def awrap_model_call(
         self,
         request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
-    ) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
+    ) -> ModelResponse[Any] | AIMessage:
         """Async :meth:`wrap_model_call`."""
-        state, stop, request = self._before(request)
-        if stop is not None:
-            return self._stop_response(state, stop, [], [])
+        state, notes, calls, early, request = self._before(request)
+        if early is not None:
+            return early
         try:
             response = await handler(request)
         except _NOT_A_MODEL_FAILURE:
             raise
         except Exception as exc:  # noqa: BLE001 - any model failure is a typed stop
-            return self._model_failed(state, exc)
-        return self._after(state, response)
+            return self._stop(state, Stop.model_error(exc))
+        return self._after(state, notes, calls, response)
 
-    # -- tool hooks --------------------------------------------------------------------
+    # -- tools -------------------------------------------------------------------------
 
-    def _planned(self, request: ToolCallRequest) -> tuple[RunState, PlannedCall | None, str]:
-        state = self._run_state(request.runtime)
+    def _answer(self, state: RunState, request: Any) -> tuple[PlannedCall | None, Any]:
+        """``(planned, None)`` for a call to run, or ``(None, message)`` to answer now."""
         call_id = str(request.tool_call.get("id") or "")
-        return state, state.planned_call(call_id), call_id
-
-    def _unplanned(self, call_id: str, request: ToolCallRequest) -> ToolMessage:
-        return ToolMessage(
-            content=error_content(
-                "not_allowed",
-                "this call was not admitted by the contract",
-                outcome="not_run",
-                side_effects_possible=False,
-            ),
-            tool_call_id=call_id,
-            name=str(request.tool_call.get("name", "")),
-            status="error",
+        planned = state.planned_call(call_id)
+        redaction = self.contract.redaction
+        if planned is None:
+            answered = state.result_for(call_id)
+            if answered is not None:
+                return None, to_tool_message(answered, redaction)
+            return None, _unplanned(call_id, str(request.tool_call.get("name", "")))
+        if planned.refusal is not None:
+            return None, to_tool_message(planned.refusal, redaction)
+        arguments = visible_arguments(request.tool, request.tool_call.get("args"))
+        updated = state.rewrite_arguments(
+            call_id, arguments, by="a middleware outside the contract"
         )
+        if updated is None:
+            return planned, None
+        if updated.refusal is not None:
+            return None, to_tool_message(state.record_result(updated.refusal), redaction)
+        return updated, None
 
-    def _prepared(self, request: ToolCallRequest, planned: PlannedCall) -> ToolCallRequest:
+    def _prepared(self, request: Any, planned: PlannedCall) -> Any:
         call = dict(request.tool_call)
-        call["args"] = copy.deepcopy(planned.arguments)
-        return request.override(tool_call=call)  # type: ignore[arg-type]
+        injected = injected_arguments(request.tool, dict(call.get("args") or {}))
+        call["args"] = {**injected, **copy.deepcopy(planned.arguments)}
+        prepared = request.override(tool_call=call)
+        if prepared.tool is None and planned.spec is not None:
+            # A tool another middleware added at run time, registered with the contract:
+            # the contract supplies it (LangChain's tool node knows only its own).
+            prepared = prepared.override(tool=to_langchain_tool(planned.spec))
+        return prepared
 
-    def _write(self, state: RunState, planned: PlannedCall) -> ToolMessage:
-        """A write call: wait for a decision (``interrupt``), then run it once.
+    def _unwrap(self, output: Any, state: RunState, call_id: str) -> Any:
+        """The raw value inside what the tool handler returned."""
+        if isinstance(output, Command):
+            message, update = split_command(output, call_id)
+            notes_for(state).command_updates[call_id] = update
+            output = message
+        if isinstance(output, ToolMessage):
+            if output.status == "error":
+                raise _ToolReportedError("the tool reported an error")
+            if isinstance(output.artifact, RawValue):
+                return output.artifact.value
+            return output.content
+        return output
 
-        Nothing with a side effect happens before ``interrupt()``: the preview ran when
-        the batch was planned (in the model node, which does not re-run on resume), and
-        on resume this task starts again from the top, finds the decision and writes.
-        A decision recorded by the harness before resuming is used as it is; a resume
-        value given straight to ``Command(resume=...)`` is checked the same way.
-        """
-        pending = planned.approval
-        if pending is None:
-            raise ConfigurationError("_write() needs a call waiting for approval")
-        if state.decision_for(planned.call_id) is None:
-            answer = interrupt(
-                {"type": APPROVAL_INTERRUPT, "run_id": state.run_id, **pending.to_dict()}
-            )
-            decisions = answer.get("decisions", []) if isinstance(answer, dict) else []
-            state.resume(
-                [
-                    Approval.from_dict(d)
-                    for d in decisions
-                    if isinstance(d, dict) and d.get("tool_call_id") == planned.call_id
-                ]
-            )
-        result = state.result_for(planned.call_id)
-        if result is None:
-            if state.decision_for(planned.call_id) is None:
-                raise ApprovalError(
-                    f"resumed without a decision for {planned.call_id!r}",
-                    tool_call_id=planned.call_id,
-                )
-            result = state.execute(planned)  # with the decided arguments (an edit's)
-        return to_tool_message(result, self.contract.redaction)
+    def _reply(self, state: RunState, result: Any) -> ToolMessage | Command[Any]:
+        message = to_tool_message(result, self.contract.redaction)
+        update = notes_for(state).command_updates.pop(result.tool_call_id, None)
+        if update is None or result.status != "success":
+            return message
+        state.record_state_update(result.tool_call_id, sorted(update))
+        return Command(update={**update, "messages": [message]})
 
     def wrap_tool_call(
         self,
-        request: ToolCallRequest,
-        handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
+        request: Any,
+        handler: Callable[[Any], ToolMessage | Command[Any]],
     ) -> ToolMessage | Command[Any]:
         """Answer refused calls; run admitted ones under the contract's executor."""
-        state, planned, call_id = self._planned(request)
+        state = run_state_in(request.runtime.config, self.contract)
+        planned, early = self._answer(state, request)
         if planned is None:
-            return self._unplanned(call_id, request)
-        if planned.refusal is not None:
-            return to_tool_message(planned.refusal, self.contract.redaction)
+            return early  # type: ignore[no-any-return]
         if planned.approval is not None:
-            return self._write(state, planned)
+            return write_call(state, planned, self.contract.redaction)
         prepared = self._prepared(request, planned)
+        call_id = planned.call_id
 
         def invoke(context: ToolContext) -> Any:
             current_tool_context.set(context)
-            return _unwrap(handler(prepared))
+            output = guard_resume(lambda: handler(prepared))
+            state.answered_unrun(call_id)
+            return self._unwrap(output, state, call_id)
 
-        result = state.execute(planned, invoke)
-        return to_tool_message(result, self.contract.redaction)
+        try:
+            result = state.execute(planned, invoke, passthrough=CONTROL_FLOW)
+        except ResumeRefused as exc:
+            raise exc.error from None
+        return self._reply(state, result)
 
     async def awrap_tool_call(
         self,
-        request: ToolCallRequest,
-        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
+        request: Any,
+        handler: Callable[[Any], Awaitable[ToolMessage | Command[Any]]],
     ) -> ToolMessage | Command[Any]:
         """Async :meth:`wrap_tool_call` (an async tool is cancelled at its timeout)."""
-        state, planned, call_id = self._planned(request)
+        state = run_state_in(request.runtime.config, self.contract)
+        planned, early = self._answer(state, request)
         if planned is None:
-            return self._unplanned(call_id, request)
-        if planned.refusal is not None:
-            return to_tool_message(planned.refusal, self.contract.redaction)
+            return early  # type: ignore[no-any-return]
         if planned.approval is not None:
             return await asyncio.to_thread(
-                contextvars.copy_context().run, self._write, state, planned
+                contextvars.copy_context().run,
+                write_call,
+                state,
+                planned,
+                self.contract.redaction,
             )
         prepared = self._prepared(request, planned)
+        call_id = planned.call_id
 
         async def ainvoke(context: ToolContext) -> Any:
             current_tool_context.set(context)
-            return _unwrap(await handler(prepared))
+            output = await aguard_resume(lambda: handler(prepared))
+            state.answered_unrun(call_id)
+            return self._unwrap(output, state, call_id)
 
-        result = await state.aexecute(planned, ainvoke)
-        return to_tool_message(result, self.contract.redaction)
+        try:
+            result = await state.aexecute(planned, ainvoke, passthrough=CONTROL_FLOW)
+        except ResumeRefused as exc:
+            raise exc.error from None
+        return self._reply(state, result)

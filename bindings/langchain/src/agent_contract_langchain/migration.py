@@ -39,7 +39,8 @@ CONTRACT_HARNESS: Final = LANGCHAIN.name
 
 KEEP_IT: Final[dict[str, str]] = {
     "response_shape": (
-        "Put `ContractMiddleware(contract)` first in `create_agent(middleware=[...])`: its "
+        "Put `ContractMiddleware(contract)` first in `create_agent(middleware=[...])` and "
+        "its gate `.inner()` last (`middleware=contract_mw.around(*yours)`): its "
         "`wrap_model_call` judges every reply (a final text or tool calls, never both or "
         "neither; ids present and unique; arguments a JSON object) and stops the run with "
         "`invalid_response` instead of ending it as an answer."
@@ -175,10 +176,12 @@ def render_migration(report: CheckReport) -> str:
         "writes) and put them in one `Contract(tools, budget=Budget(...), allowlist=[...], "
         "secrets=[...])`.",
         "- [ ] Build the agent with `create_agent(ContractChatModel(model=...) or your chat "
-        "model, tools=to_langchain_tools(contract.registry), middleware=[ContractMiddleware("
-        "contract), *yours])` (or `agent_contract_langchain.build_agent`).",
+        "model, tools=to_langchain_tools(contract.registry), middleware=ContractMiddleware("
+        "contract).around(*yours))`, i.e. the contract first and its gate last (or "
+        "`agent_contract_langchain.build_agent`).",
         "- [ ] Run it with `run_graph(graph, contract.start(), messages)` (or `run_agent`), "
-        "which passes `context=ContractContext(state)` and returns a `RunResult` with the "
+        "which passes the run in `config=contract_config(state)` (your `context=` stays "
+        "yours), sets the recursion limit from the budget, and returns a `RunResult` with the "
         "stop reason and the redacted trace; treat only `answered` as an answer.",
         "- [ ] Run the suite against your own configuration: subclass "
         "`agent_contract_langchain.testing.CreateAgentContractSuite` (see the README), or "

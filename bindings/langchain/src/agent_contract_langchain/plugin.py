@@ -43,7 +43,7 @@ CHECKPOINT_FILE: Final = "checkpoints.sqlite3"
 
 
 def _suite_harness(mode: Mode) -> Harness:
-    from .harness import suite_harness
+    from .resuming import suite_harness
 
     return suite_harness(mode)
 
@@ -83,14 +83,14 @@ class SqliteAgentRunner:
         checkpoint: Checkpoint,
         folder: Path,
     ) -> RunResult:
-        """:func:`~agent_contract_langchain.harness.resume_agent` with the checkpointer.
+        """:func:`~agent_contract_langchain.resuming.resume_agent` with the checkpointer.
 
         Raises:
             ApprovalError: a decision does not fit.
             CheckpointError: the checkpoint or the snapshot cannot be read.
         """
         from .durable import sqlite_checkpointer
-        from .harness import resume_agent
+        from .resuming import resume_agent
 
         with sqlite_checkpointer(folder / CHECKPOINT_FILE) as saver:
             return resume_agent(

@@ -13,7 +13,7 @@ pieces the suite hands you::
                 chat_model,
                 tools=[*tools, my_search_tool],
                 system_prompt="You are the billing assistant.",
-                middleware=[*middleware, MyLoggingMiddleware()],
+                middleware=[middleware[0], MyLoggingMiddleware(), middleware[-1]],
             )
 
 The suite runs every contract scenario through that graph with
@@ -21,8 +21,8 @@ The suite runs every contract scenario through that graph with
 :class:`~agent_contract_langchain.chat_model.ContractChatModel` (your production model
 is replaced, the rest of your configuration is not), ``tools`` are the scenario's
 tools as LangChain tools, and ``middleware`` holds the scenario's
-:class:`~agent_contract_langchain.middleware.ContractMiddleware`: put it first so it is
-outermost. Tools of your own that the scenario's contract does not register are
+:class:`~agent_contract_langchain.middleware.ContractMiddleware` and its gate: put the
+first first (outermost) and the gate last (innermost), yours in between. Tools of your own that the scenario's contract does not register are
 neither offered to the model nor run, which is what the allowlist demands.
 
 Set ``mode = "ainvoke"`` or ``"stream"`` on a second subclass to check the async or
@@ -40,14 +40,16 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from agent_contract.conformance import Scenario, ScenarioOutcome
 from agent_contract.conformance.suite import ContractSuite
+from agent_contract.errors import ConfigurationError
 from agent_contract.harnesses import Harness, RunInput
 from agent_contract.model import Model
 from agent_contract.runtime import RunResult
 from agent_contract.tools import ToolSpec
 
 from .chat_model import ContractChatModel
-from .harness import Mode, run_options
+from .harness import Mode
 from .middleware import ContractMiddleware
+from .resuming import run_options
 from .tools import to_langchain_tools
 
 __all__ = ["CreateAgentContractSuite"]
@@ -74,8 +76,8 @@ class CreateAgentContractSuite(ContractSuite):
             chat_model: a scripted ``BaseChatModel``; pass it as the model.
             tools: the scenario's tools (``StructuredTool``s); pass them all, plus any
                 of your own.
-            middleware: the contract's middleware (one ``ContractMiddleware``); pass it
-                first, then your own.
+            middleware: the contract's two middleware, ``[ContractMiddleware, its
+                gate]``: pass ``[middleware[0], *yours, middleware[-1]]``.
 
         Raises:
             NotImplementedError: always, in the base class; override it.
@@ -89,16 +91,23 @@ class CreateAgentContractSuite(ContractSuite):
 
         def run(model: Model, tools: list[ToolSpec], options: RunInput) -> RunResult:
             contract = options.contract(tools)
+            contract_mw = ContractMiddleware(contract)
             graph = self.build_agent(
                 ContractChatModel(model=model),
                 to_langchain_tools(contract.registry),
-                [ContractMiddleware(contract)],
+                [contract_mw, contract_mw.inner()],
             )
             graph = graph.copy(update={"checkpointer": InMemorySaver()})
-            result = run_options(graph, contract, options, mode=self.mode)
-            # No model step and no contract decision: the middleware never ran (an
-            # invalid response always comes after a model step).
-            if result.usage.model_steps == 0 and result.stop_reason == "invalid_response":
+            try:
+                result = run_options(graph, contract, options, mode=self.mode)
+            except ConfigurationError as exc:
+                if "gate" in str(exc):
+                    self._miswired = str(exc)
+                raise
+            # No model step and no contract decision: the middleware never ran (a
+            # contract decision always comes after a model step).
+            unjudged = ("invalid_response", "middleware_stop")
+            if result.usage.model_steps == 0 and result.stop_reason in unjudged:
                 self._miswired = (
                     "the graph returned by build_agent never ran the ContractMiddleware it "
                     "was given: pass middleware=[*middleware, ...] to create_agent"

@@ -15,13 +15,15 @@ middleware they raise ``ToolException``.
 from __future__ import annotations
 
 import contextvars
+import inspect
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Final
 
 from langchain_core.messages import ToolMessage
-from langchain_core.tools import StructuredTool, ToolException
+from langchain_core.tools import BaseTool, StructuredTool, ToolException
 
+from agent_contract.errors import ToolError
 from agent_contract.results import (
     ResultNotSerializableError,
     ToolOutput,
@@ -35,6 +37,7 @@ __all__ = [
     "ARTIFACT_KEY",
     "RawValue",
     "current_tool_context",
+    "from_langchain_tool",
     "to_langchain_tool",
     "to_langchain_tools",
     "to_tool_message",
@@ -71,16 +74,19 @@ def to_langchain_tool(spec: ToolSpec) -> StructuredTool:
     """
 
     def func(**arguments: Any) -> tuple[str, RawValue]:
+        context = current_tool_context.get()
+        if context is not None:
+            # Under the contract: the arguments were validated when the batch was
+            # planned (or rewritten), and the timed region is the handler alone; the
+            # contract serializes, redacts and size-limits the raw value once, after it.
+            handler_args = (context,) if spec.needs_context else ()
+            return "", RawValue(spec.handler(*handler_args, **arguments))
         problem = spec.validate(arguments)
         if problem is not None:
             raise ToolException(f"invalid arguments for {spec.name!r}: {problem}")
         if spec.needs_context:
-            context = current_tool_context.get()
-            if context is None:
-                raise ToolException(f"tool {spec.name!r} needs a contract ToolContext")
-            value = spec.handler(context, **arguments)
-        else:
-            value = spec.handler(**arguments)
+            raise ToolException(f"tool {spec.name!r} needs a contract ToolContext")
+        value = spec.handler(**arguments)
         try:
             content = serialize_result(value.value if isinstance(value, ToolOutput) else value)
         except ResultNotSerializableError as exc:
@@ -103,9 +109,14 @@ def to_langchain_tools(specs: Iterable[ToolSpec]) -> list[StructuredTool]:
 
 def to_tool_message(result: ToolResult, redaction: RedactionPolicy) -> ToolMessage:
     """The ToolMessage answering a call: content, ``tool_call_id``, ``status``, and an
-    application-only ``artifact`` ``{"agent_contract": summary, "value": raw value}``
-    (the value redacted, and only when it is JSON data)."""
-    safe_value = redaction.redact_value(result.json_artifact())
+    application-only ``artifact`` ``{"agent_contract": summary, "value": artifact}``.
+
+    ``value`` is the result's artifact (a ``ToolOutput``'s, or the raw value), redacted,
+    when it is JSON data and the result was neither cut nor refused for size; otherwise
+    ``None``: the uncut value of an oversized result never enters the graph state (which
+    a checkpointer stores), only the content the model saw does."""
+    oversized = result.truncated or result.error_kind == "result_too_large"
+    safe_value = None if oversized else redaction.redact_value(result.json_artifact())
     summary = result.summary()
     summary["error_message"] = result.error_message
     return ToolMessage(
@@ -114,4 +125,60 @@ def to_tool_message(result: ToolResult, redaction: RedactionPolicy) -> ToolMessa
         name=result.name,
         status=result.status,
         artifact={ARTIFACT_KEY: summary, "value": safe_value},
+    )
+
+
+def _visible_schema(tool: BaseTool) -> dict[str, Any]:
+    """The JSON Schema of the arguments the model sees (injected ones left out)."""
+    schema: Any = tool.tool_call_schema
+    if isinstance(schema, dict):
+        return dict(schema)
+    if hasattr(schema, "model_json_schema"):
+        return dict(schema.model_json_schema())
+    return dict(schema.schema())  # a pydantic v1 model
+
+
+def from_langchain_tool(tool: BaseTool, **options: Any) -> ToolSpec:
+    """Adopt a LangChain tool (``@tool`` functions, ``StructuredTool``...) as a
+    :class:`ToolSpec`, so the contract can allowlist, validate and budget it.
+
+    The parameters are the model-visible schema (``tool.tool_call_schema``): arguments
+    LangChain injects (``ToolRuntime``, ``InjectedToolCallId``, ``InjectedState``,
+    ``InjectedStore``) never reach the contract's validator or trace. Under the contract
+    the tool runs through LangChain's tool node, injection included; the spec's own
+    handler (used when the contract runs it directly: the offline loop, a tool another
+    middleware added at run time) invokes the tool, and refuses a tool that needs
+    injected arguments.
+
+    Args:
+        tool: the LangChain tool.
+        **options: further :class:`ToolSpec` fields (``effect``, ``timeout_seconds``,
+            ``max_result_chars``, ``preview``, ``verify``, ...).
+
+    Raises:
+        ConfigurationError: the spec is not valid (see :class:`ToolSpec`).
+    """
+    parameters = _visible_schema(tool)
+    visible = set((parameters.get("properties") or {}).keys())
+    func = getattr(tool, "func", None) or getattr(tool, "coroutine", None)
+    try:
+        declared = set(inspect.signature(func).parameters) if func is not None else set()
+    except (TypeError, ValueError):
+        declared = set()
+    injected = declared - visible
+
+    def handler(**arguments: Any) -> Any:
+        if injected:
+            raise ToolError(
+                f"tool {tool.name!r} needs arguments LangChain injects; it runs only inside "
+                "create_agent"
+            )
+        return tool.invoke(arguments)
+
+    return ToolSpec(
+        name=tool.name,
+        description=tool.description or tool.name,
+        parameters=parameters,
+        handler=handler,
+        **options,
     )

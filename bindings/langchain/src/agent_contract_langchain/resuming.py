@@ -1,0 +1,288 @@
+"""Resuming a paused contract agent, and the harness the contract suite runs.
+
+A run pauses with ``pending_approval`` (write calls wait for a human decision) or
+``interrupted`` (another interrupt waits for an answer: a ``HumanInTheLoopMiddleware``
+review, an ``interrupt()`` inside a tool). :func:`resume_agent` / :func:`resume_graph`
+(and their async twins, in the caller's event loop) continue it, possibly in a new
+process, from the LangGraph checkpoint and the contract's snapshot.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
+
+from agent_contract.approval import Approval
+from agent_contract.errors import CheckpointError
+from agent_contract.harnesses import Harness, RunInput, settle_approvals
+from agent_contract.model import Model
+from agent_contract.runtime import Contract, RunResult, RunState
+from agent_contract.tools import ToolSpec
+
+from .approvals import payload_call_id
+from .driving import Mode, check_loop
+from .errors import framework_errors
+from .harness import arun_graph, build_agent, run_async, run_graph
+from .messages import from_langchain_messages
+from .stops import without_stops
+
+__all__ = [
+    "aresume_agent",
+    "aresume_graph",
+    "resume_agent",
+    "resume_graph",
+    "run_options",
+    "suite_harness",
+]
+
+
+def resume_agent(
+    model: Model,
+    contract: Contract,
+    snapshot: Mapping[str, Any],
+    approvals: Sequence[Approval] = (),
+    *,
+    checkpointer: Any,
+    answers: Mapping[str, Any] | None = None,
+    context: Mapping[str, Any] | None = None,
+    checkpoint: Callable[[dict[str, Any]], None] | None = None,
+    system: str | None = None,
+    mode: Mode = "invoke",
+    graph_context: Any = None,
+    **create_agent_options: Any,
+) -> RunResult:
+    """Continue a ``create_agent`` run that paused (``pending_approval`` or
+    ``interrupted``), possibly in a new process.
+
+    Two stores work together: ``checkpointer`` (LangGraph's, e.g. ``SqliteSaver``)
+    holds the graph and its pending interrupts; ``snapshot`` (``RunResult.snapshot``,
+    e.g. kept in :class:`agent_contract.app.store.RunStore`) holds the contract's state —
+    budget usage, the call-ID ledger, decisions, the trace — so budgets hold across
+    resumes even though LangChain's own run counters reset on every ``invoke``.
+
+    The decisions are checked first (an :class:`ApprovalError` changes nothing), then
+    recorded and handed to ``checkpoint``, and only then is the graph resumed with
+    ``Command(resume=...)``: the interrupted tool task re-runs from its start, finds
+    the decision, and writes once (settling any earlier crash by the idempotency key).
+    Only interrupts of decided calls are resumed: a call without a decision yet (when
+    ``approvals`` covers some of the pending calls, or none) stays interrupted and the
+    run pauses again with ``pending_approval``, as offline.
+
+    Args:
+        answers: resume values for interrupts that are not the contract's write
+            approvals (a ``HumanInTheLoopMiddleware`` review, an ``interrupt()`` in a
+            tool), by interrupt id (``RunResult.stop_detail`` names them; the thread's
+            ``get_state(config).interrupts`` holds them).
+        **create_agent_options: as the run was built with (``middleware``, ...).
+
+    Raises:
+        ApprovalError: a decision does not fit.
+        CheckpointError: the snapshot cannot be restored, or the thread has no
+            checkpoint or nothing pending to resume (never a fresh start).
+    """
+    graph = build_agent(
+        model, contract, system=system, checkpointer=checkpointer, **create_agent_options
+    )
+    return resume_graph(
+        graph,
+        contract,
+        snapshot,
+        approvals,
+        answers=answers,
+        context=context,
+        checkpoint=checkpoint,
+        system=system,
+        mode=mode,
+        graph_context=graph_context,
+    )
+
+
+async def aresume_agent(
+    model: Model,
+    contract: Contract,
+    snapshot: Mapping[str, Any],
+    approvals: Sequence[Approval] = (),
+    *,
+    checkpointer: Any,
+    answers: Mapping[str, Any] | None = None,
+    context: Mapping[str, Any] | None = None,
+    checkpoint: Callable[[dict[str, Any]], None] | None = None,
+    system: str | None = None,
+    graph_context: Any = None,
+    **create_agent_options: Any,
+) -> RunResult:
+    """:func:`resume_agent` in the running event loop (for an async checkpointer).
+
+    Raises:
+        ConfigurationError: the checkpointer is bound to another event loop.
+        ApprovalError, CheckpointError: as :func:`resume_agent`.
+    """
+    graph = build_agent(
+        model, contract, system=system, checkpointer=checkpointer, **create_agent_options
+    )
+    return await aresume_graph(
+        graph,
+        contract,
+        snapshot,
+        approvals,
+        answers=answers,
+        context=context,
+        checkpoint=checkpoint,
+        system=system,
+        graph_context=graph_context,
+    )
+
+
+def _resume_command(
+    state: RunState,
+    current: Any,
+    approvals: Sequence[Approval],
+    answers: Mapping[str, Any] | None,
+    checkpoint: Callable[[dict[str, Any]], None] | None,
+) -> Command[Any]:
+    """Record the decisions (checked first), then the ``Command(resume=...)`` that
+    resumes the decided approvals and the answered interrupts."""
+    if not current.values:
+        raise CheckpointError(f"no LangGraph checkpoint for thread {state.run_id!r}")
+    interrupts = list(current.interrupts)
+    decided = [p for p in state.pending_approvals() if state.decision_for(p.tool_call_id)]
+    if not interrupts and not decided:
+        raise CheckpointError(
+            f"thread {state.run_id!r} has no pending approval or interrupt to resume"
+        )
+    unknown = sorted(set(answers or {}) - {str(i.id) for i in interrupts})
+    if unknown:
+        raise CheckpointError(f"thread {state.run_id!r} has no pending interrupt {unknown}")
+    state.resume(
+        approvals,
+        checkpoint=checkpoint,
+        transcript=from_langchain_messages(without_stops(current.values.get("messages", ()))),
+    )
+    value = {"decisions": [a.to_dict() for a in approvals]}
+    resume: dict[str, Any] = {}
+    for pending in interrupts:
+        call_id = payload_call_id(pending.value)
+        if call_id is not None:
+            if state.decision_for(call_id) is not None:
+                resume[str(pending.id)] = value
+        elif answers and str(pending.id) in answers:
+            resume[str(pending.id)] = answers[str(pending.id)]
+    return Command(resume=resume)
+
+
+def resume_graph(
+    graph: Any,
+    contract: Contract,
+    snapshot: Mapping[str, Any],
+    approvals: Sequence[Approval] = (),
+    *,
+    answers: Mapping[str, Any] | None = None,
+    context: Mapping[str, Any] | None = None,
+    checkpoint: Callable[[dict[str, Any]], None] | None = None,
+    system: str | None = None,
+    mode: Mode = "invoke",
+    graph_context: Any = None,
+) -> RunResult:
+    """:func:`resume_agent` for a graph you compiled yourself (with a checkpointer and
+    the contract's middleware for ``contract``).
+
+    Raises:
+        ApprovalError, CheckpointError: as :func:`resume_agent`.
+        ConfigurationError: an async checkpointer (use :func:`aresume_graph`).
+    """
+    if mode == "ainvoke":
+        return run_async(
+            aresume_graph(
+                graph,
+                contract,
+                snapshot,
+                approvals,
+                answers=answers,
+                context=context,
+                checkpoint=checkpoint,
+                system=system,
+                graph_context=graph_context,
+            )
+        )
+    state, _ = contract.restore(snapshot, context=context)
+    config: dict[str, Any] = {"configurable": {"thread_id": state.run_id}}
+    with framework_errors():
+        current = graph.get_state(config)
+    command = _resume_command(state, current, approvals, answers, checkpoint)
+    return run_graph(
+        graph,
+        state,
+        [],
+        mode=mode,
+        system=system,
+        config=config,
+        resume=command,
+        graph_context=graph_context,
+    )
+
+
+async def aresume_graph(
+    graph: Any,
+    contract: Contract,
+    snapshot: Mapping[str, Any],
+    approvals: Sequence[Approval] = (),
+    *,
+    answers: Mapping[str, Any] | None = None,
+    context: Mapping[str, Any] | None = None,
+    checkpoint: Callable[[dict[str, Any]], None] | None = None,
+    system: str | None = None,
+    graph_context: Any = None,
+) -> RunResult:
+    """:func:`resume_graph` with ``ainvoke`` in the running event loop.
+
+    Raises:
+        ConfigurationError: the checkpointer is bound to another event loop.
+        ApprovalError, CheckpointError: as :func:`resume_agent`.
+    """
+    check_loop(graph)
+    state, _ = contract.restore(snapshot, context=context)
+    config: dict[str, Any] = {"configurable": {"thread_id": state.run_id}}
+    with framework_errors():
+        current = await graph.aget_state(config)
+    command = _resume_command(state, current, approvals, answers, checkpoint)
+    return await arun_graph(
+        graph,
+        state,
+        [],
+        system=system,
+        config=config,
+        resume=command,
+        graph_context=graph_context,
+    )
+
+
+def suite_harness(mode: Mode = "invoke") -> Harness:
+    """:func:`run_agent` in ``mode`` as a contract-suite harness.
+
+    Each run gets its own in-memory LangGraph checkpointer, so approval scenarios pause
+    on ``interrupt()`` and resume with :func:`resume_agent`.
+    """
+
+    def harness(model: Model, tools: list[ToolSpec], options: RunInput) -> RunResult:
+        contract = options.contract(tools)
+        graph = build_agent(model, contract, checkpointer=InMemorySaver())
+        return run_options(graph, contract, options, mode=mode)
+
+    return harness
+
+
+def run_options(graph: Any, contract: Contract, options: RunInput, *, mode: Mode) -> RunResult:
+    """Run a suite scenario's options on a checkpointed contract graph: start a run as
+    ``options.caller``, drive it, and answer approvals with the options' decider
+    through :func:`resume_graph` until the run ends."""
+    state = contract.start(caller=options.caller)
+    config = {"configurable": {"thread_id": state.run_id}}
+    result = run_graph(graph, state, options.turns(), mode=mode, config=config)
+    return settle_approvals(
+        result,
+        lambda snapshot, approvals: resume_graph(graph, contract, snapshot, approvals, mode=mode),
+        options,
+    )
