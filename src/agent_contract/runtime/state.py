@@ -130,9 +130,8 @@ class RunState(LayerOps, RunLookups):
     def check_before_model_call(self, *, count_step: bool = True) -> Stop | None:
         """Close the previous tool batch, then check deadline, trace size and step budget.
 
-        A halted run (see :meth:`halt`) refuses every further model call: it returns the
-        stop it halted with, whatever the budget says, so a framework that keeps looping
-        after the contract stopped gets the same stop again and nothing is called.
+        A halted run (:meth:`halt`) refuses every further model call: it returns its
+        stop again, so a framework that loops on after a stop gets nothing called.
 
         Args:
             count_step: ``True`` (the default): a ``None`` also counts the step; call
@@ -354,9 +353,8 @@ class RunState(LayerOps, RunLookups):
         ``output`` is kept only with ``answered``.
 
         From then on the run refuses every model call (:meth:`check_before_model_call`
-        returns this stop) and every tool call (a bound ``not_run`` error): whatever a
-        framework does after the stop, nothing more is called. The first stop wins; a
-        later ``halt`` changes nothing.
+        returns this stop) and every tool call (a bound ``not_run`` error). The first
+        stop wins; a later ``halt`` changes nothing.
         """
         with self._run.lock:
             if self._run.halted is not None:
