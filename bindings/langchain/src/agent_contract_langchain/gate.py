@@ -18,7 +18,7 @@ vouches for the ``AIMessage`` the model really returned, so a message another
 middleware invented is never judged an answer.
 
 On the tool side it reports every execution as an attempt
-(:meth:`~agent_contract.runtime.RunState.record_attempt`): a retry is charged to the
+(:meth:`~agent_contract.runtime.layers.LayerOps.record_attempt`): a retry is charged to the
 tool-call budget, a write never runs twice, arguments another layer rewrote are
 validated (and recorded) before they run, and an attempt that raised is noted (a
 timeout makes the call's outcome unknown) before the exception goes back to the retry

@@ -5,7 +5,7 @@ When the contract stops a run, the model node's result ends with one
 without tool calls, whatever ``after_model`` hooks of other middleware run in between,
 so the stop cannot be lost (a ``jump_to`` written by a wrap hook is dropped by the first
 ``after_model`` node; see ``docs/MIDDLEWARE.md``). The run's state also refuses every
-later model and tool call (:meth:`agent_contract.runtime.RunState.halt`), the second
+later model and tool call (:meth:`~agent_contract.runtime.state.RunState.halt`), the second
 line of defence, and the harness gives every run a recursion limit derived from the
 budget, the third.
 
