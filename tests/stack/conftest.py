@@ -70,6 +70,8 @@ class Stack:
     position: Position = "after"
     extra_tools: Sequence[Any] = ()
     options: dict[str, Any] = field(default_factory=dict)
+    tools: Sequence[Any] | None = None
+    """The tools given to ``create_agent`` (default: the contract's, converted)."""
     checkpointer: Any = field(default_factory=InMemorySaver)
 
     def __post_init__(self) -> None:
@@ -80,7 +82,11 @@ class Stack:
             stack = contract_mw.around(*self.middleware)
         self.graph = create_agent(
             ContractChatModel(model=self.model),
-            tools=[*to_langchain_tools(self.contract.registry), *self.extra_tools],
+            tools=(
+                list(self.tools)
+                if self.tools is not None
+                else [*to_langchain_tools(self.contract.registry), *self.extra_tools]
+            ),
             middleware=stack,
             checkpointer=self.checkpointer,
             **self.options,

@@ -401,7 +401,8 @@ class RunState(LayerOps, RunLookups):
                 # after it is not an answer (a batch after it is refused at planning).
                 stop, output = Stop(reason=late.reason, detail=late.message), None
             pausing = stop.reason in PAUSE_REASONS
-            self._run.ledger.close(force=not pausing)
+            if not pausing:  # a pause keeps its batch open, to resume it
+                self._run.ledger.close(force=True)
             redaction = self._run.contract.redaction
             detail = redaction.redact(escape_surrogates(stop.detail))
             answer, escaped = (

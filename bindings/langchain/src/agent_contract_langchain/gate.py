@@ -47,6 +47,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ContractGate",
+    "allowed_tools",
     "injected_arguments",
     "is_gate_refusal",
     "tool_name",
@@ -89,6 +90,17 @@ def visible_arguments(tool: Any, arguments: Any) -> dict[str, Any]:
     return {k: v for k, v in arguments.items() if k not in injected}
 
 
+def allowed_tools(contract: Any, tools: Any) -> list[Any]:
+    """The registered, allowlisted tools among ``tools``, each name once (first wins);
+    nameless provider-side tool dicts are left out (fail closed)."""
+    kept: dict[str, Any] = {}
+    for candidate in tools:
+        name = tool_name(candidate)
+        if name and name not in kept and contract.is_allowed(name):
+            kept[name] = candidate
+    return list(kept.values())
+
+
 def is_gate_refusal(message: Any) -> bool:
     """True for a ToolMessage the gate answered a refused attempt with."""
     return (
@@ -124,7 +136,7 @@ class ContractGate(AgentMiddleware):
         if stop is not None:
             state.halt(stop)
             return state, notes, ModelResponse(result=[stop_message(state, stop)]), request
-        tools = [t for t in request.tools if self.contract.is_allowed(tool_name(t))]
+        tools = allowed_tools(self.contract, request.tools)
         notes.provider_error = None
         notes.provider_calls += 1
         return state, notes, None, request.override(tools=tools)

@@ -43,7 +43,13 @@ from agent_contract.tools import ToolContext
 
 from .approvals import write_call
 from .control import CONTROL_FLOW, ResumeRefused, aguard_resume, guard_resume
-from .gate import ContractGate, injected_arguments, is_gate_refusal, tool_name, visible_arguments
+from .gate import (
+    ContractGate,
+    allowed_tools,
+    injected_arguments,
+    is_gate_refusal,
+    visible_arguments,
+)
 from .graph_commands import split_command
 from .messages import ai_message_to_completion, escaped_ai_message
 from .run_config import RunNotes, notes_for, run_state_in
@@ -152,7 +158,7 @@ class ContractMiddleware(AgentMiddleware):
             return state, notes, notes.provider_calls, self._stop(state, stop), request
         request = request.override(
             messages=without_stops(request.messages),
-            tools=[t for t in request.tools if self.contract.is_allowed(tool_name(t))],
+            tools=allowed_tools(self.contract, request.tools),
         )
         return state, notes, notes.provider_calls, None, request
 

@@ -216,8 +216,8 @@ STOCK: Final[dict[str, StockEntry]] = {
         build=lambda c: _cls("LLMToolEmulator")(tools=[c.quiet_tool], model=_TextChat()),
         relation="conflicts",
         note="honest results: an emulated answer is not a tool result; inside the contract "
-        "the gate saw no attempt and the call is refused (`not_allowed`, `not_run`); outside, "
-        "the contract's tool hook runs the real tool, so the emulator never answers",
+        "the gate saw no attempt, outside the contract's tool hook never ran: either way the "
+        "call is recorded `not_allowed` / `not_run` and its answer is not taken as a result",
     ),
     "LLMToolSelectorMiddleware": StockEntry(
         settings="model=<scripted selector model: selects every tool>, max_tools=5",

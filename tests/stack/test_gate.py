@@ -1,0 +1,311 @@
+"""The inner gate (issue 10, items 6, 7, 8 and the HITL edit): what sits between the
+contract and the model or the tools is seen from inside."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from langchain.agents import create_agent
+from langchain.agents import middleware as stock
+from langchain.agents.middleware import AgentMiddleware, HumanInTheLoopMiddleware
+from langchain_core.messages import HumanMessage
+from langchain_core.tools import tool
+
+from agent_contract.errors import ConfigurationError, NotFoundError
+from agent_contract.runtime import Contract
+from agent_contract.testing import FakeModel, tool_call, tool_calls
+from agent_contract.tools import ToolSpec
+from agent_contract_langchain.chat_model import ContractChatModel
+from agent_contract_langchain.middleware import ContractMiddleware
+from agent_contract_langchain.resuming import resume_graph
+from agent_contract_langchain.run_config import contract_config
+from agent_contract_langchain.tools import from_langchain_tool, to_langchain_tools
+
+from .conftest import Ran, Stack, budget, echo_spec
+
+ONE_ARG = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
+
+
+def retry() -> Any:
+    return stock.ToolRetryMiddleware(max_retries=2, initial_delay=0.0, jitter=False)
+
+
+def raising(ran: Ran, name: str, error: BaseException) -> ToolSpec:
+    def handler(a: int) -> str:
+        ran.calls.append((name, {"a": a}))
+        raise error
+
+    return ToolSpec(name=name, description=name, parameters=ONE_ARG, handler=handler)
+
+
+def test_a_stack_without_the_gate_fails_closed_naming_the_fix(ran: Ran) -> None:
+    contract = Contract([echo_spec(ran)])
+    graph = create_agent(
+        ContractChatModel(model=FakeModel([tool_call("echo", {"a": 1}), "done"])),
+        tools=to_langchain_tools(contract.registry),
+        middleware=[ContractMiddleware(contract)],
+    )
+    with pytest.raises(ConfigurationError, match=r"inner\(\)"):
+        graph.invoke({"messages": [HumanMessage("q")]}, contract_config(contract.start()))
+    assert ran.calls == []
+
+
+# -- retries (item 7) --------------------------------------------------------------------
+
+
+def test_every_retry_inside_the_contract_is_an_attempt_and_a_timeout_is_honest(
+    mode: str, ran: Ran
+) -> None:
+    contract = Contract([raising(ran, "flaky", TimeoutError("upstream"))], budget=budget())
+    model = FakeModel([tool_call("flaky", {"a": 1}), "done"])
+    result = Stack(model, contract, [retry()], "after").run(mode=mode)
+    assert ran.count("flaky") == 3
+    assert result.usage.tool_calls == 3  # each execution is charged to the budget
+    (record,) = result.tool_calls
+    assert (record.error_kind, record.outcome, record.side_effects_possible) == (
+        "timeout",
+        "unknown",
+        True,
+    )
+    retries = [e["attempt"] for e in result.trace.events if e["type"] == "tool_retry"]
+    assert retries == [2, 3]
+
+
+def test_a_retry_layer_outside_the_contract_never_retries(mode: str, ran: Ran) -> None:
+    contract = Contract([raising(ran, "flaky", TimeoutError("upstream"))], budget=budget())
+    model = FakeModel([tool_call("flaky", {"a": 1}), "done"])
+    result = Stack(model, contract, [retry()], "before").run(mode=mode)
+    assert ran.count("flaky") == 1
+    assert result.tool_calls[0].side_effects_possible
+
+
+def test_a_retry_past_the_tool_call_budget_is_refused(ran: Ran) -> None:
+    contract = Contract(
+        [raising(ran, "flaky", TimeoutError("upstream"))], budget=budget(max_tool_calls=2)
+    )
+    model = FakeModel([tool_call("flaky", {"a": 1}), "done"])
+    result = Stack(model, contract, [retry()], "after").run()
+    assert ran.count("flaky") == 2
+    (record,) = result.tool_calls
+    assert (record.error_kind, record.outcome, record.side_effects_possible) == (
+        "budget_exceeded",
+        "failed",
+        True,
+    )
+
+
+def test_a_write_is_never_run_twice_by_a_retry_layer(position: str, ran: Ran) -> None:
+    writes: list[int] = []
+
+    def write(context: Any, a: int) -> str:
+        writes.append(a)
+        raise ConnectionError("flaky backend")
+
+    spec = ToolSpec(
+        name="pay",
+        description="pay",
+        parameters=ONE_ARG,
+        handler=write,
+        effect="write",
+        preview=lambda context, a: {"pay": a},
+        verify=lambda context, a: None,
+    )
+    contract = Contract([spec], budget=budget())
+    stack = Stack(
+        FakeModel([tool_call("pay", {"a": 5}), "done"], stateless=True),
+        contract,
+        [retry()],
+        position,  # type: ignore[arg-type]
+    )
+    paused = stack.run()
+    assert paused.stop_reason == "pending_approval"
+    from agent_contract.approval import Approval
+
+    (pending,) = paused.pending_approvals
+    done = resume_graph(
+        stack.graph, contract, paused.snapshot or {}, [Approval.for_pending(pending, "approve")]
+    )
+    assert writes == [5]
+    assert done.tool_calls[0].status == "error"
+
+
+def test_a_tool_error_layer_inside_keeps_the_contracts_classification(
+    position: str, ran: Ran
+) -> None:
+    contract = Contract([raising(ran, "lookup", NotFoundError("no such order"))])
+    handler = stock.ToolErrorMiddleware(on_error=lambda exc, req: "it failed")
+    model = FakeModel([tool_call("lookup", {"a": 1}), "done"])
+    result = Stack(model, contract, [handler], position).run()  # type: ignore[arg-type]
+    assert [(c.error_kind, c.outcome) for c in result.tool_calls] == [("not_found", "failed")]
+
+
+class FlakyModel:
+    """Raises ConnectionError on its first ``fails`` calls, then follows the script."""
+
+    def __init__(self, fails: int, script: list[Any]) -> None:
+        self.fails = fails
+        self.calls = 0
+        self.inner = FakeModel(script)
+
+    def complete(self, *args: Any, **kwargs: Any) -> Any:
+        self.calls += 1
+        if self.calls <= self.fails:
+            raise ConnectionError("provider down")
+        return self.inner.complete(*args, **kwargs)
+
+
+@pytest.mark.skipif(not hasattr(stock, "ModelRetryMiddleware"), reason="langchain < 1.2")
+@pytest.mark.parametrize(
+    ("fails", "stop", "provider_calls"), [(1, "answered", 2), (5, "model_error", 3)]
+)
+def test_model_retries_inside_are_model_steps_and_never_answer_for_the_model(
+    fails: int, stop: str, provider_calls: int, mode: str, ran: Ran
+) -> None:
+    model = FlakyModel(fails, ["done"])
+    middleware = stock.ModelRetryMiddleware(max_retries=2, initial_delay=0.0, jitter=False)
+    result = Stack(model, Contract([echo_spec(ran)]), [middleware], "after").run(mode=mode)
+    assert (result.stop_reason, model.calls, result.usage.model_steps) == (
+        stop,
+        provider_calls,
+        provider_calls,
+    )
+    if stop == "model_error":
+        assert result.output is None
+        assert "a middleware answered in its place" in result.stop_detail
+
+
+@pytest.mark.skipif(not hasattr(stock, "ModelRetryMiddleware"), reason="langchain < 1.2")
+def test_model_retries_past_the_step_budget_are_refused(ran: Ran) -> None:
+    model = FlakyModel(5, ["done"])
+    middleware = stock.ModelRetryMiddleware(max_retries=4, initial_delay=0.0, jitter=False)
+    contract = Contract([echo_spec(ran)], budget=budget(max_model_steps=2))
+    result = Stack(model, contract, [middleware], "after").run()
+    assert (result.stop_reason, model.calls) == ("max_model_steps", 2)
+
+
+# -- dynamic tools (item 6) --------------------------------------------------------------
+
+
+@tool
+def extra(a: int) -> str:
+    """A tool another middleware adds at run time."""
+    return f"extra {a}"
+
+
+class AddTool(AgentMiddleware):
+    def wrap_model_call(self, request: Any, handler: Any) -> Any:
+        return handler(request.override(tools=[*request.tools, extra, {"type": "web_search"}]))
+
+    async def awrap_model_call(self, request: Any, handler: Any) -> Any:
+        return await handler(
+            request.override(tools=[*request.tools, extra, {"type": "web_search"}])
+        )
+
+
+@pytest.mark.parametrize("registered", [False, True])
+def test_a_tool_added_at_run_time_is_admitted_or_never_offered(
+    registered: bool, position: str, mode: str, ran: Ran
+) -> None:
+    contract = Contract(
+        [echo_spec(ran), *([from_langchain_tool(extra)] if registered else [])], budget=budget()
+    )
+    model = FakeModel([tool_call("extra", {"a": 2}), "done"])
+    stack = Stack(
+        model,
+        contract,
+        [AddTool()],
+        position,  # type: ignore[arg-type]
+        tools=to_langchain_tools([contract.registry.get("echo")]),  # type: ignore[list-item]
+    )
+    result = stack.run(mode=mode)
+    offered = [t["function"]["name"] for t in model.calls[0]["tools"]]
+    (record,) = result.tool_calls
+    if registered:
+        assert offered == ["echo", "extra"]
+        assert (record.status, [m.content for m in result.messages if m.role == "tool"]) == (
+            "success",
+            ["extra 2"],
+        )
+    else:  # never offered (nor the provider-side tool), refused if called anyway
+        assert offered == ["echo"]
+        assert record.error_kind == "unknown_tool"
+
+
+# -- another layer answers, or ends the run (item 8) -------------------------------------
+
+
+def test_a_tool_call_limit_that_continues_keeps_issue_order(
+    position: str, mode: str, ran: Ran
+) -> None:
+    contract = Contract([echo_spec(ran)], budget=budget())
+    model = FakeModel([tool_calls(("echo", {"a": 1}), ("echo", {"a": 2})), "done"])
+    limit = stock.ToolCallLimitMiddleware(run_limit=1, exit_behavior="continue")
+    result = Stack(model, contract, [limit], position).run(mode=mode)  # type: ignore[arg-type]
+    assert result.stop_reason == "answered"
+    assert [(c.status, c.outcome) for c in result.tool_calls] == [
+        ("success", "succeeded"),
+        ("error", "not_run"),
+    ]
+    tool_ids = [m.tool_call_id for m in result.messages if m.role == "tool"]
+    assert tool_ids == [c.id for c in result.tool_calls]
+
+
+@pytest.mark.parametrize("behavior", ["end", "error"])
+def test_a_tool_call_limit_that_ends_the_run_is_named(
+    behavior: str, position: str, mode: str, ran: Ran
+) -> None:
+    contract = Contract([echo_spec(ran)], budget=budget())
+    model = FakeModel([tool_calls(("echo", {"a": 1}), ("echo", {"a": 2})), "done"])
+    limit = stock.ToolCallLimitMiddleware(run_limit=1, exit_behavior=behavior)
+    result = Stack(model, contract, [limit], position).run(mode=mode)  # type: ignore[arg-type]
+    assert result.stop_reason == "middleware_stop"
+    assert "ToolCallLimit" in result.stop_detail
+    assert result.output is None
+    assert ran.calls == []
+    assert {c.outcome for c in result.tool_calls} == {"not_run"}
+
+
+def test_an_emulated_answer_is_not_a_tool_result(position: str, ran: Ran) -> None:
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+    contract = Contract([echo_spec(ran)], budget=budget())
+    emulator = stock.LLMToolEmulator(tools=["echo"], model=FakeListChatModel(responses=["42"]))
+    model = FakeModel([tool_call("echo", {"a": 1}), "done"])
+    result = Stack(model, contract, [emulator], position).run()  # type: ignore[arg-type]
+    # Inside, the gate saw no attempt; outside, the contract's tool hook never ran: the
+    # emulator's answer is refused either way, and the real tool never ran.
+    (record,) = result.tool_calls
+    assert (record.error_kind, record.outcome, ran.calls) == ("not_allowed", "not_run", [])
+
+
+# -- a human's edit (HITL) is validated wherever it is made ------------------------------
+
+
+@pytest.mark.parametrize(("edit", "expected"), [({"a": 7}, "success"), ({"a": "x"}, "error")])
+def test_a_hitl_edit_is_validated_and_recorded(
+    edit: dict[str, Any], expected: str, position: str, mode: str, ran: Ran
+) -> None:
+    contract = Contract([echo_spec(ran)], budget=budget())
+    stack = Stack(
+        FakeModel([tool_call("echo", {"a": 1}), "done"], stateless=True),
+        contract,
+        [HumanInTheLoopMiddleware(interrupt_on={"echo": True})],
+        position,  # type: ignore[arg-type]
+    )
+    paused = stack.run(mode=mode)
+    assert paused.stop_reason == "interrupted"
+    assert paused.tool_calls == ()  # nothing ran, nothing settled: the batch is open
+    (pending,) = stack.graph.get_state({"configurable": {"thread_id": paused.run_id}}).interrupts
+    decision = {"decisions": [{"type": "edit", "edited_action": {"name": "echo", "args": edit}}]}
+    done = resume_graph(
+        stack.graph, contract, paused.snapshot or {}, answers={pending.id: decision}, mode=mode
+    )
+    (record,) = done.tool_calls
+    assert (record.status, record.arguments) == (expected, edit)
+    if expected == "success":
+        assert ran.calls == [("echo", edit)]
+    else:
+        assert (record.error_kind, ran.calls) == ("invalid_arguments", [])
+    rewritten = [e for e in done.trace.events if e["type"] == "arguments_rewritten"]
+    assert [e["arguments"] for e in rewritten] == [edit]

@@ -1,0 +1,174 @@
+"""The core rules every driver shares (issue 10): a halted run refuses more work, a
+framework's control flow passes through the executor, and attempts (retries, rewritten
+arguments, answers given elsewhere) are judged once, in the runtime."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from agent_contract.budget import Budget
+from agent_contract.executor import ToolExecutor, arun_with_timeout
+from agent_contract.messages import ToolCall
+from agent_contract.runtime import Contract, RunState, Stop
+from agent_contract.tools import ToolSpec
+
+ONE_ARG = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
+
+
+def spec(name: str = "echo", handler: Any = None, **options: Any) -> ToolSpec:
+    return ToolSpec(
+        name=name,
+        description=name,
+        parameters=ONE_ARG,
+        handler=handler or (lambda a: f"{name} {a}"),
+        **options,
+    )
+
+
+def planned_run(*specs: ToolSpec, **limits: Any) -> tuple[RunState, Any]:
+    contract = Contract(list(specs) or [spec()], budget=Budget(**limits))
+    state = contract.start()
+    assert state.check_before_model_call() is None
+    plan = state.plan_tool_calls(
+        [ToolCall(id="c1", name=specs[0].name if specs else "echo", arguments={"a": 1})]
+    )
+    return state, plan.calls[0]
+
+
+def test_a_halted_run_refuses_model_and_tool_calls() -> None:
+    state, planned = planned_run()
+    state.halt(Stop(reason="repeated_call", detail="x"))
+    assert state.check_before_model_call() == Stop(reason="repeated_call", detail="x")
+    result = state.execute(planned)
+    assert (result.error_kind, result.outcome) == ("not_allowed", "not_run")
+    assert "the run has stopped (repeated_call)" in result.content
+    assert state.usage().model_steps == 1
+    types = [e["type"] for e in state.trace.events]
+    assert types.count("refused_after_stop") == 2
+
+
+def test_the_first_stop_wins() -> None:
+    state, _ = planned_run()
+    state.halt(Stop(reason="max_tool_calls"))
+    state.halt(Stop(reason="answered"), "too late")
+    result = state.finish(messages=[])
+    assert (result.stop_reason, result.output) == ("max_tool_calls", None)
+
+
+def test_a_pause_keeps_its_batch_open_for_the_resume() -> None:
+    state, _ = planned_run()
+    paused = state.finish(Stop(reason="interrupted", detail="waiting"), messages=[])
+    assert paused.stop_reason == "interrupted"
+    assert paused.tool_calls == ()
+    assert paused.snapshot is not None
+    assert [p["call"]["id"] for p in paused.snapshot["batch"]] == ["c1"]
+
+
+class Bubble(Exception):
+    """A framework's control flow (a graph interrupt, in a binding)."""
+
+
+def test_control_flow_passes_through_the_executor_and_records_nothing() -> None:
+    state, planned = planned_run()
+
+    def invoke(context: Any) -> Any:
+        raise Bubble
+
+    with pytest.raises(Bubble):
+        state.execute(planned, invoke, passthrough=(Bubble,))
+    assert state.result_for("c1") is None
+
+    async def ainvoke(context: Any) -> Any:
+        raise Bubble
+
+    with pytest.raises(Bubble):
+        asyncio.run(state.aexecute(planned, ainvoke, passthrough=(Bubble,)))
+    assert state.result_for("c1") is None
+
+
+def test_a_tools_own_timeout_error_is_not_the_executors() -> None:
+    def raises() -> Any:
+        raise TimeoutError("the upstream gave up")
+
+    invocation = ToolExecutor(max_workers=1).run(raises, timeout=5.0)
+    assert (invocation.timed_out, type(invocation.error)) == (False, TimeoutError)
+
+    async def araises() -> Any:
+        raise TimeoutError("the upstream gave up")
+
+    ainvocation = asyncio.run(arun_with_timeout(araises, 5.0))
+    assert (ainvocation.timed_out, type(ainvocation.error)) == (False, TimeoutError)
+
+    state, planned = planned_run(spec("slow", lambda a: (_ for _ in ()).throw(TimeoutError())))
+    result = state.execute(planned)
+    assert (result.error_kind, result.outcome, result.side_effects_possible) == (
+        "timeout",
+        "unknown",
+        True,
+    )
+    assert "raised a timeout of its own" in result.content
+
+
+def test_a_retry_is_charged_and_refused_past_the_budget() -> None:
+    state, _ = planned_run(max_tool_calls=2)
+    assert state.record_attempt("c1") is None
+    assert state.record_attempt("c1") is None
+    assert state.usage().tool_calls == 2
+    refused = state.record_attempt("c1")
+    assert refused is not None
+    assert refused.error_kind == "budget_exceeded"
+
+
+def test_a_write_is_never_attempted_twice() -> None:
+    write = spec(
+        "pay",
+        lambda context, a: "paid",
+        effect="write",
+        preview=lambda context, a: {"pay": a},
+        verify=lambda context, a: None,
+    )
+    state, planned = planned_run(write)
+    assert planned.approval is not None
+    assert state.record_attempt("c1") is None
+    refused = state.record_attempt("c1")
+    assert refused is not None
+    assert "never run again" in refused.content
+
+
+def test_rewritten_arguments_are_validated_and_recorded() -> None:
+    state, _ = planned_run()
+    updated = state.rewrite_arguments("c1", {"a": 7}, by="a reviewer")
+    assert updated is not None
+    assert updated.arguments == {"a": 7}
+    assert state.rewrite_arguments("c1", {"a": 7}, by="a reviewer") is updated
+    refused = state.rewrite_arguments("c1", {"a": "seven"}, by="a reviewer")
+    assert refused is not None
+    assert refused.refusal is not None
+    assert refused.refusal.error_kind == "invalid_arguments"
+    events = [e for e in state.trace.events if e["type"] == "arguments_rewritten"]
+    assert [(e["arguments"], e["valid"]) for e in events] == [
+        ({"a": 7}, True),
+        ({"a": "seven"}, False),
+    ]
+
+
+def test_an_answer_given_elsewhere_is_not_a_tool_result() -> None:
+    state, planned = planned_run()
+
+    def invoke(context: Any) -> Any:
+        state.answered_unrun("c1")  # no attempt reached the tool
+        return "made up"
+
+    result = state.execute(planned, invoke)
+    assert (result.error_kind, result.outcome) == ("not_allowed", "not_run")
+
+
+def test_a_call_answered_by_another_layer_is_recorded_unrun() -> None:
+    state, _ = planned_run()
+    result = state.refuse_unrun("c1", "answered by another middleware without running")
+    assert result is not None
+    assert (result.error_kind, result.outcome) == ("not_allowed", "not_run")
+    assert state.refuse_unrun("c1", "again") is None
