@@ -95,6 +95,7 @@ StopReason = Literal[
     "deadline",
     "max_trace_bytes",
     "invalid_response",
+    "invalid_history",
     "model_error",
     "pending_approval",
     "interrupted",
@@ -108,6 +109,9 @@ that the caller must not present as one.
 - ``max_model_steps``, ``max_tool_calls``, ``repeated_call``, ``deadline``,
   ``max_trace_bytes``: a budget of the contract was reached.
 - ``invalid_response``: the model's response broke the response contract.
+- ``invalid_history``: the transcript about to be sent to the model is not a
+  conversation a provider accepts (an orphan tool result, an unanswered call, a reused
+  id; see :mod:`agent_contract.runtime.history`); the model was not called.
 - ``model_error``: the model raised, or returned something that is not a Completion.
 - ``pending_approval``: a pause; write calls wait for a human decision.
 - ``interrupted``: a pause that is not the contract's write approval: a framework

@@ -6,7 +6,7 @@ process), so they import these names rather than repeating the numbers.
 0 answered / all held; 1 a self-test or internal failure; 2 a usage or wiring error;
 3 a budget stop (the derived graph step limit included); 4 a missing optional
 dependency (``dependency_missing``) or a release that could not be installed; 5 a
-contract violation or a broken boundary; 6 the model failed; 7 paused (for approval, or
+contract violation (``invalid_response``, ``invalid_history``) or a broken boundary; 6 the model failed; 7 paused (for approval, or
 on a framework interrupt); 8 a decision was refused or a stored run cannot be read; 9
 another layer of the agent (a framework middleware) ended the run.
 """
@@ -48,6 +48,7 @@ EXIT_CODES: Final[dict[str, int]] = {
     "deadline": EXIT_BUDGET,
     "max_trace_bytes": EXIT_BUDGET,
     "invalid_response": EXIT_CONTRACT_VIOLATION,
+    "invalid_history": EXIT_CONTRACT_VIOLATION,
     "model_error": EXIT_MODEL_ERROR,
     "pending_approval": EXIT_PENDING_APPROVAL,
     "interrupted": EXIT_PENDING_APPROVAL,

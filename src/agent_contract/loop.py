@@ -145,7 +145,7 @@ def _drive(
 ) -> RunResult:
     offered = state.contract.offered_tools()
     while True:
-        stop = state.check_before_model_call()
+        stop = state.check_before_model_call(transcript)
         if stop is not None:
             return state.finish(stop, messages=transcript)
         try:

@@ -93,3 +93,50 @@ def test_input_1_an_fsdecoded_result_is_escaped_not_crashed(harness_name: str) -
     (message,) = [m for m in result.messages if m.role == "tool"]
     assert message.content == "report-\\udcff.txt"
     result.trace.to_jsonl().encode("utf-8")
+
+
+def _echo() -> ToolSpec:
+    return ToolSpec(
+        name="echo",
+        description="Echo.",
+        parameters={"type": "object", "properties": {"text": {"type": "string"}}},
+        handler=lambda text: f"echo: {text}",
+    )
+
+
+def test_input_3_an_orphan_tool_result_in_the_history_is_never_sent(harness_name: str) -> None:
+    """``history=[user turn, tool message for "old_1" whose assistant turn is not
+    there]`` sent an orphan tool result to the model, and the run answered."""
+    from agent_contract.messages import Message
+
+    model = FakeModel(["this answer must never be produced"])
+    history = (
+        Message(role="user", content="echo a"),
+        Message(
+            role="tool", content="echo: a", tool_call_id="old_1", name="echo", status="success"
+        ),
+    )
+    result = load_harness(harness_name)(
+        model, [_echo()], RunInput(user="go", budget=Budget(deadline_seconds=30.0), history=history)
+    )
+    assert isinstance(result, RunResult)
+    assert result.stop_reason == "invalid_history"
+    assert result.output is None
+    assert model.calls == []
+
+
+def test_input_3_an_unanswered_call_in_the_history_is_never_sent(harness_name: str) -> None:
+    """An assistant turn whose calls have no results went through too."""
+    from agent_contract.messages import Message, ToolCall
+
+    model = FakeModel(["this answer must never be produced"])
+    history = (
+        Message(role="user", content="echo a"),
+        Message(role="assistant", tool_calls=(ToolCall(id="old_1", name="echo", arguments={}),)),
+    )
+    result = load_harness(harness_name)(
+        model, [_echo()], RunInput(user="go", budget=Budget(deadline_seconds=30.0), history=history)
+    )
+    assert isinstance(result, RunResult)
+    assert result.stop_reason == "invalid_history"
+    assert model.calls == []

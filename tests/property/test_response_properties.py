@@ -126,7 +126,7 @@ def test_every_reply_has_exactly_one_meaning(completion: Completion, seen_ids: l
 @given(completion=COMPLETIONS)
 def test_run_state_never_answers_an_invalid_reply(completion: Completion) -> None:
     state = Contract().start(run_id="run-prop")
-    assert state.check_before_model_call() is None
+    assert state.check_before_model_call([]) is None
     decision = state.accept_response(completion)
     _, violations = validate_response(completion)
     if violations:

@@ -92,7 +92,7 @@ def test_the_control_harness_is_skipped_with_the_reason(default_report: CheckRep
     skipped = found[("agent-contract.check.plain-create-agent", "allowlist")].find("skipped")
     assert skipped is not None
     assert "control harness: broken, as expected" in (skipped.get("message") or "")
-    holds = found[("agent-contract.check.plain-create-agent", "history")]
+    holds = found[("agent-contract.check.plain-create-agent", "call_id_binding")]
     assert holds.find("skipped") is None
 
 

@@ -361,7 +361,7 @@ def test_matrix_junit_has_an_install_case_and_one_per_boundary(
     failure = cases[(new, "allowlist")].find("failure")
     assert failure is not None
     assert (failure.text or "").startswith("plain-create-agent: unknown_tool: ")
-    assert cases[(new, "history")].find("failure") is None
+    assert cases[(new, "call_id_binding")].find("failure") is None
 
 
 def test_matrix_junit_ignores_the_control_harness(check_doc: dict[str, object]) -> None:

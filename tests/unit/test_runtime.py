@@ -459,7 +459,7 @@ def test_tool_exceptions_are_classified(exc: Exception, kind: str, message: str)
 def test_write_tool_waits_for_approval_at_planning() -> None:
     recorder, previews = Recorder(), []
     state = Contract([write_spec(recorder, previews)]).start(run_id="r")
-    state.check_before_model_call()
+    state.check_before_model_call([])
     decision = state.accept_response(tool_call("update", {"text": "x"}, id="c1"))
     plan = state.plan_tool_calls(decision.calls)
     assert plan.calls[0].refusal is None
@@ -675,7 +675,7 @@ def test_deadline_before_the_first_model_call() -> None:
     contract = Contract([spec()], budget=Budget(deadline_seconds=5))
     state = contract.start(run_id="r")
     state.counters.elapsed_before = 5.0
-    stop = state.check_before_model_call()
+    stop = state.check_before_model_call([])
     assert stop is not None
     assert stop.reason == "deadline"
 
@@ -698,7 +698,7 @@ def test_trace_size_budget_refuses_a_tool_batch(monkeypatch: pytest.MonkeyPatch)
         probe = Contract([spec()], budget=Budget(max_trace_bytes=limit)).start(
             run_id="fixed-run-id"
         )
-        probe.check_before_model_call()
+        probe.check_before_model_call([])
         probe.accept_response(tool_call("echo", {"text": "x"}, id="call_1_1"))
         return probe.trace.size_bytes
 
@@ -756,7 +756,7 @@ def test_each_call_gets_exactly_one_tool_message_in_issue_order() -> None:
 
 def test_ledger_refuses_unknown_and_double_answers() -> None:
     state = Contract([spec()]).start(run_id="r")
-    state.check_before_model_call()
+    state.check_before_model_call([])
     decision = state.accept_response(tool_call("echo", {"text": "x"}, id="c1"))
     plan = state.plan_tool_calls(decision.calls)
     result = state.execute(plan.calls[0])
@@ -772,7 +772,7 @@ def test_ledger_refuses_unknown_and_double_answers() -> None:
 
 def test_refused_plan_cannot_be_submitted() -> None:
     state = Contract([spec()]).start(run_id="r")
-    state.check_before_model_call()
+    state.check_before_model_call([])
     decision = state.accept_response(tool_call("nope", {}, id="c1"))
     plan = state.plan_tool_calls(decision.calls)
     assert plan.runnable == ()

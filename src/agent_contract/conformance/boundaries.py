@@ -157,10 +157,17 @@ BOUNDARIES: Final[tuple[Boundary, ...]] = (
     Boundary(
         id="history",
         label="history",
-        rule="earlier turns are replayed to the model in order",
+        rule=(
+            "earlier turns reach the model in order, and only as a conversation a provider "
+            "accepts: every tool message answers a call of the turn before it, every call "
+            "is answered once, ids are unique"
+        ),
         keep_it=(
-            "Pass earlier turns as messages before the new user turn, and let nothing "
-            "between the run and the model rewrite them."
+            "Pass earlier turns as messages before the new user turn and hand the transcript "
+            "to `RunState.check_before_model_call(messages)` before every model call, as "
+            "late as possible (what the model really gets): an orphan tool result, an "
+            "unanswered call or a reused id stops the run with `invalid_history`, and the "
+            "model is not called."
         ),
     ),
     Boundary(

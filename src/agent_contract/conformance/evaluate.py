@@ -30,6 +30,7 @@ __all__ = [
     "check_contents",
     "check_hidden_text",
     "check_history",
+    "check_model_calls",
     "check_offered",
     "check_ran",
     "check_timeout",
@@ -188,10 +189,14 @@ def evaluate(scenario: Scenario, obs: Observation, model: FakeModel, probe: Prob
     issued = [i for i in obs.issued_ids if i]
     answered = [m["id"] for m in obs.tool_messages]
     unique_issued = list(dict.fromkeys(issued))
-    paused_or_invalid = scenario.stop_reason in ("invalid_response", "pending_approval")
+    paused_or_invalid = scenario.stop_reason in (
+        "invalid_response",
+        "invalid_history",
+        "pending_approval",
+    )
     if answered != unique_issued and not paused_or_invalid:
         fail("call_id_binding", f"tool messages answer {answered}, calls issued {unique_issued}")
-    if len(answered) != len(set(answered)):
+    if len(answered) != len(set(answered)) and scenario.stop_reason != "invalid_history":
         fail("call_id_binding", f"an id is answered more than once: {answered}")
     # Trace and redaction.
     if not obs.trace_types or obs.trace_types[0] != "run_started" or obs.trace_types[-1] != "stop":
@@ -253,6 +258,18 @@ def check_history(obs: Observation, model: FakeModel, probe: Probe) -> list[Prob
     if sent != wanted:
         return [Problem(boundary="history", message=f"sent {sent}, expected {wanted}")]
     return []
+
+
+def check_model_calls(times: int, boundary: str) -> Check:
+    """The model was called exactly ``times`` times."""
+
+    def check(obs: Observation, model: FakeModel, probe: Probe) -> list[Problem]:
+        if len(model.calls) != times:
+            message = f"the model was called {len(model.calls)} times, expected {times}"
+            return [Problem(boundary=boundary, message=message)]
+        return []
+
+    return check
 
 
 def check_timeout(obs: Observation, model: FakeModel, probe: Probe) -> list[Problem]:

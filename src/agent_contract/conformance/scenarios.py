@@ -36,12 +36,12 @@ from .fixtures import (
     credentials_tool,
     explode_tool,
     fetch_record_tool,
-    fsname_tool,
     hang_tool,
     slow_echo_tool,
     tools_with,
     typed_tool,
 )
+from .values import build_value_scenarios
 
 __all__ = ["SCENARIOS", "build_scenarios", "scenario"]
 
@@ -297,28 +297,6 @@ def build_scenarios() -> list[Scenario]:
             extra=(check_contents(["echo: 你好, café ☕"]),),
         ),
         Scenario(
-            name="lone_surrogate_arguments",
-            boundary="argument_validation",
-            description="arguments holding a lone surrogate are refused before anything runs",
-            script=(tool_call("echo", {"text": "report-\udcff.txt"}), "bad text"),
-            tools=basic_tools,
-            stop_reason="answered",
-            trajectory=("echo",),
-            results=(("error", "invalid_arguments"),),
-            must_not_run=("echo",),
-        ),
-        Scenario(
-            name="lone_surrogate_result",
-            boundary="serialization",
-            description="a result holding a lone surrogate reaches the model escaped as \\udXXX",
-            script=(tool_call("fsname", {"text": "x"}), "listed"),
-            tools=tools_with(fsname_tool),
-            stop_reason="answered",
-            trajectory=("fsname",),
-            results=(("success", None),),
-            extra=(check_contents(["report-\\udcff.txt"]),),
-        ),
-        Scenario(
             name="step_budget",
             boundary="model_step_budget",
             description="a model that keeps calling tools stops at max_model_steps, unanswered",
@@ -353,21 +331,6 @@ def build_scenarios() -> list[Scenario]:
                 tool_call("forecast", {"city": "Oslo", "days": 2}),
                 tool_call("forecast", {"days": 2, "city": "Oslo"}),
                 tool_call("forecast", {"city": "Oslo", "days": 2}),
-            ),
-            tools=basic_tools,
-            budget=Budget(deadline_seconds=30.0, max_identical_calls=2),
-            stop_reason="repeated_call",
-            trajectory=("forecast",) * 3,
-            results=(("success", None), ("success", None), ("error", "repeated_call")),
-            extra=(check_ran("forecast", 2, "repeated_calls"),),
-        ),
-        Scenario(
-            name="repeated_calls_number_forms",
-            boundary="repeated_calls",
-            description="3 and 3.0 are one JSON number: alternating them is still one call",
-            script=(
-                *(tool_call("forecast", {"city": "Oslo", "days": d}) for d in (3, 3.0, 3, 3.0)),
-                "done",
             ),
             tools=basic_tools,
             budget=Budget(deadline_seconds=30.0, max_identical_calls=2),
@@ -413,7 +376,9 @@ def build_scenarios() -> list[Scenario]:
     ]
 
 
-SCENARIOS: Final[tuple[Scenario, ...]] = tuple(build_scenarios() + build_approval_scenarios())
+SCENARIOS: Final[tuple[Scenario, ...]] = tuple(
+    build_scenarios() + build_value_scenarios() + build_approval_scenarios()
+)
 """Every scenario, by stable name order of definition."""
 
 

@@ -18,7 +18,7 @@ that owns it holds the run's lock around every call.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -196,10 +196,14 @@ class CallLedger:
     # -- an invalid response ---------------------------------------------------------------
 
     def refuse_invalid(
-        self, calls: Sequence[ToolCall], violations: Sequence[Violation]
+        self,
+        calls: Sequence[ToolCall],
+        violations: Sequence[Violation],
+        taken: Collection[str] = (),
     ) -> tuple[ToolResult, ...]:
         """Answer the calls of a response that broke the contract: each distinct,
-        non-empty, fresh id gets an ``invalid_call`` refusal; every call gets a record.
+        non-empty, fresh id (not issued, not answered, not in ``taken``: the history's
+        ids) gets an ``invalid_call`` refusal; every call gets a record.
 
         Returns:
             The refusals, in issue order.
@@ -207,7 +211,12 @@ class CallLedger:
         general = [v.code for v in violations if v.tool_call_id is None]
         refusals: list[ToolResult] = []
         for call in calls:
-            fresh = bool(call.id) and call.id not in self.answered and call.id not in self.issued
+            fresh = (
+                bool(call.id)
+                and call.id not in self.answered
+                and call.id not in self.issued
+                and call.id not in taken
+            )
             if not fresh:
                 self._settle(call, call.arguments, None)
                 continue

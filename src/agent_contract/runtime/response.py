@@ -82,7 +82,7 @@ def validate_response(
 
     Args:
         completion: what the model returned.
-        seen_ids: tool-call ids issued earlier in the run.
+        seen_ids: tool-call ids issued earlier in the run or used in its history.
 
     Returns:
         ``(calls, violations)``: the calls with arguments normalized to dicts (invalid

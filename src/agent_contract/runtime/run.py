@@ -55,6 +55,9 @@ class Run:
     """The stop a driver recorded inside a framework (``RunState.halt``)."""
     answer: str | None = None
     """The answer that came with an ``answered`` halt."""
+    conversation_ids: frozenset[str] = frozenset()
+    """The tool-call ids of the history the model was last sent (a new call may not
+    reuse one)."""
     attempts: dict[str, AttemptLog] = field(default_factory=dict)
     """Executions a framework reported per call id (see :mod:`.attempts`); not stored."""
 

@@ -7,13 +7,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from .. import budget as budget_checks
 from ..approval import Approval
-from ..errors import PAUSE_REASONS
 from ..faults import crashpoint
 from ..messages import Completion, Message, ToolCall
 from ..results import ToolResult
-from ..text import escape_surrogates, escape_value
-from . import execution, writes
+from . import ending, execution, writes
 from .execution import AsyncInvoke, Invoke, Passthrough
+from .history import history_stop
 from .layers import LayerOps
 from .ledger import PlannedCall
 from .lookups import RunLookups
@@ -43,9 +42,10 @@ class RunState(LayerOps, RunLookups):
 
     1. **start**: ``Contract.start(...)`` gives a new run; ``Contract.restore(snapshot)``
        a paused one (with its transcript).
-    2. **before model call**: ``check_before_model_call() -> Stop | None`` closes the
-       last batch and checks deadline, trace size and step budget; ``None`` means call
-       the model now (the step is counted).
+    2. **before model call**: ``check_before_model_call(messages) -> Stop | None``
+       closes the last batch and checks the history (``invalid_history``), deadline,
+       trace size and step budget; ``None`` means call the model now (the step is
+       counted).
     3. **accept response**: ``accept_response(completion) -> ResponseVerdict`` judges the
        reply: ``final`` (end with its text), ``tool_calls`` (plan them) or ``invalid``
        (its refusals are recorded; end with its stop).
@@ -127,17 +127,24 @@ class RunState(LayerOps, RunLookups):
 
     # -- 2. before model call ------------------------------------------------------------
 
-    def check_before_model_call(self, *, count_step: bool = True) -> Stop | None:
-        """Close the previous tool batch, then check deadline, trace size and step budget.
+    def check_before_model_call(
+        self, messages: Sequence[Message], *, count_step: bool = True
+    ) -> Stop | None:
+        """Close the previous tool batch, then check the history the model is about to
+        get (:mod:`agent_contract.runtime.history`), deadline, trace size and step budget.
 
         A halted run (:meth:`halt`) refuses every further model call: it returns its
         stop again, so a framework that loops on after a stop gets nothing called.
 
         Args:
+            messages: the transcript the model will be called with, oldest first (the
+                system prompt may be left out). A broken one is ``invalid_history``,
+                each problem traced as a ``contract_violation``.
             count_step: ``True`` (the default): a ``None`` also counts the step; call
-                the model right after. ``False`` only checks: for a driver that counts
-                each provider call where it is made (the LangChain gate, so a retry
-                layer's second call is a step too).
+                the model right after (the ``model_call`` event says how many lone
+                surrogates the history's messages had escaped, when any). ``False``
+                only checks: for a driver that counts each provider call where it is
+                made (the LangChain gate, so a retry layer's second call is a step too).
 
         Returns:
             The stop to end the run with, or ``None`` to go ahead.
@@ -149,6 +156,9 @@ class RunState(LayerOps, RunLookups):
                 )
                 return self._run.halted
             self._run.ledger.close()
+            broken = history_stop(self._run, messages)
+            if broken is not None:
+                return broken
             breach = budget_checks.check_before_model_call(
                 self._run.contract.budget, self._run.counters, self._run.trace.size_bytes
             )
@@ -156,7 +166,9 @@ class RunState(LayerOps, RunLookups):
                 return Stop(reason=breach.reason, detail=breach.message)
             if count_step:
                 self._run.counters.model_steps += 1
-                self._run.trace.append("model_call", step=self._run.counters.model_steps)
+                escaped = sum(m.escaped_chars for m in messages)
+                extra = {"escaped_chars": escaped} if escaped else {}
+                self._run.trace.append("model_call", step=self._run.counters.model_steps, **extra)
             return None
 
     # -- 3. accept response --------------------------------------------------------------
@@ -170,7 +182,9 @@ class RunState(LayerOps, RunLookups):
             stop; those results are already recorded in the ledger.
         """
         with self._run.lock:
-            calls, violations = validate_response(completion, seen_ids=self._run.ledger.issued)
+            calls, violations = validate_response(
+                completion, seen_ids=(*self._run.ledger.issued, *self._run.conversation_ids)
+            )
             shape: ResponseShape = "invalid" if violations else ("tool_calls" if calls else "final")
             self._run.trace.append(
                 "model_response",
@@ -189,7 +203,9 @@ class RunState(LayerOps, RunLookups):
                 shape="invalid",
                 calls=calls,
                 violations=violations,
-                refusals=self._run.ledger.refuse_invalid(calls, violations),
+                refusals=self._run.ledger.refuse_invalid(
+                    calls, violations, self._run.conversation_ids
+                ),
                 stop=Stop(
                     reason="invalid_response", detail="; ".join(v.message for v in violations)
                 ),
@@ -395,36 +411,4 @@ class RunState(LayerOps, RunLookups):
                     reason="invalid_response",
                     detail="the graph ended without a contract decision",
                 )
-            late = budget_checks.check_deadline(self._run.contract.budget, self._run.counters)
-            if stop.reason == "answered" and late is not None:
-                # The deadline is checked after every model step: an answer that came
-                # after it is not an answer (a batch after it is refused at planning).
-                stop, output = Stop(reason=late.reason, detail=late.message), None
-            pausing = stop.reason in PAUSE_REASONS
-            if not pausing:  # a pause keeps its batch open, to resume it
-                self._run.ledger.close(force=True)
-            redaction = self._run.contract.redaction
-            detail = redaction.redact(escape_surrogates(stop.detail))
-            answer, escaped = (
-                escape_value(output)
-                if stop.reason == "answered" and output is not None
-                else (None, 0)
-            )
-            answer = redaction.redact(answer) if answer is not None else None
-            fields: dict[str, Any] = {"reason": stop.reason, "detail": detail}
-            if escaped:
-                fields["escaped_chars"] = escaped
-            self._run.trace.append("stop", **fields)
-            return RunResult(
-                run_id=self._run.run_id,
-                stop_reason=stop.reason,
-                stop_detail=detail,
-                output=answer,
-                messages=tuple(messages),
-                trace=self._run.trace,
-                tool_calls=tuple(self._run.ledger.records),
-                usage=self._run.counters.usage(),
-                harness=harness,
-                pending_approvals=self.pending_approvals() if pausing else (),
-                snapshot=self.snapshot(messages) if pausing else None,
-            )
+            return ending.finish(self._run, stop, messages=messages, output=output, harness=harness)

@@ -90,13 +90,14 @@ def plain_create_agent_harness(
     messages: list[BaseMessage] = list(final["messages"])
     trajectory: list[str] = []
     issued: list[str | None] = []
-    for message in messages:
+    for position, message in enumerate(messages):
         if isinstance(message, AIMessage):
+            new = position >= len(turns)  # the trajectory is this run's calls, not the history's
             for call in message.tool_calls:
-                trajectory.append(call["name"])
+                trajectory.extend([call["name"]] if new else [])
                 issued.append(call["id"])
             for bad in message.invalid_tool_calls:
-                trajectory.append(bad.get("name") or "")
+                trajectory.extend([bad.get("name") or ""] if new else [])
                 issued.append(bad.get("id"))
     tool_messages = tuple(
         {

@@ -19,6 +19,7 @@ interrupts, the last node that ran and the exception that ended it, if any.
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -113,8 +114,23 @@ def _check_streamed_calls(streamed: Sequence[Any], produced: Sequence[Any]) -> N
         )
 
 
+def _input_ids(payload: Any) -> set[str]:
+    """The ids of the input messages (the history and the new turn), which this
+    invocation did not produce; a message without one gets one here (the payload's
+    messages are the driver's own fresh objects)."""
+    if not isinstance(payload, Mapping):
+        return set()
+    ids: set[str] = set()
+    for message in payload.get("messages", ()):
+        if isinstance(message, BaseMessage):
+            if message.id is None:
+                message.id = f"input-{uuid.uuid4().hex}"
+            ids.add(str(message.id))
+    return ids
+
+
 def _stream(graph: Any, payload: Any, config: Any, context: Any, ended: Ended) -> None:
-    before = _streamed_ids(graph, config)
+    before = _streamed_ids(graph, config) | _input_ids(payload)
     streamed: list[BaseMessage] = []
     for mode, chunk in graph.stream(
         payload, config=config, context=context, stream_mode=["messages", "updates", "values"]

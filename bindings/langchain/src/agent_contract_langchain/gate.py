@@ -9,9 +9,11 @@ emulators, human review, middleware that add tools) is seen only from inside, so
     contract_mw = ContractMiddleware(contract)
     create_agent(model, tools, middleware=[contract_mw, *yours, contract_mw.inner()])
 
-On the model side the gate counts every provider call as a model step (a retry layer's
-second call included; a halted run or a spent budget gets the stop message, and the
-model is not called), offers the model only registered, allowlisted tools from the
+On the model side the gate checks the history the model really gets (a trimming or
+summarizing middleware between the halves may have changed it: a broken one is
+``invalid_history``), counts every provider call as a model step (a retry layer's
+second call included; a halted run, a broken history or a spent budget gets the stop
+message, and the model is not called), offers the model only registered, allowlisted tools from the
 *final* tool list (a tool another middleware added is offered only if the contract
 registered it; a provider-side tool dict is never offered unless registered), and
 vouches for the ``AIMessage`` the model really returned, so a message another
@@ -38,6 +40,7 @@ from langgraph.config import get_config
 from agent_contract.runtime import RunState
 
 from .control import CONTROL_FLOW
+from .messages import from_langchain_messages
 from .run_config import RunNotes, notes_for, run_state_in
 from .stops import stop_message
 from .tools import to_tool_message
@@ -132,7 +135,9 @@ class ContractGate(AgentMiddleware):
         self.outer.gate_seen = True
         state = run_state_in(get_config(), self.contract)
         notes = notes_for(state)
-        stop = state.check_before_model_call()
+        # The history boundary again, on what the model really gets: a middleware
+        # between the two halves may have trimmed or rewritten the messages.
+        stop = state.check_before_model_call(from_langchain_messages(request.messages))
         if stop is not None:
             state.halt(stop)
             return state, notes, ModelResponse(result=[stop_message(state, stop)]), request

@@ -51,7 +51,7 @@ from .gate import (
     visible_arguments,
 )
 from .graph_commands import split_command
-from .messages import ai_message_to_completion, escaped_ai_message
+from .messages import ai_message_to_completion, escaped_ai_message, from_langchain_messages
 from .run_config import RunNotes, notes_for, run_state_in
 from .stops import is_stop_message, stop_message, without_stops
 from .tools import RawValue, current_tool_context, to_langchain_tool, to_tool_message
@@ -153,7 +153,8 @@ class ContractMiddleware(AgentMiddleware):
         for message in request.messages:
             if isinstance(message, ToolMessage) and not is_gate_refusal(message):
                 state.refuse_unrun(str(message.tool_call_id), _FOREIGN)
-        stop = state.check_before_model_call(count_step=False)
+        history = from_langchain_messages(without_stops(request.messages))
+        stop = state.check_before_model_call(history, count_step=False)
         if stop is not None:
             return state, notes, notes.provider_calls, self._stop(state, stop), request
         request = request.override(

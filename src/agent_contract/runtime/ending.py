@@ -1,0 +1,61 @@
+"""Ending a run: the stop's last checks, the closed ledger, the redacted answer, the
+``stop`` event and the :class:`~agent_contract.runtime.records.RunResult`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from .. import budget as budget_checks
+from ..errors import PAUSE_REASONS
+from ..messages import Message
+from ..text import escape_surrogates, escape_value
+from . import snapshot
+from .records import RunResult, Stop
+from .run import Run
+
+__all__ = ["finish"]
+
+
+def finish(
+    run: Run, stop: Stop, *, messages: Sequence[Message], output: str | None, harness: str
+) -> RunResult:
+    """Close the batch, record ``stop`` and build the result (see
+    :meth:`RunState.finish`). The caller holds the run's lock.
+
+    An ``answered`` stop after the deadline becomes the ``deadline`` stop (the deadline
+    is checked after every model step: an answer that came after it is not an answer; a
+    batch after it is refused at planning). A pause keeps the open batch and carries a
+    snapshot. ``output`` is kept (escaped by the text rule, then redacted) only for
+    ``answered``.
+    """
+    late = budget_checks.check_deadline(run.contract.budget, run.counters)
+    if stop.reason == "answered" and late is not None:
+        stop, output = Stop(reason=late.reason, detail=late.message), None
+    pausing = stop.reason in PAUSE_REASONS
+    if not pausing:  # a pause keeps its batch open, to resume it
+        run.ledger.close(force=True)
+    redaction = run.contract.redaction
+    detail = redaction.redact(escape_surrogates(stop.detail))
+    answer, escaped = (
+        escape_value(output) if stop.reason == "answered" and output is not None else (None, 0)
+    )
+    answer = redaction.redact(answer) if answer is not None else None
+    fields: dict[str, Any] = {"reason": stop.reason, "detail": detail}
+    if escaped:
+        fields["escaped_chars"] = escaped
+    run.trace.append("stop", **fields)
+    pending = tuple(p.approval for p in run.ledger.waiting() if p.approval is not None)
+    return RunResult(
+        run_id=run.run_id,
+        stop_reason=stop.reason,
+        stop_detail=detail,
+        output=answer,
+        messages=tuple(messages),
+        trace=run.trace,
+        tool_calls=tuple(run.ledger.records),
+        usage=run.counters.usage(),
+        harness=harness,
+        pending_approvals=pending if pausing else (),
+        snapshot=snapshot.dump(run, messages) if pausing else None,
+    )

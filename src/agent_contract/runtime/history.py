@@ -1,0 +1,155 @@
+"""The history boundary: the transcript a model is about to get must be a conversation a
+provider accepts.
+
+Checked before every model call on every harness (:meth:`RunState.check_before_model_call`
+and, for a framework that can change the messages after that check,
+:meth:`RunState.check_history`). A history is well-formed when:
+
+- every tool call on an assistant turn has an id, and no id is used twice in the
+  conversation (``missing_call_id``, ``duplicate_call_id``);
+- the messages right after an assistant turn with tool calls are tool messages that answer
+  exactly those calls, each once, before any other turn (``unanswered_call``,
+  ``duplicate_answer``);
+- every tool message answers a call of the assistant turn just before it
+  (``orphan_tool_message``: a result whose call is not there, e.g. after a trimming
+  middleware dropped the assistant turn but kept its results, or a result placed after
+  another turn).
+
+Providers reject a conversation that breaks any of these; the run stops with
+``invalid_history`` instead, and the model is not called.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ..messages import Message
+from .records import Stop
+from .run import Run
+
+__all__ = ["HistoryCode", "HistoryProblem", "check_history", "history_stop"]
+
+HistoryCode = Literal[
+    "missing_call_id",
+    "duplicate_call_id",
+    "unanswered_call",
+    "duplicate_answer",
+    "orphan_tool_message",
+]
+
+
+@dataclass(frozen=True, kw_only=True)
+class HistoryProblem:
+    """One way a transcript breaks the history boundary."""
+
+    code: HistoryCode
+    """Machine-readable reason."""
+    message: str
+    """Human-readable reason, naming the message's position (0-based) and the id."""
+    tool_call_id: str | None = None
+    """The call or tool message it concerns."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (the fields of a ``contract_violation`` trace event)."""
+        return {"code": self.code, "message": self.message, "tool_call_id": self.tool_call_id}
+
+
+def check_history(messages: Sequence[Message]) -> tuple[HistoryProblem, ...]:
+    """Every way ``messages`` breaks the history boundary (see the module doc), in
+    transcript order; empty when the history is well-formed."""
+    problems: list[HistoryProblem] = []
+    seen_ids: set[str] = set()
+    open_calls: dict[str, int] = {}  # calls of the current assistant turn -> its position
+    answered: set[str] = set()
+
+    def close_turn() -> None:
+        for call_id, where in open_calls.items():
+            if call_id not in answered:
+                problems.append(
+                    HistoryProblem(
+                        code="unanswered_call",
+                        message=(
+                            f"call {call_id!r} of the assistant turn at position {where} has "
+                            "no tool message before the next turn"
+                        ),
+                        tool_call_id=call_id,
+                    )
+                )
+        open_calls.clear()
+        answered.clear()
+
+    for position, message in enumerate(messages):
+        if message.role == "tool":
+            call_id = message.tool_call_id or ""
+            if call_id not in open_calls:
+                earlier = "an earlier turn" if call_id in seen_ids else "no assistant turn"
+                problems.append(
+                    HistoryProblem(
+                        code="orphan_tool_message",
+                        message=(
+                            f"the tool message at position {position} answers {call_id!r}, "
+                            f"a call of {earlier}, not of the assistant turn just before it"
+                        ),
+                        tool_call_id=call_id,
+                    )
+                )
+            elif call_id in answered:
+                problems.append(
+                    HistoryProblem(
+                        code="duplicate_answer",
+                        message=(
+                            f"call {call_id!r} is answered again by the tool message at "
+                            f"position {position}"
+                        ),
+                        tool_call_id=call_id,
+                    )
+                )
+            else:
+                answered.add(call_id)
+            continue
+        close_turn()
+        if message.role != "assistant":
+            continue
+        for call in message.tool_calls:
+            if not call.id:
+                problems.append(
+                    HistoryProblem(
+                        code="missing_call_id",
+                        message=(
+                            f"a call to {call.name!r} in the assistant turn at position "
+                            f"{position} has no id"
+                        ),
+                    )
+                )
+                continue
+            if call.id in seen_ids:
+                problems.append(
+                    HistoryProblem(
+                        code="duplicate_call_id",
+                        message=(
+                            f"tool_call_id {call.id!r} in the assistant turn at position "
+                            f"{position} is used earlier in the conversation"
+                        ),
+                        tool_call_id=call.id,
+                    )
+                )
+                continue
+            seen_ids.add(call.id)
+            open_calls[call.id] = position
+    close_turn()
+    return tuple(problems)
+
+
+def history_stop(run: Run, messages: Sequence[Message]) -> Stop | None:
+    """The ``invalid_history`` stop when ``messages`` breaks the boundary (each problem
+    traced as a ``contract_violation``), else ``None`` (and the run notes the history's
+    call ids, which a new call may not reuse). The caller holds the run's lock."""
+    problems = check_history(messages)
+    if not problems:
+        run.conversation_ids = frozenset(c.id for m in messages for c in m.tool_calls if c.id)
+        return None
+    for problem in problems:
+        run.trace.append("contract_violation", **problem.to_dict())
+    return Stop(reason="invalid_history", detail="; ".join(p.message for p in problems))

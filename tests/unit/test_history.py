@@ -1,0 +1,97 @@
+"""The history boundary, harness-free: :func:`agent_contract.runtime.history.check_history`
+and the ``invalid_history`` stop of ``RunState.check_before_model_call``."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent_contract import Contract
+from agent_contract.exitcodes import EXIT_CODES, EXIT_CONTRACT_VIOLATION
+from agent_contract.messages import Message, ToolCall
+from agent_contract.runtime.history import check_history
+
+USER = Message(role="user", content="hi")
+
+
+def ask(*ids: str | None) -> Message:
+    return Message(
+        role="assistant", tool_calls=tuple(ToolCall(id=i, name="echo", arguments={}) for i in ids)
+    )
+
+
+def answer(call_id: str) -> Message:
+    return Message(role="tool", content="ok", tool_call_id=call_id, name="echo", status="success")
+
+
+def codes(*messages: Message) -> list[str]:
+    return [p.code for p in check_history(messages)]
+
+
+@pytest.mark.parametrize(
+    "messages",
+    [
+        pytest.param((), id="empty"),
+        pytest.param((USER,), id="one-turn"),
+        pytest.param((USER, ask("a"), answer("a")), id="answered"),
+        pytest.param((USER, ask("a", "b"), answer("b"), answer("a")), id="any-order-in-block"),
+        pytest.param((USER, ask("a"), answer("a"), ask("b"), answer("b"), USER), id="two-turns"),
+        pytest.param((USER, Message(role="assistant", content="done"), USER), id="no-calls"),
+    ],
+)
+def test_well_formed_histories(messages: tuple[Message, ...]) -> None:
+    assert check_history(messages) == ()
+
+
+@pytest.mark.parametrize(
+    ("messages", "expected"),
+    [
+        pytest.param((USER, answer("old_1")), ["orphan_tool_message"], id="orphan"),
+        pytest.param((USER, ask("a")), ["unanswered_call"], id="unanswered-at-end"),
+        pytest.param((USER, ask("a"), USER), ["unanswered_call"], id="unanswered-before-user"),
+        pytest.param(
+            (USER, ask("a", "b"), answer("a")), ["unanswered_call"], id="one-of-two-unanswered"
+        ),
+        pytest.param(
+            (USER, ask("a"), answer("a"), answer("a")), ["duplicate_answer"], id="answered-twice"
+        ),
+        pytest.param(
+            (USER, ask("a"), answer("a"), ask("a"), answer("a")),
+            ["duplicate_call_id", "orphan_tool_message"],
+            id="id-reused",
+        ),
+        pytest.param(
+            (USER, ask("a"), USER, answer("a")),
+            ["unanswered_call", "orphan_tool_message"],
+            id="result-after-another-turn",
+        ),
+        pytest.param((USER, ask(None)), ["missing_call_id"], id="no-id"),
+    ],
+)
+def test_broken_histories(messages: tuple[Message, ...], expected: list[str]) -> None:
+    assert codes(*messages) == expected
+
+
+def test_a_broken_history_stops_before_the_step_is_counted() -> None:
+    state = Contract([]).start()
+    stop = state.check_before_model_call([USER, answer("old_1")])
+    assert stop is not None
+    assert stop.reason == "invalid_history"
+    assert "'old_1'" in stop.detail
+    assert state.counters.model_steps == 0
+    assert [e["type"] for e in state.trace.events][-1] == "contract_violation"
+
+
+def test_a_sound_history_counts_the_step() -> None:
+    state = Contract([]).start()
+    assert state.check_before_model_call([USER, ask("a"), answer("a")]) is None
+    assert state.counters.model_steps == 1
+
+
+def test_invalid_history_exits_as_a_contract_violation() -> None:
+    assert EXIT_CODES["invalid_history"] == EXIT_CONTRACT_VIOLATION
+
+
+def test_the_model_call_event_counts_escapes_in_the_history() -> None:
+    state = Contract([]).start()
+    assert state.check_before_model_call([Message(role="user", content="a\udcff\ud800")]) is None
+    assert state.trace.of_type("model_call")[-1]["escaped_chars"] == 2
