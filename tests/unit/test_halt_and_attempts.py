@@ -31,7 +31,7 @@ def spec(name: str = "echo", handler: Any = None, **options: Any) -> ToolSpec:
 def planned_run(*specs: ToolSpec, **limits: Any) -> tuple[RunState, Any]:
     contract = Contract(list(specs) or [spec()], budget=Budget(**limits))
     state = contract.start()
-    assert state.check_before_model_call() is None
+    assert state.check_before_model_call([]) is None
     plan = state.plan_tool_calls(
         [ToolCall(id="c1", name=specs[0].name if specs else "echo", arguments={"a": 1})]
     )
@@ -41,7 +41,7 @@ def planned_run(*specs: ToolSpec, **limits: Any) -> tuple[RunState, Any]:
 def test_a_halted_run_refuses_model_and_tool_calls() -> None:
     state, planned = planned_run()
     state.halt(Stop(reason="repeated_call", detail="x"))
-    assert state.check_before_model_call() == Stop(reason="repeated_call", detail="x")
+    assert state.check_before_model_call([]) == Stop(reason="repeated_call", detail="x")
     result = state.execute(planned)
     assert (result.error_kind, result.outcome) == ("not_allowed", "not_run")
     assert "the run has stopped (repeated_call)" in result.content
