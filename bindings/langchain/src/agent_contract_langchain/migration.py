@@ -169,6 +169,11 @@ def render_migration(report: CheckReport) -> str:
         "`crashed:ScriptExhaustedError` means the agent asked the scripted model for more "
         "turns than the script holds: it carried on where the contract stops the run.",
         "",
+        "Coming from `AgentExecutor` or `create_react_agent`: their parameters "
+        "(`max_iterations`, `handle_parsing_errors`, `prompt`, `post_model_hook`, ...) are "
+        "mapped to `create_agent` and the contract in [PARAMETER_MAP.md](PARAMETER_MAP.md), "
+        "each row measured on both sides.",
+        "",
         "## The steps",
         "",
         "- [ ] Declare every tool as a `ToolSpec` (name, description, JSON Schema, handler, "
