@@ -15,10 +15,8 @@ from langchain.agents import create_agent
 from langchain.agents.middleware import (
     ClearToolUsesEdit,
     ContextEditingMiddleware,
-    ModelResponse,
     after_model,
     before_model,
-    wrap_model_call,
 )
 from langchain.agents.structured_output import ToolStrategy
 from langchain_classic.agents import AgentExecutor, create_tool_calling_agent
@@ -133,13 +131,14 @@ def contract_run(
     budget: Budget | None = None,
     **create: Any,
 ) -> tuple[RunResult, FakeModel, Any]:
-    """``create_agent`` with ``ContractMiddleware`` first, driven once."""
+    """``create_agent`` with ``ContractMiddleware`` around ``middleware`` (outermost, and
+    its gate innermost), driven once."""
     contract = Contract.of(list(tools), budget=budget)
     model = FakeModel(script)
     graph = create_agent(
         ContractChatModel(model=model),
         tools=to_langchain_tools(contract.registry),
-        middleware=[ContractMiddleware(contract), *middleware],
+        middleware=ContractMiddleware(contract).around(*middleware),
         **create,
     )
     state = contract.start()
@@ -358,6 +357,7 @@ def test_pre_model_hook() -> None:
 
 
 def _edited(message: AIMessage) -> AIMessage:
+    """``message`` with every tool call's arguments rewritten (create_react_agent's hook)."""
     calls = [{**c, "args": {"q": "EDITED"}} for c in message.tool_calls]
     return AIMessage(content=message.content, id=message.id, tool_calls=calls)
 
@@ -374,24 +374,25 @@ def test_post_model_hook() -> None:
     ran = [m.content for m in out["messages"] if m.type == "tool"]
     assert f"the tool ran with the rewritten arguments: {ran[0]!r}" == row.old_measured
 
-    @after_model
-    def rewrite(state: Any, runtime: Any) -> dict[str, Any] | None:
-        last = state["messages"][-1]
-        return {"messages": [_edited(last)]} if last.tool_calls else None
+    def rewriting(args: dict[str, Any]) -> Any:
+        @after_model
+        def rewrite(state: Any, runtime: Any) -> dict[str, Any] | None:
+            last = state["messages"][-1]
+            if not last.tool_calls:
+                return None
+            calls = [{**c, "args": args} for c in last.tool_calls]
+            return {"messages": [AIMessage(content="", id=last.id, tool_calls=calls)]}
 
-    after, _, _ = contract_run([call(1, "orig"), Completion(text="done")], middleware=[rewrite])
+        return rewrite
 
-    @wrap_model_call
-    def edit(request: Any, handler: Any) -> ModelResponse:
-        response = handler(request)
-        result = [_edited(m) if getattr(m, "tool_calls", None) else m for m in response.result]
-        return ModelResponse(result=result, structured_response=response.structured_response)
-
-    inner, _, _ = contract_run([call(1, "orig"), Completion(text="done")], middleware=[edit])
-    assert [r.arguments for r in inner.tool_calls] == [{"q": "EDITED"}]
+    script = [call(1, "orig"), Completion(text="done")]
+    edited, _, _ = contract_run(script, middleware=[rewriting({"q": "EDITED"})])
+    bad, _, _ = contract_run(script, middleware=[rewriting({"q": 123})])
+    [refused] = bad.tool_calls
+    assert (refused.status, refused.outcome) == ("error", "not_run")
     assert (
-        f"`@after_model`: the admitted call ran: {tool_texts(after)[0]!r}; "
-        f"`wrap_model_call`: {tool_texts(inner)[0]!r}, validated" == row.new_measured
+        f"the rewritten call ran: {tool_texts(edited)[0]!r}, validated again: a rewrite to "
+        f"`{refused.arguments}` was refused `{refused.error_kind}`" == row.new_measured
     )
 
 
@@ -458,19 +459,17 @@ def test_interrupt_before() -> None:
     )
     [pending] = write.pending_approvals
     assert pending.preview == {"refund": "A-1"}
-    interrupted = [
+    before, after = (
         contract_run(
             [call(1), Completion(text="done")], checkpointer=InMemorySaver(), **{where: ["tools"]}
         )[0]
         for where in ("interrupt_before", "interrupt_after")
-    ]
-    assert {(r.stop_reason, r.stop_detail) for r in interrupted} == {
-        (interrupted[0].stop_reason, interrupted[0].stop_detail)
-    }
+    )
+    assert before.stop_reason == after.stop_reason
     assert (
-        f"write: stop `{write.stop_reason}` with the call's preview; `interrupt_before` or "
-        f"`interrupt_after`: stop `{interrupted[0].stop_reason}` "
-        f"('{interrupted[0].stop_detail}')" == row.new_measured
+        f"write: stop `{write.stop_reason}` with the call's preview; `interrupt_before`: stop "
+        f"`{before.stop_reason}` ('{before.stop_detail}'), `interrupt_after`: "
+        f"('{after.stop_detail}')" == row.new_measured
     )
 
 

@@ -84,8 +84,8 @@ ROWS: Final[tuple[MapRow, ...]] = (
         api="AgentExecutor",
         old="`trim_intermediate_steps=1`",
         old_measured="the model saw 0, 1, 1 tool messages",
-        new="`ContextEditingMiddleware(edits=[ClearToolUsesEdit(trigger=1, keep=1)])` after "
-        "`ContractMiddleware`",
+        new="`ContextEditingMiddleware(edits=[ClearToolUsesEdit(trigger=1, keep=1)])` inside "
+        "`ContractMiddleware(contract).around(...)`",
         new_measured="the model saw 0, 1, 2 tool messages, all but the last cleared; every "
         "call keeps its bound result",
     ),
@@ -119,15 +119,15 @@ ROWS: Final[tuple[MapRow, ...]] = (
         old="`response_format=Answer` (a Pydantic model)",
         old_measured="`structured_response`: Answer(text='hello'), from a second model call",
         new="`response_format=ToolStrategy(Answer)`: not supported with the contract yet",
-        new_measured="stop `invalid_response` ('the graph ended without a contract decision'); "
-        "the `Answer` tool is offered beside the allowlist",
+        new_measured="stop `middleware_stop` ('a middleware ended the run before the contract "
+        "decided'); the `Answer` tool is offered beside the allowlist",
     ),
     MapRow(
         id="pre_model_hook",
         api="create_react_agent",
         old="`pre_model_hook` returning `llm_input_messages`",
         old_measured="the model saw the hook's messages: user 'hi', system 'note'",
-        new="a `@before_model` middleware after `ContractMiddleware`",
+        new="a `@before_model` middleware inside `ContractMiddleware(contract).around(...)`",
         new_measured="the model saw the hook's messages: user 'hi', system 'note'",
     ),
     MapRow(
@@ -135,10 +135,9 @@ ROWS: Final[tuple[MapRow, ...]] = (
         api="create_react_agent",
         old="`post_model_hook` rewriting a tool call's arguments",
         old_measured="the tool ran with the rewritten arguments: 'result for EDITED'",
-        new="`@after_model` runs after the contract admitted the call; to change a call, "
-        "a `wrap_model_call` middleware after `ContractMiddleware`",
-        new_measured="`@after_model`: the admitted call ran: 'result for orig'; "
-        "`wrap_model_call`: 'result for EDITED', validated",
+        new="an `@after_model` middleware inside `ContractMiddleware(contract).around(...)`",
+        new_measured="the rewritten call ran: 'result for EDITED', validated again: a rewrite "
+        "to `{'q': 123}` was refused `invalid_arguments`",
     ),
     MapRow(
         id="checkpointer",
@@ -157,8 +156,9 @@ ROWS: Final[tuple[MapRow, ...]] = (
         new='a write tool (`ToolSpec(effect="write")`): the contract asks for approval; '
         "`interrupt_before`/`interrupt_after` are not supported with the contract",
         new_measured="write: stop `pending_approval` with the call's preview; "
-        "`interrupt_before` or `interrupt_after`: stop `invalid_response` ('the graph ended "
-        "without a contract decision')",
+        "`interrupt_before`: stop `middleware_stop` ('model ended the run before the "
+        "contract decided'), `interrupt_after`: ('tools ended the run before the contract "
+        "decided')",
     ),
 )
 """Every row, in document order."""
@@ -179,7 +179,8 @@ def render() -> str:
         "Each row was measured, on both sides, with a scripted chat model: the old API from "
         "langchain-classic (`AgentExecutor` with `create_tool_calling_agent`) or langgraph "
         "(`create_react_agent`, deprecated since langgraph 1.0), the new one as `create_agent` "
-        "with `ContractMiddleware` (`agent_contract_langchain`). A test runs both sides of "
+        "with `ContractMiddleware` around the other middleware "
+        "(`middleware=ContractMiddleware(contract).around(...)`). A test runs both sides of "
         "each row and checks its words. The boundary-by-boundary checklist is "
         "[MIGRATION.md](MIGRATION.md).",
         "",
