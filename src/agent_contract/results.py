@@ -310,7 +310,11 @@ def success_result(
         value, artifact = value.value, value.artifact
     value, escaped = escape_value(value)
     try:
-        text = redaction.redact(serialize_result(value))
+        text = serialize_result(value)
+        if not isinstance(value, str) and redaction.hides_nested_values(text):
+            # An object or array under a secret key: redacted whole (text rules cannot).
+            text = serialize_result(redaction.redact_value(value))
+        text = redaction.redact(text)
     except ResultNotSerializableError as exc:
         return error_result(
             tool_call_id,

@@ -140,3 +140,28 @@ def test_input_3_an_unanswered_call_in_the_history_is_never_sent(harness_name: s
     assert isinstance(result, RunResult)
     assert result.stop_reason == "invalid_history"
     assert model.calls == []
+
+
+def test_input_8_default_redaction_covers_secret_keys_and_short_bearer_tokens(
+    harness_name: str,
+) -> None:
+    """Default redaction missed short bearer tokens and values under keys such as
+    ``password``, ``api_key``, ``token``, ``authorization``, ``secret``."""
+    planted = {
+        "password": "pw-planted-1",
+        "api_key": "ak-planted-2",
+        "token": "tk-planted-3",
+        "secret": "se-planted-4",
+    }
+    spec = ToolSpec(
+        name="account",
+        description="Account details.",
+        parameters={"type": "object", "properties": {}},
+        handler=lambda: {**planted, "headers": "Authorization: Bearer q1w"},
+    )
+    result = run_on(harness_name, [tool_call("account", {}), "done"], [spec])
+    (message,) = [m for m in result.messages if m.role == "tool"]
+    emitted = message.content + result.trace.to_jsonl()
+    for value in [*planted.values(), "q1w"]:
+        assert value not in emitted, value
+    assert '"password": "[REDACTED]"' in message.content

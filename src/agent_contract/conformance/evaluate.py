@@ -31,6 +31,7 @@ __all__ = [
     "check_hidden_text",
     "check_history",
     "check_model_calls",
+    "check_not_emitted",
     "check_offered",
     "check_ran",
     "check_timeout",
@@ -267,6 +268,18 @@ def check_model_calls(times: int, boundary: str) -> Check:
         if len(model.calls) != times:
             message = f"the model was called {len(model.calls)} times, expected {times}"
             return [Problem(boundary=boundary, message=message)]
+        return []
+
+    return check
+
+
+def check_not_emitted(values: Sequence[object], boundary: str) -> Check:
+    """None of ``values`` (as text) appears in anything the run emitted."""
+
+    def check(obs: Observation, model: FakeModel, probe: Probe) -> list[Problem]:
+        found = [str(v) for v in values if str(v) in obs.emitted]
+        if found:
+            return [Problem(boundary=boundary, message=f"emitted unredacted: {found}")]
         return []
 
     return check

@@ -18,6 +18,7 @@ from ..errors import ApprovalError, NotFoundError, TransientError, UnauthorizedE
 from ..tools import ToolContext, ToolSpec
 
 __all__ = [
+    "KEYED_SECRETS",
     "PLANTED_SECRET",
     "Probe",
     "ScriptedDecider",
@@ -32,6 +33,7 @@ __all__ = [
     "fsname_tool",
     "hang_tool",
     "hide_planted",
+    "login_tool",
     "slow_echo_tool",
     "tools_with",
     "transfer_tool",
@@ -159,6 +161,41 @@ credentials_tool: Final = _text_tool(
     "credentials", "Returns credentials.", lambda text: {"user": text, "token": PLANTED_SECRET}
 )
 """``credentials(text)``: returns a dict holding the planted secret."""
+
+
+KEYED_SECRETS: Final = {
+    "argument": "hunter2-planted",
+    "result": "t0k3n-planted",
+    "bearer": "Zq9",
+    "error": 271828182845,
+    "answer": "K3y-planted",
+}
+"""Values planted under secret keys (``password``, ``token``, ``api_key``) and after
+``Bearer``, with no ``secrets=`` given: the default redaction must hide every one."""
+
+
+def login_tool(probe: Probe) -> ToolSpec:
+    """``login(user, password)``: returns a session whose token is planted, and an
+    authorization header with a short bearer token."""
+
+    def handler(user: str, password: str) -> dict[str, Any]:
+        probe.record("login", {"user": user, "password": password})
+        return {
+            "user": user,
+            "session": {"token": KEYED_SECRETS["result"]},
+            "header": f"Authorization: Bearer {KEYED_SECRETS['bearer']}",
+        }
+
+    return ToolSpec(
+        name="login",
+        description="Log a user in.",
+        parameters={
+            "type": "object",
+            "properties": {"user": {"type": "string"}, "password": {"type": "string"}},
+            "required": ["user", "password"],
+        },
+        handler=handler,
+    )
 
 
 def forecast_tool(probe: Probe) -> ToolSpec:

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from ..budget import Budget
 from ..messages import Message, ToolCall
-from ..testing import tool_call
-from .evaluate import Scenario, check_contents, check_model_calls, check_ran
-from .fixtures import basic_tools, fsname_tool, tools_with
+from ..testing import tool_call, tool_calls
+from .evaluate import Scenario, check_contents, check_model_calls, check_not_emitted, check_ran
+from .fixtures import KEYED_SECRETS, basic_tools, fsname_tool, login_tool, tools_with
 
 __all__ = ["build_value_scenarios"]
 
@@ -50,6 +50,27 @@ def _broken_history(name: str, description: str, history: tuple[Message, ...]) -
 def build_value_scenarios() -> list[Scenario]:
     """The scenarios of this module, in a stable order."""
     return [
+        Scenario(
+            name="secret_keys_redacted",
+            boundary="trace_redaction",
+            description=(
+                "values under password/token/api_key and a short bearer token are redacted "
+                "in arguments, results, errors and the answer without being declared"
+            ),
+            script=(
+                tool_calls(
+                    ("login", {"user": "bob", "password": KEYED_SECRETS["argument"]}, "call_ok"),
+                    ("login", {"user": "bob", "password": KEYED_SECRETS["error"]}, "call_bad"),
+                ),
+                f"done; api_key: {KEYED_SECRETS['answer']}",
+            ),
+            tools=tools_with(login_tool),
+            stop_reason="answered",
+            trajectory=("login", "login"),
+            results=(("success", None), ("error", "invalid_arguments")),
+            output_contains=("api_key: [REDACTED]",),
+            extra=(check_not_emitted(list(KEYED_SECRETS.values()), "trace_redaction"),),
+        ),
         Scenario(
             name="repeated_calls_number_forms",
             boundary="repeated_calls",

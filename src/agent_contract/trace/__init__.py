@@ -9,11 +9,18 @@
 
 from .events import EVENT_TYPES, PREVIEW_CHARS, EventType, TraceEvent
 from .recorder import Trace
-from .redaction import DEFAULT_PATTERNS, MIN_SECRET_CHARS, REDACTED, RedactionPolicy
+from .redaction import (
+    DEFAULT_PATTERNS,
+    DEFAULT_SECRET_KEYS,
+    MIN_SECRET_CHARS,
+    REDACTED,
+    RedactionPolicy,
+)
 from .sinks import JsonlSink, MemorySink, TraceSink
 
 __all__ = [
     "DEFAULT_PATTERNS",
+    "DEFAULT_SECRET_KEYS",
     "EVENT_TYPES",
     "MIN_SECRET_CHARS",
     "PREVIEW_CHARS",

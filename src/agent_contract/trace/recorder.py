@@ -129,7 +129,7 @@ class Trace:
             line = json_line(event)
         except (TypeError, ValueError):
             return None
-        if has_surrogates(line):
+        if has_surrogates(line) or self.redaction.hides_nested_values(line):
             return None
         try:
             decoded: dict[str, Any] = json.loads(self.redaction.redact(line))

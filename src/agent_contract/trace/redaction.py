@@ -4,6 +4,23 @@ A :class:`RedactionPolicy` is applied to every string (keys and values) of a tra
 event before it is stored, to tool results before the model reads them, and to the
 output and stop detail of a run, so a secret handed to the run never reaches the trace,
 the model or the caller.
+
+Three kinds of rule, all on by default:
+
+- **secrets** a run is given: exact values, in every form they take in text;
+- **patterns**: secret shapes (:data:`DEFAULT_PATTERNS`: API keys of the common
+  providers, and a bearer credential of any length, ``Bearer <token>``);
+- **secret keys** (:data:`DEFAULT_SECRET_KEYS`): the value under a key such as
+  ``password``, ``api_key``, ``token`` or ``authorization`` is redacted whatever it is,
+  case-insensitively, with ``_``, ``-`` or nothing between the key's words and any
+  prefix (``db_password``, ``X-Api-Key``, ``aws_secret_access_key``): in JSON objects
+  and dicts at any depth, and in text as ``"key": "value"``, ``'key': 'value'``,
+  ``key=value`` or ``key: value`` (an ``Authorization: Basic <credential>`` keeps its
+  scheme word). Only the value is replaced; the key stays readable.
+
+Redaction errs on the side of hiding: ``Bearer of bad news`` at the start of a sentence
+loses ``of`` (after a lowercase ``bearer`` a word of letters only is kept), and a key
+such as ``next_page_token`` loses its value.
 """
 
 from __future__ import annotations
@@ -17,7 +34,13 @@ from typing import Any, Final
 from ..errors import ConfigurationError
 from ..text import escape_surrogates
 
-__all__ = ["DEFAULT_PATTERNS", "MIN_SECRET_CHARS", "REDACTED", "RedactionPolicy"]
+__all__ = [
+    "DEFAULT_PATTERNS",
+    "DEFAULT_SECRET_KEYS",
+    "MIN_SECRET_CHARS",
+    "REDACTED",
+    "RedactionPolicy",
+]
 
 REDACTED: Final = "[REDACTED]"
 """What a redacted span becomes (the default :attr:`RedactionPolicy.replacement`)."""
@@ -30,9 +53,72 @@ DEFAULT_PATTERNS: Final[tuple[str, ...]] = (
     r"AKIA[0-9A-Z]{16}",  # AWS access key ids
     r"gh[pousr]_[A-Za-z0-9]{36,}",  # GitHub tokens
     r"xox[abprs]-[A-Za-z0-9-]{10,}",  # Slack tokens
-    r"(?i:bearer)\s+[A-Za-z0-9._~+/-]{16,}=*",  # bearer credentials
+    # Bearer credentials of any length (a lowercase "bearer" before a plain word is
+    # kept: see RedactionPolicy.redact).
+    r"[Bb][Ee][Aa][Rr][Ee][Rr]\s+[A-Za-z0-9._~+/-]+=*",
 )
 """Secret shapes redacted in every run, on top of the secrets a run is given."""
+
+DEFAULT_SECRET_KEYS: Final[tuple[str, ...]] = (
+    "password",
+    "passwd",
+    "passphrase",
+    "secret",
+    "client_secret",
+    "secret_key",
+    "token",
+    "access_token",
+    "refresh_token",
+    "id_token",
+    "auth_token",
+    "session_token",
+    "api_key",
+    "apikey",
+    "access_key",
+    "private_key",
+    "authorization",
+    "cookie",
+)
+"""Keys whose values are redacted (see the module doc for how a key matches)."""
+
+_SCHEMES: Final = r"(?i:basic|bearer|token|digest|negotiate|apikey)"
+
+_ENGLISH_BEARER: Final = re.compile(r"bearer\s+[A-Za-z]+")
+"""A lowercase ``bearer`` before a word of letters only: English, kept."""
+"""Authorization schemes kept in front of a redacted ``key: value`` credential."""
+
+
+def _key_pattern(keys: Iterable[str]) -> str:
+    """A regex (no groups) matching a secret key: any ``word_`` / ``word-`` prefixes,
+    then one of ``keys`` with ``_``, ``-`` or nothing between its words."""
+    names = sorted({k.strip().lower() for k in keys if k.strip()}, key=len, reverse=True)
+    alternatives = "|".join(
+        "[_-]?".join(re.escape(part) for part in re.split(r"[_-]+", name)) for name in names
+    )
+    return rf"(?i:(?:[a-z0-9]+[_-])*(?:{alternatives}))"
+
+
+def _key_rules(keys: Iterable[str]) -> tuple[str, str]:
+    """``(text_rules, nested_probe)``: the alternatives that find a secret key's value in
+    text (each keeps the group ``_ackeep<n>`` and, for a quoted value, ``_actail<n>``),
+    and a regex finding a quoted secret key whose value is an object or an array."""
+    key = _key_pattern(keys)
+    quoted_value = (
+        r"""(?P<_acq{n}>["'])(?:(?!(?P=_acq{n}))[^\\]|\\.)*(?P<_actail{n}>(?P=_acq{n}))"""
+    )
+    rules = [
+        # "key": "value" / 'key': 'value' (JSON text, dict reprs); the quotes are kept.
+        rf"""(?P<_ackeep0>(?P<_ackq0>["']){key}(?P=_ackq0)\s*:\s*(?=["']))"""
+        + quoted_value.format(n=0),
+        # "key": 1234 (a number or a bare word, as JSON text holds it): becomes a string.
+        rf"""(?P<_ackeep1>(?P<_ackq1>["']){key}(?P=_ackq1)\s*:\s*)(?!true\b|false\b|null\b|None\b|True\b|False\b)[-+.\w]+""",
+        # key=value / key: value / key = "value" in plain text.
+        rf"""(?P<_ackeep2>(?<![\w-]){key}\s*[:=]\s*(?:{_SCHEMES}\s+)?)(?:"""
+        + quoted_value.format(n=2)
+        + r"""|[^\s"',;&<>)}\]]+)""",
+    ]
+    nested = rf"""(["']){key}\1\s*:\s*[\[{{]"""
+    return "|".join(f"(?:{r})" for r in rules), nested
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -49,6 +135,8 @@ class RedactionPolicy:
     ``repr`` inside a larger text, and with lone surrogates escaped (the text rule)."""
     patterns: tuple[str, ...] = DEFAULT_PATTERNS
     """Regular expressions of secret shapes."""
+    secret_keys: tuple[str, ...] = DEFAULT_SECRET_KEYS
+    """Keys whose values are redacted (see the module doc); ``()`` turns the rule off."""
     replacement: str = REDACTED
     """What a redacted span becomes."""
 
@@ -74,28 +162,89 @@ class RedactionPolicy:
                 variants.add(json.dumps(form)[1:-1])  # as it appears inside JSON text
                 variants.add(json.dumps(form, ensure_ascii=False)[1:-1])
         parts = [re.escape(v) for v in sorted(variants, key=len, reverse=True)]
+        keys = tuple(self.secret_keys)
+        object.__setattr__(self, "secret_keys", keys)
+        key_parts: list[str] = []
+        key_regex = nested = None
+        words: tuple[str, ...] = ()
+        if keys:
+            if not all(isinstance(k, str) and k.strip() for k in keys):
+                raise ConfigurationError("secret_keys must be non-empty strings")
+            rules, probe = _key_rules(keys)
+            key_parts.append(rules)
+            key_regex = re.compile(rf"^{_key_pattern(keys)}$", re.IGNORECASE)
+            nested = re.compile(probe, re.IGNORECASE)
+            # The key rules are costly to try at every position: they run only on a
+            # text that holds one of the keys' last words at all.
+            words = tuple(sorted({re.split(r"[_-]+", k.strip().lower())[-1] for k in keys}))
         try:
-            parts.extend(f"(?:{p})" for p in self.patterns)
-            compiled = re.compile("|".join(parts)) if parts else None
+            shapes = [f"(?:{p})" for p in self.patterns]
+            plain = re.compile("|".join(parts + shapes)) if parts + shapes else None
+            full = re.compile("|".join(parts + key_parts + shapes)) if key_parts else plain
         except re.error as exc:
             raise ConfigurationError(f"bad redaction pattern: {exc}") from exc
-        object.__setattr__(self, "_regex", compiled)
+        object.__setattr__(self, "_regex", plain)
+        object.__setattr__(self, "_keyed_regex", full)
+        object.__setattr__(self, "_key_words", words)
+        object.__setattr__(self, "_secret_key", key_regex)
+        object.__setattr__(self, "_nested", nested)
         # Redacted mapping keys, remembered: keys repeat (event fields, argument names).
         object.__setattr__(self, "_keys", {})
 
     def redact(self, text: str) -> str:
-        """``text`` with every secret and secret-shaped span replaced."""
-        regex: re.Pattern[str] | None = getattr(self, "_regex")  # noqa: B009 (set in __post_init__)
-        if regex is None or not text:
+        """``text`` with every secret, secret-shaped span and secret key's value replaced
+        (a key's value keeps the key, its quotes and an authorization scheme)."""
+        if not text:
             return text
-        return regex.sub(self.replacement, text)
+        regex: re.Pattern[str] | None = getattr(
+            self, "_keyed_regex" if self._may_hold_key(text) else "_regex"
+        )
+        if regex is None:
+            return text
+        return regex.sub(self._replace, text)
+
+    def _replace(self, match: re.Match[str]) -> str:
+        groups = match.groupdict()
+        for n in (0, 1, 2):
+            kept = groups.get(f"_ackeep{n}")
+            if kept is not None:
+                if n == 1:  # a bare value in JSON text becomes a JSON string
+                    return f"{kept}{json.dumps(self.replacement)}"
+                quote = groups.get(f"_acq{n}") or ""
+                return f"{kept}{quote}{self.replacement}{quote}"
+        found = match.group()
+        if found[:6] == "bearer" and _ENGLISH_BEARER.fullmatch(found):
+            return found  # "the bearer of good news": a lowercase word, then a plain word
+        return self.replacement
+
+    def is_secret_key(self, key: str) -> bool:
+        """True when the value under ``key`` is redacted whatever it is (see
+        :attr:`secret_keys`)."""
+        regex: re.Pattern[str] | None = getattr(self, "_secret_key")  # noqa: B009
+        return regex is not None and regex.match(key) is not None
+
+    def hides_nested_values(self, text: str) -> bool:
+        """True when ``text`` (JSON) holds a secret key whose value is an object or an
+        array: only :meth:`redact_value` redacts that whole (not :meth:`redact`)."""
+        nested: re.Pattern[str] | None = getattr(self, "_nested")  # noqa: B009
+        return nested is not None and self._may_hold_key(text) and nested.search(text) is not None
+
+    def _may_hold_key(self, text: str) -> bool:
+        """True when ``text`` holds the last word of a secret key (any case): only then
+        are the costly key rules tried."""
+        words: tuple[str, ...] = getattr(self, "_key_words")  # noqa: B009 (set in __post_init__)
+        if not words:
+            return False
+        lower = text.lower()
+        return any(word in lower for word in words)
 
     def redact_value(self, value: Any) -> Any:
         """A deep copy of a JSON-like ``value`` with every string redacted.
 
-        Dicts, lists and tuples are walked (tuples become lists); ``None``, booleans
-        and numbers are kept, except a number whose JSON text holds a secret (it
-        becomes the redacted text); anything else becomes its redacted ``repr`` so
+        Dicts, lists and tuples are walked (tuples become lists); the value under a
+        secret key (:attr:`secret_keys`) becomes the replacement whatever it is (unless
+        ``None`` or a boolean); ``None``, booleans and numbers are kept, except a number
+        whose JSON text holds a secret (it becomes the redacted text); anything else becomes its redacted ``repr`` so
         that no object with a secret in its attributes slips through.
         """
         if isinstance(value, str):
@@ -112,10 +261,22 @@ class RedactionPolicy:
             redacted = self.redact(text)
             return value if redacted == text else redacted
         if type(value) is dict or isinstance(value, Mapping):  # dict first: no ABC check
-            return {self._redact_key(k): self.redact_value(v) for k, v in value.items()}
+            return {self._redact_key(k): self._redact_under(k, v) for k, v in value.items()}
         if isinstance(value, list | tuple):
             return [self.redact_value(v) for v in value]
         return self.redact(repr(value))
+
+    def _redact_under(self, key: Any, value: Any) -> Any:
+        """``value`` redacted, or replaced whole when ``key`` is a secret key (``None``
+        and booleans are kept: they hold no secret)."""
+        if (
+            value is not None
+            and not isinstance(value, bool)
+            and isinstance(key, str)
+            and self.is_secret_key(key)
+        ):
+            return self.replacement
+        return self.redact_value(value)
 
     def _redact_key(self, key: Any) -> str:
         """:meth:`redact` of ``str(key)``, remembered for up to :data:`_KEY_CACHE_SIZE` keys."""
@@ -131,5 +292,8 @@ class RedactionPolicy:
     def with_secrets(self, extra: Iterable[str]) -> RedactionPolicy:
         """A copy that also redacts ``extra``."""
         return RedactionPolicy(
-            secrets=(*self.secrets, *extra), patterns=self.patterns, replacement=self.replacement
+            secrets=(*self.secrets, *extra),
+            patterns=self.patterns,
+            secret_keys=self.secret_keys,
+            replacement=self.replacement,
         )
