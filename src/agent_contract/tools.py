@@ -15,6 +15,7 @@ is more often a bug than a feature.
 from __future__ import annotations
 
 import copy
+import inspect
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -23,7 +24,7 @@ from typing import Any, Final, Literal
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
-from .errors import ConfigurationError
+from .errors import ConfigurationError, ToolError
 from .text import json_data_problem
 
 __all__ = [
@@ -71,6 +72,13 @@ class ToolContext:
 
 
 Handler = Callable[..., Any]
+
+
+def _is_async(fn: Any) -> bool:
+    """True for an ``async def`` function (or an object whose ``__call__`` is one)."""
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+        getattr(fn, "__call__", None)  # noqa: B004 - a callable object's async __call__
+    )
 
 
 def _close_objects(schema: Any) -> Any:
@@ -134,6 +142,20 @@ class ToolSpec:
     with ``context.idempotency_key`` has been applied; returns the applied record
     (JSON data) or ``None``. Called before a write (to settle an unknown outcome after
     a timeout or crash) and after it (completion verification)."""
+    check_arguments: Callable[[dict[str, Any]], str | None] | None = None
+    """A check of the arguments the schema cannot express (a cross-field rule such as
+    ``start <= end``), run after the schema passed and before anything else, with a
+    copy of the arguments: returns ``None`` when they are fine, or the problem (text
+    for the model), or raises :class:`~agent_contract.errors.InvalidArgumentsError`
+    (its message is used; any other exception is reported by its type only). Either
+    way the call is refused as ``invalid_arguments`` and the handler never runs. Also
+    applied to a human's edited arguments and, on resume, to an approved write. A plain
+    (not ``async``) function; keep it fast and free of side effects."""
+    return_direct: bool = False
+    """When a call of this tool succeeds, its result is the run's answer: the run ends
+    with ``answered`` after the batch (the whole batch runs; with several such calls in
+    it, the answer is their results in issue order, separated by a blank line). A
+    failed call does not end the run."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not TOOL_NAME_PATTERN.match(self.name):
@@ -155,6 +177,14 @@ class ToolSpec:
             object.__setattr__(self, "needs_context", True)
         elif self.preview is not None or self.verify is not None:
             raise ConfigurationError(f"tool {self.name!r}: preview/verify are for write tools")
+        if self.check_arguments is not None and (
+            not callable(self.check_arguments) or _is_async(self.check_arguments)
+        ):
+            raise ConfigurationError(
+                f"tool {self.name!r}: check_arguments must be a plain (not async) callable"
+            )
+        if not isinstance(self.return_direct, bool):
+            raise ConfigurationError(f"tool {self.name!r}: return_direct must be a bool")
         if self.isolation not in ("thread", "process"):
             raise ConfigurationError(f"tool {self.name!r}: isolation must be thread|process")
         if self.on_oversize not in ("truncate", "error"):
@@ -193,7 +223,8 @@ class ToolSpec:
 
     def validate(self, arguments: Any) -> str | None:
         """Check ``arguments``: JSON data first (the text rule: no lone surrogate, no NaN
-        or Infinity, see :func:`agent_contract.text.json_data_problem`), then the schema.
+        or Infinity, see :func:`agent_contract.text.json_data_problem`), then the schema,
+        then :attr:`check_arguments`.
 
         Returns:
             ``None`` when valid; otherwise a message naming the failing JSON path(s) and
@@ -203,6 +234,20 @@ class ToolSpec:
         problem = json_data_problem(arguments)
         if problem is not None:
             return problem
+        problem = self._schema_problem(arguments)
+        if problem is not None or self.check_arguments is None:
+            return problem
+        try:
+            found = self.check_arguments(copy.deepcopy(arguments))
+        except ToolError as exc:
+            return exc.message or f"check_arguments of {self.name!r} refused them"
+        except Exception as exc:  # noqa: BLE001 - the text may hold anything: type only
+            return f"check_arguments of {self.name!r} raised {type(exc).__name__}"
+        if found is None:
+            return None
+        return str(found) or f"check_arguments of {self.name!r} refused them"
+
+    def _schema_problem(self, arguments: Any) -> str | None:
         validator: Draft202012Validator = getattr(self, "_validator")  # noqa: B009 (set in __post_init__)
         errors = sorted(validator.iter_errors(arguments), key=lambda e: (e.json_path, e.validator))
         if not errors:

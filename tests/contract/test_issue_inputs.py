@@ -165,3 +165,47 @@ def test_input_8_default_redaction_covers_secret_keys_and_short_bearer_tokens(
     for value in [*planted.values(), "q1w"]:
         assert value not in emitted, value
     assert '"password": "[REDACTED]"' in message.content
+
+
+_RANGE = {
+    "type": "object",
+    "properties": {"start": {"type": "integer"}, "end": {"type": "integer"}},
+    "required": ["start", "end"],
+}
+
+
+def test_input_9_a_cross_field_rule_is_checked_before_the_handler(harness_name: str) -> None:
+    """A cross-field rule (``start <= end``) could not be checked before the handler
+    ran."""
+    ran: list[Any] = []
+    spec = ToolSpec(
+        name="date_range",
+        description="Days.",
+        parameters=_RANGE,
+        handler=lambda start, end: ran.append((start, end)) or "ok",
+        check_arguments=lambda a: "start must not be after end" if a["start"] > a["end"] else None,
+    )
+    result = run_on(harness_name, [tool_call("date_range", {"start": 9, "end": 2}), "no"], [spec])
+    assert ran == []
+    record = result.tool_calls[0]
+    assert (record.error_kind, record.outcome) == ("invalid_arguments", "not_run")
+    (message,) = [m for m in result.messages if m.role == "tool"]
+    assert "start must not be after end" in message.content
+
+
+def test_input_9_a_tool_can_end_the_run_with_its_result(harness_name: str) -> None:
+    """A tool could not end the run with its own result (LangChain's return_direct)."""
+    spec = ToolSpec(
+        name="faq",
+        description="FAQ.",
+        parameters={"type": "object", "properties": {}},
+        handler=lambda: "see the handbook",
+        return_direct=True,
+    )
+    model = FakeModel([tool_call("faq", {}), "this answer must never be produced"])
+    result = load_harness(harness_name)(
+        model, [spec], RunInput(user="go", budget=Budget(deadline_seconds=30.0))
+    )
+    assert isinstance(result, RunResult)
+    assert (result.stop_reason, result.output) == ("answered", "see the handbook")
+    assert len(model.calls) == 1

@@ -321,3 +321,70 @@ def test_iterating_a_registry_is_a_snapshot() -> None:
     for spec in registry:
         registry.unregister(spec.name)
     assert len(registry) == 0
+
+
+# -- check_arguments and return_direct ---------------------------------------------------
+
+_RANGE = {
+    "type": "object",
+    "properties": {"start": {"type": "integer"}, "end": {"type": "integer"}},
+    "required": ["start", "end"],
+}
+
+
+def _range(check: Any) -> ToolSpec:
+    return ToolSpec(
+        name="r", description="R.", parameters=_RANGE, handler=lambda **a: a, check_arguments=check
+    )
+
+
+def test_check_arguments_runs_after_the_schema_with_a_copy() -> None:
+    seen: list[dict[str, Any]] = []
+
+    def check(arguments: dict[str, Any]) -> str | None:
+        seen.append(arguments)
+        arguments["start"] = 0  # a copy: the caller's arguments stay as they are
+        return None
+
+    spec = _range(check)
+    given = {"start": 1, "end": 2}
+    assert spec.validate(given) is None
+    assert given == {"start": 1, "end": 2}
+    assert spec.validate({"start": "x", "end": 2}) is not None
+    assert len(seen) == 1  # not called when the schema fails
+
+
+def test_check_arguments_problem_texts() -> None:
+    from agent_contract.errors import InvalidArgumentsError
+
+    def refuse(arguments: dict[str, Any]) -> str | None:
+        raise InvalidArgumentsError("start must not be after end")
+
+    def crash(arguments: dict[str, Any]) -> str | None:
+        raise KeyError("secret detail")
+
+    ok = {"start": 1, "end": 2}
+    assert _range(lambda a: "nope").validate(ok) == "nope"
+    assert _range(refuse).validate(ok) == "start must not be after end"
+    assert _range(crash).validate(ok) == "check_arguments of 'r' raised KeyError"
+
+
+def test_check_arguments_must_be_a_plain_callable() -> None:
+    async def later(arguments: dict[str, Any]) -> None:
+        return None
+
+    with pytest.raises(ConfigurationError, match="check_arguments"):
+        _range(later)
+    with pytest.raises(ConfigurationError, match="check_arguments"):
+        _range("not callable")
+
+
+def test_return_direct_must_be_a_bool() -> None:
+    with pytest.raises(ConfigurationError, match="return_direct"):
+        ToolSpec(
+            name="t",
+            description="T.",
+            parameters={"type": "object"},
+            handler=lambda: None,
+            return_direct="yes",  # type: ignore[arg-type]
+        )

@@ -28,12 +28,14 @@ __all__ = [
     "credentials_tool",
     "echo_tool",
     "explode_tool",
+    "faq_tool",
     "fetch_record_tool",
     "forecast_tool",
     "fsname_tool",
     "hang_tool",
     "hide_planted",
     "login_tool",
+    "range_tool",
     "slow_echo_tool",
     "tools_with",
     "transfer_tool",
@@ -195,6 +197,51 @@ def login_tool(probe: Probe) -> ToolSpec:
             "required": ["user", "password"],
         },
         handler=handler,
+    )
+
+
+def range_tool(probe: Probe) -> ToolSpec:
+    """``date_range(start, end)``: a cross-field rule (``start <= end``) in
+    ``check_arguments``; the handler notes each call."""
+
+    def handler(start: int, end: int) -> list[int]:
+        probe.record("date_range", {"start": start, "end": end})
+        return list(range(start, end + 1))
+
+    def check(arguments: dict[str, Any]) -> str | None:
+        if arguments["start"] > arguments["end"]:
+            return f"start ({arguments['start']}) must not be after end ({arguments['end']})"
+        return None
+
+    return ToolSpec(
+        name="date_range",
+        description="Days from start to end.",
+        parameters={
+            "type": "object",
+            "properties": {"start": {"type": "integer"}, "end": {"type": "integer"}},
+            "required": ["start", "end"],
+        },
+        handler=handler,
+        check_arguments=check,
+    )
+
+
+def faq_tool(probe: Probe) -> ToolSpec:
+    """``faq(topic)``: ``return_direct``: its answer ends the run; the topic
+    ``"unknown"`` raises ``not_found`` (a failed call does not end the run)."""
+
+    def handler(topic: str) -> str:
+        probe.record("faq", {"topic": topic})
+        if topic == "unknown":
+            raise NotFoundError(f"no FAQ entry for {topic!r}")
+        return f"FAQ {topic}: see the handbook"
+
+    return ToolSpec(
+        name="faq",
+        description="Answer from the FAQ; the answer goes to the user as it is.",
+        parameters={"type": "object", "properties": {"topic": {"type": "string"}}},
+        handler=handler,
+        return_direct=True,
     )
 
 

@@ -9,7 +9,15 @@ from ..budget import Budget
 from ..messages import Message, ToolCall
 from ..testing import tool_call, tool_calls
 from .evaluate import Scenario, check_contents, check_model_calls, check_not_emitted, check_ran
-from .fixtures import KEYED_SECRETS, basic_tools, fsname_tool, login_tool, tools_with
+from .fixtures import (
+    KEYED_SECRETS,
+    basic_tools,
+    faq_tool,
+    fsname_tool,
+    login_tool,
+    range_tool,
+    tools_with,
+)
 
 __all__ = ["build_value_scenarios"]
 
@@ -50,6 +58,51 @@ def _broken_history(name: str, description: str, history: tuple[Message, ...]) -
 def build_value_scenarios() -> list[Scenario]:
     """The scenarios of this module, in a stable order."""
     return [
+        Scenario(
+            name="cross_field_check",
+            boundary="argument_validation",
+            description="a cross-field rule (start <= end) refuses the call before it runs",
+            script=(tool_call("date_range", {"start": 9, "end": 2}), "bad range"),
+            tools=tools_with(range_tool),
+            stop_reason="answered",
+            trajectory=("date_range",),
+            results=(("error", "invalid_arguments"),),
+            must_not_run=("date_range",),
+        ),
+        Scenario(
+            name="return_direct_ends_the_run",
+            boundary="response_shape",
+            description=(
+                "return_direct results end the run as the answer after the batch, "
+                "the model is not called again"
+            ),
+            script=(
+                tool_calls(
+                    ("faq", {"topic": "refunds"}, "call_faq_1"),
+                    ("echo", {"text": "also"}, "call_echo"),
+                    ("faq", {"topic": "returns"}, "call_faq_2"),
+                ),
+                "this answer must never be produced",
+            ),
+            tools=tools_with(faq_tool),
+            stop_reason="answered",
+            trajectory=("faq", "echo", "faq"),
+            results=(("success", None),) * 3,
+            output_contains=("FAQ refunds: see the handbook\n\nFAQ returns: see the handbook",),
+            extra=(check_model_calls(1, "response_shape"),),
+        ),
+        Scenario(
+            name="return_direct_failure_goes_on",
+            boundary="response_shape",
+            description="a failed return_direct call does not end the run",
+            script=(tool_call("faq", {"topic": "unknown"}), "no entry, sorry"),
+            tools=tools_with(faq_tool),
+            stop_reason="answered",
+            trajectory=("faq",),
+            results=(("error", "not_found"),),
+            output_contains=("no entry, sorry",),
+            extra=(check_model_calls(2, "response_shape"),),
+        ),
         Scenario(
             name="secret_keys_redacted",
             boundary="trace_redaction",

@@ -1,5 +1,6 @@
 """The history boundary: the transcript a model is about to get must be a conversation a
-provider accepts.
+provider accepts; and the answer a batch gives by itself (``return_direct``), checked at
+the same point, before the next model call.
 
 Checked before every model call on every harness (:meth:`RunState.check_before_model_call`
 and, for a framework that can change the messages after that check,
@@ -26,10 +27,19 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..messages import Message
+from ..results import ToolResult
+from .ledger import PlannedCall
 from .records import Stop
 from .run import Run
 
-__all__ = ["HistoryCode", "HistoryProblem", "check_history", "history_stop"]
+__all__ = [
+    "DirectAnswer",
+    "HistoryCode",
+    "HistoryProblem",
+    "check_history",
+    "direct_answer",
+    "history_stop",
+]
 
 HistoryCode = Literal[
     "missing_call_id",
@@ -153,3 +163,31 @@ def history_stop(run: Run, messages: Sequence[Message]) -> Stop | None:
     for problem in problems:
         run.trace.append("contract_violation", **problem.to_dict())
     return Stop(reason="invalid_history", detail="; ".join(p.message for p in problems))
+
+
+@dataclass(frozen=True)
+class DirectAnswer:
+    """The answer of a batch whose ``return_direct`` calls succeeded."""
+
+    stop: Stop
+    """The ``answered`` stop, naming the calls."""
+    text: str
+    """Their results (what the model would have read), in issue order."""
+
+
+def direct_answer(closed: Sequence[tuple[PlannedCall, ToolResult]]) -> DirectAnswer | None:
+    """The answer a closed batch gives by itself: the successful results of its calls
+    to ``return_direct`` tools, in issue order, separated by a blank line; ``None`` when
+    it has none (a failed ``return_direct`` call does not end the run)."""
+    direct = [
+        (planned, result)
+        for planned, result in closed
+        if planned.spec is not None and planned.spec.return_direct and result.ok
+    ]
+    if not direct:
+        return None
+    named = ", ".join(f"{p.spec.name if p.spec else '?'} [{p.call_id}]" for p, _ in direct)
+    return DirectAnswer(
+        stop=Stop(reason="answered", detail=f"return_direct: the result of {named} is the answer"),
+        text="\n\n".join(result.content for _, result in direct),
+    )

@@ -171,14 +171,19 @@ class CallLedger:
             return None
         return [self.answered[p.call_id].to_message() for p in self.batch]
 
-    def close(self, *, force: bool = False) -> None:
+    def close(self, *, force: bool = False) -> list[tuple[PlannedCall, ToolResult]]:
         """Write the open batch's records and ``tool_result`` events, in issue order.
 
         A batch with write calls still waiting for a decision stays open, unless
         ``force`` (the run is ending): then every unanswered call gets an error.
+
+        Returns:
+            The closed batch's calls with their results, in issue order (empty when
+            nothing closed).
         """
         if not self.batch or (not force and self.waiting()):
-            return
+            return []
+        closed: list[tuple[PlannedCall, ToolResult]] = []
         for item in self.batch:
             result = self.answered.get(item.call_id)
             if result is None:
@@ -191,7 +196,9 @@ class CallLedger:
                     )
                 )
             self._settle(item.call, item.shown_arguments, result)
+            closed.append((item, result))
         self.batch = []
+        return closed
 
     # -- an invalid response ---------------------------------------------------------------
 

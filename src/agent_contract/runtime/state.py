@@ -12,7 +12,7 @@ from ..messages import Completion, Message, ToolCall
 from ..results import ToolResult
 from . import ending, execution, writes
 from .execution import AsyncInvoke, Invoke, Passthrough
-from .history import history_stop
+from .history import direct_answer, history_stop
 from .layers import LayerOps
 from .ledger import PlannedCall
 from .lookups import RunLookups
@@ -155,7 +155,10 @@ class RunState(LayerOps, RunLookups):
                     "refused_after_stop", what="model_call", reason=self._run.halted.reason
                 )
                 return self._run.halted
-            self._run.ledger.close()
+            direct = direct_answer(self._run.ledger.close())
+            if direct is not None:  # a return_direct tool answered: the run ends here
+                self.halt(direct.stop, direct.text)
+                return direct.stop
             broken = history_stop(self._run, messages)
             if broken is not None:
                 return broken
@@ -405,7 +408,8 @@ class RunState(LayerOps, RunLookups):
         with self._run.lock:
             if stop is None:
                 stop = self.pending_stop() or self._run.halted
-                output = self._run.answer if stop is self._run.halted else None
+            if stop is self._run.halted and output is None:
+                output = self._run.answer
             if stop is None:
                 stop = Stop(
                     reason="invalid_response",
