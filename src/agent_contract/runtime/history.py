@@ -2,9 +2,9 @@
 provider accepts; and the answer a batch gives by itself (``return_direct``), checked at
 the same point, before the next model call.
 
-Checked before every model call on every harness (:meth:`RunState.check_before_model_call`
-and, for a framework that can change the messages after that check,
-:meth:`RunState.check_history`). A history is well-formed when:
+Checked before every model call on every harness (:meth:`RunState.check_before_model_call`;
+a framework that can change the messages after that check calls it again with
+``count_step=False`` where the provider is called). A history is well-formed when:
 
 - every tool call on an assistant turn has an id, and no id is used twice in the
   conversation (``missing_call_id``, ``duplicate_call_id``);
