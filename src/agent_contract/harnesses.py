@@ -13,7 +13,7 @@ core's own is :data:`OFFLINE`.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal, Protocol
 
@@ -23,11 +23,13 @@ from .errors import ApprovalError
 from .loop import resume, run
 from .messages import Message
 from .model import Model
-from .runtime import Checkpoint, Contract, RunResult
+from .runtime import AnswerFormat, Checkpoint, Commentary, Contract, RunResult
 from .tools import ToolSpec
 
 __all__ = [
+    "CORE_CAPABILITIES",
     "OFFLINE",
+    "OFFLINE_CAPABILITIES",
     "Decider",
     "DurableRunner",
     "Harness",
@@ -36,6 +38,7 @@ __all__ = [
     "OfflineRunner",
     "Role",
     "RunInput",
+    "capabilities_of",
     "offline_harness",
     "settle_approvals",
 ]
@@ -76,10 +79,26 @@ class RunInput:
     """The identity the run acts for."""
     decider: Decider | None = None
     """Who answers approvals (None: the run stays paused)."""
+    commentary: Commentary = "keep"
+    """Text beside tool calls: kept as commentary, or refused (see ``Contract``)."""
+    answer_format: AnswerFormat | None = None
+    """The structured answer asked for, if any."""
+    extras: Mapping[str, Any] = field(default_factory=dict)
+    """Harness-specific pieces of a scenario, by name (a framework middleware, a tool
+    returning a framework command...); a harness uses the ones it knows and declares
+    them in its ``capabilities``."""
 
     def contract(self, tools: Iterable[ToolSpec]) -> Contract:
-        """The Contract this input describes: ``tools`` under budget, allowlist, secrets."""
-        return Contract(tools, budget=self.budget, allowlist=self.allowlist, secrets=self.secrets)
+        """The Contract this input describes: ``tools`` under budget, allowlist, secrets,
+        commentary and answer format."""
+        return Contract(
+            tools,
+            budget=self.budget,
+            allowlist=self.allowlist,
+            secrets=self.secrets,
+            commentary=self.commentary,
+            answer_format=self.answer_format,
+        )
 
     def turns(self) -> list[Message]:
         """The input transcript: ``history``, then the user message."""
@@ -172,12 +191,29 @@ def settle_approvals(
 
 
 def offline_harness(model: Model, tools: list[ToolSpec], options: RunInput) -> RunResult:
-    """The offline loop as a harness."""
+    """The offline loop as a harness (it has no framework: a scenario's extras that need
+    one are not applied; see :data:`OFFLINE_CAPABILITIES`)."""
     contract = options.contract(tools)
     result = run(model, contract, options.user, history=options.history, caller=options.caller)
     return settle_approvals(
         result, lambda snapshot, approvals: resume(model, contract, snapshot, approvals), options
     )
+
+
+CORE_CAPABILITIES: Final = ("timeouts", "write_tools")
+"""What a harness can express unless it declares ``capabilities`` itself: the contract's
+own features. Scenarios that need a framework's pieces (middleware, commands, pauses,
+threads) run only on a harness that declares them."""
+OFFLINE_CAPABILITIES: Final = CORE_CAPABILITIES
+"""What the offline loop can express."""
+offline_harness.capabilities = OFFLINE_CAPABILITIES  # type: ignore[attr-defined]
+
+
+def capabilities_of(harness: object) -> frozenset[str]:
+    """The capabilities ``harness`` declares (its ``capabilities`` attribute), else
+    :data:`CORE_CAPABILITIES`."""
+    declared = getattr(harness, "capabilities", None)
+    return frozenset(CORE_CAPABILITIES if declared is None else declared)
 
 
 # -- durable runs (the demo app) ---------------------------------------------------------

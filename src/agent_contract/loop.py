@@ -144,6 +144,9 @@ def _drive(
     temperature: float,
 ) -> RunResult:
     offered = state.contract.offered_tools()
+    answer = state.contract.answer_format
+    if answer is not None:  # the answer tools are offered beside the run's tools
+        offered = [*offered, *answer.definitions()]
     while True:
         stop = state.check_before_model_call(transcript)
         if stop is not None:
@@ -167,7 +170,17 @@ def _drive(
             Message(role="assistant", content=completion.text, tool_calls=verdict.calls)
         )
         if verdict.shape == "final":
-            return state.finish(Stop(reason="answered"), messages=transcript, output=verdict.text)
+            if verdict.accepted is not None:  # a structured answer's call, answered
+                transcript.append(verdict.accepted.to_message())
+            return state.finish(
+                Stop(reason="answered"),
+                messages=transcript,
+                output=verdict.text,
+                structured=verdict.structured,
+            )
+        if verdict.shape == "refused_answer":  # the model is told, and answers again
+            transcript.extend(r.to_message() for r in verdict.refusals)
+            continue
         if verdict.shape == "invalid":
             transcript.extend(r.to_message() for r in verdict.refusals)
             return state.finish(

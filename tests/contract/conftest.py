@@ -12,6 +12,7 @@ from collections.abc import Callable
 import pytest
 
 from agent_contract.conformance import Scenario, ScenarioOutcome, run_scenario
+from agent_contract.harnesses import capabilities_of
 from agent_contract.registry import harness_plugins, load_harness
 
 CONTRACT_HARNESSES = tuple(p.name for p in harness_plugins() if p.role == "contract")
@@ -22,8 +23,16 @@ CONTROL_HARNESSES = tuple(p.name for p in harness_plugins() if p.role == "contro
 _cache: dict[tuple[str, str], ScenarioOutcome] = {}
 
 
+def expresses(scenario: Scenario, harness: str) -> bool:
+    """True when ``harness`` has every capability ``scenario`` requires."""
+    return set(scenario.requires) <= capabilities_of(load_harness(harness))
+
+
 def outcome_of(scenario: Scenario, harness: str) -> ScenarioOutcome:
-    """Run (once per session) and return the outcome of ``scenario`` on ``harness``."""
+    """Run (once per session) and return the outcome of ``scenario`` on ``harness``;
+    skip when the harness cannot express it."""
+    if not expresses(scenario, harness):
+        pytest.skip(f"{harness} cannot express {scenario.name} (requires {scenario.requires})")
     key = (scenario.name, harness)
     if key not in _cache:
         _cache[key] = run_scenario(scenario, load_harness(harness), harness)

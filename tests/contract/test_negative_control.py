@@ -14,6 +14,8 @@ import pytest
 
 from agent_contract.conformance import SCENARIOS, Scenario, ScenarioOutcome
 
+from .conftest import expresses
+
 Outcomes = Callable[[Scenario, str], ScenarioOutcome]
 
 T = "trace_redaction"  # a bare create_agent keeps no contract trace at all
@@ -67,6 +69,21 @@ EXPECTED_BROKEN: dict[str, set[str]] = {
     "write_edited": {"write_approval", T},
     "approval_replay_refused": {"write_approval", T},
     "write_budget_across_resumes": {"write_approval", T},
+    # The agent stack (issue 10). A bare create_agent runs tools beside commentary, but
+    # has no structured answer (no response_format), loops past the budget beside a
+    # middleware, and keeps no trace.
+    "commentary_with_tool_calls": {T},
+    "structured_answer": {"response_shape", T},
+    "structured_answer_retried": {"response_shape", T},
+    "structured_answer_with_tool_calls": {"response_shape", T},
+    "after_model_middleware_keeps_the_stop": {"repeated_calls", T},
+    "stock_limit_beside_the_budget": {"model_step_budget", T},
+    # Not run on the control (it declares no middleware, commands, pauses or threads).
+    "stock_limit_ends_the_run": set(),
+    "retry_layer_timeout": set(),
+    "command_tool_result": set(),
+    "pausing_tool": set(),
+    "second_turn_on_a_thread": set(),
 }
 
 
@@ -93,7 +110,8 @@ def test_control_breaks_every_enforced_boundary(outcomes: Outcomes) -> None:
     the one a bare create_agent keeps by itself (call-ID binding)."""
     seen: set[str] = set()
     for scenario in SCENARIOS:
-        seen |= broken(outcomes(scenario, "plain-create-agent"))
+        if expresses(scenario, "plain-create-agent"):
+            seen |= broken(outcomes(scenario, "plain-create-agent"))
     assert seen == {
         "allowlist",
         "argument_validation",

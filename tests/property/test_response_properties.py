@@ -56,11 +56,14 @@ COMPLETIONS = st.builds(
 SEEN_IDS = st.lists(st.sampled_from(["call_1", "call_9"]), max_size=2)
 
 
-def expected_codes(completion: Completion, seen_ids: list[str]) -> list[str]:
-    """The response contract, restated independently (README, 'Response shape')."""
+def expected_codes(
+    completion: Completion, seen_ids: list[str], commentary: str = "keep"
+) -> list[str]:
+    """The response contract, restated independently (README, 'Response shape'): text
+    beside tool calls is commentary, or a violation when the contract refuses it."""
     codes: list[str] = []
     has_text = completion.text.strip() != ""
-    if has_text and completion.tool_calls:
+    if has_text and completion.tool_calls and commentary == "refuse":
         codes.append("text_and_tool_calls")
     if not has_text and not completion.tool_calls:
         codes.append("empty_response")
@@ -100,16 +103,19 @@ def shape_of(calls: tuple[ToolCall, ...], violations: tuple[Violation, ...]) -> 
     return outcomes[0] if len(outcomes) == 1 else "ambiguous"
 
 
-@given(completion=COMPLETIONS, seen_ids=SEEN_IDS)
+@given(completion=COMPLETIONS, seen_ids=SEEN_IDS, commentary=st.sampled_from(["keep", "refuse"]))
 @example(
     completion=Completion(tool_calls=(ToolCall(id="a", name="echo", arguments="[" * 100_000),)),
     seen_ids=[],
+    commentary="keep",
 )
-def test_every_reply_has_exactly_one_meaning(completion: Completion, seen_ids: list[str]) -> None:
-    calls, violations = validate_response(completion, seen_ids=seen_ids)
+def test_every_reply_has_exactly_one_meaning(
+    completion: Completion, seen_ids: list[str], commentary: Any
+) -> None:
+    calls, violations = validate_response(completion, seen_ids=seen_ids, commentary=commentary)
     shape = shape_of(calls, violations)
     assert shape != "ambiguous"
-    assert [v.code for v in violations] == expected_codes(completion, seen_ids)
+    assert [v.code for v in violations] == expected_codes(completion, seen_ids, commentary)
     for violation in violations:
         assert isinstance(violation, Violation)
         assert violation.message
@@ -118,7 +124,8 @@ def test_every_reply_has_exactly_one_meaning(completion: Completion, seen_ids: l
     assert [(c.id, c.name) for c in calls] == [(c.id, c.name) for c in completion.tool_calls]
     if shape == "tool_calls":
         assert all(isinstance(c.arguments, dict) for c in calls)
-        assert completion.text.strip() == ""
+        if commentary == "refuse":
+            assert completion.text.strip() == ""
     if shape == "final":
         assert completion.text.strip() != ""
 

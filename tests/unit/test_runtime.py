@@ -161,9 +161,23 @@ VIOLATIONS = [
 def test_validate_response_violations(
     completion: Completion, expected: list[tuple[str, str | None]]
 ) -> None:
-    _, violations = validate_response(completion)
+    _, violations = validate_response(completion, commentary="refuse")
     assert [(v.code, v.tool_call_id) for v in violations] == expected
     assert all(v.message for v in violations)
+
+
+def test_text_beside_tool_calls_is_commentary_by_default() -> None:
+    completion = Completion(text="Let me look.", tool_calls=(ToolCall(id="a", name="echo"),))
+    calls, violations = validate_response(completion)
+    assert (len(calls), violations) == (1, ())
+    result = run(
+        FakeModel([completion, "done"]), [spec()], "go", system=None
+    )  # the calls run; the commentary is never the output
+    assert (result.stop_reason, result.output) == ("answered", "done")
+    assistant = [m for m in result.messages if m.role == "assistant"]
+    assert assistant[0].content == "Let me look."
+    event = next(e for e in result.trace.events if e["type"] == "model_response")
+    assert (event["shape"], event["commentary"]) == ("tool_calls", "Let me look.")
 
 
 def test_duplicate_id_across_steps() -> None:
@@ -260,7 +274,8 @@ def test_invalid_response_binds_errors_and_stops(
 ) -> None:
     recorder = Recorder()
     model = FakeModel([completion, "never reached"])
-    result = run(model, [spec(recorder=recorder)], "go")
+    contract = Contract([spec(recorder=recorder)], commentary="refuse")
+    result = run(model, contract, "go")
 
     assert result.stop_reason == "invalid_response"
     assert not result.answered
@@ -285,7 +300,7 @@ def test_unrelated_call_in_invalid_response_says_why_it_did_not_run() -> None:
     completion = Completion(
         text="both", tool_calls=(ToolCall(id="a", name="echo", arguments={"text": "x"}),)
     )
-    result = run(FakeModel([completion]), [spec()], "go")
+    result = run(FakeModel([completion]), Contract([spec()], commentary="refuse"), "go")
     message = json.loads(tool_messages(result)[0].content)["message"]
     assert "not run" in message
     assert "text_and_tool_calls" in message

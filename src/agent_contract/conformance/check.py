@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from ..errors import ConfigurationError, DependencyMissingError
 from ..exitcodes import EXIT_CONTRACT_VIOLATION, EXIT_OK
-from ..harnesses import Harness, HarnessPlugin, Observation
+from ..harnesses import HarnessPlugin, Observation, capabilities_of
 from ..registry import DISTRIBUTION, harness_names, harness_plugin, load_harness
 from .boundaries import boundary_rows
 from .evaluate import Scenario
@@ -206,11 +206,6 @@ def _cell(boundary: str, run: HarnessRun) -> Cell:
     return Cell(boundary=boundary, harness=run.name, status="holds", evidence=evidence)
 
 
-def _capabilities(harness: Harness) -> frozenset[str] | None:
-    declared = getattr(harness, "capabilities", None)
-    return None if declared is None else frozenset(declared)
-
-
 def run_check(
     checked: Sequence[str],
     *,
@@ -229,7 +224,8 @@ def run_check(
         scenarios: the scenarios to run (default: all).
         runner: ``runner(scenario, harness_name) -> ScenarioOutcome``; default loads each
             harness once and calls :func:`~agent_contract.conformance.run_scenario`. A harness may
-            declare ``capabilities`` (an iterable of names); scenarios requiring others
+            declare ``capabilities`` (an iterable of names; default
+            :data:`~agent_contract.harnesses.CORE_CAPABILITIES`); scenarios requiring others
             are skipped. Tests pass a caching runner.
         progress: called as ``progress(done, total, harness, scenario)`` before each run.
         finished: called as ``finished(done, total, harness, scenario, outcome)`` after
@@ -251,7 +247,7 @@ def run_check(
     done = 0
     runs: list[HarnessRun] = []
     for name in names:
-        capabilities = _capabilities(loaded[name])
+        capabilities = capabilities_of(loaded[name])
         outcomes: list[ScenarioOutcome] = []
         skipped: list[str] = []
         for scenario in scenarios:
@@ -259,7 +255,7 @@ def run_check(
                 progress(done, total, name, scenario.name)
             done += 1
             outcome: ScenarioOutcome | None = None
-            if capabilities is not None and not set(scenario.requires) <= capabilities:
+            if not set(scenario.requires) <= capabilities:
                 skipped.append(scenario.name)
             elif runner is not None:
                 outcome = runner(scenario, name)

@@ -11,19 +11,20 @@ broke, tagged by boundary. The checks a scenario adds (``check_*``) live here to
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from ..budget import Budget
 from ..harnesses import Observation, RunInput
 from ..messages import Message
-from ..runtime import RunResult
+from ..runtime import AnswerFormat, Commentary, RunResult
 from ..testing import FakeModel, Reply
 from ..tools import ToolSpec
 from .fixtures import PLANTED_SECRET, Probe, ScriptedDecider
 
 __all__ = [
+    "EXTRAS",
     "Check",
     "Problem",
     "Scenario",
@@ -106,6 +107,20 @@ class Problem:
 
 Check = Callable[[Observation, FakeModel, Probe], list[Problem]]
 
+EXTRAS: Final[dict[str, str]] = {
+    "middleware": "framework middleware placed inside the contract, by name: "
+    "``noop_after_model`` (a user middleware whose after_model hook does nothing), "
+    "``tool_call_limit`` (a stock limit above the budget), ``model_call_limit_end`` (a "
+    "stock limit of one model call that ends the run), ``tool_retry`` (a stock retry "
+    "layer, two retries)",
+    "command_tools": "tools whose result the harness returns inside a framework command "
+    "with a state update (``{'notes': [...]}``)",
+    "pausing_tools": "tools that pause the run on a framework interrupt before they run",
+    "earlier_turns": "user turns the harness runs first on the same checkpointed thread "
+    "(the scenario's run is the next turn)",
+}
+"""The kinds of :attr:`Scenario.extras` and what a harness does with each."""
+
 
 @dataclass(frozen=True, kw_only=True)
 class Scenario:
@@ -144,6 +159,15 @@ class Scenario:
 
     decisions: tuple[str | tuple[str, dict[str, Any]], ...] = ()
     """The scripted human's decisions on approvals (see :class:`ScriptedDecider`)."""
+    commentary: Commentary = "keep"
+    """Text beside tool calls: commentary (``keep``) or a violation (``refuse``)."""
+    answer_format: AnswerFormat | None = None
+    """The structured answer the run asks for, if any."""
+    extras: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Harness-specific pieces, by kind (see :data:`EXTRAS`): a harness that knows a
+    kind applies it, one that has no such thing (the offline loop has no middleware)
+    runs the scenario without it; a scenario whose outcome depends on one lists the
+    capability in :attr:`requires`."""
 
     def options(self, probe: Probe | None = None) -> RunInput:
         """The harness input for this scenario, with the planted secret (a decider needs
@@ -156,6 +180,9 @@ class Scenario:
             history=self.history,
             secrets=(PLANTED_SECRET,),
             decider=decider,
+            commentary=self.commentary,
+            answer_format=self.answer_format,
+            extras=dict(self.extras),
         )
 
 
@@ -194,6 +221,7 @@ def evaluate(scenario: Scenario, obs: Observation, model: FakeModel, probe: Prob
         "invalid_response",
         "invalid_history",
         "pending_approval",
+        "interrupted",
     )
     if answered != unique_issued and not paused_or_invalid:
         fail("call_id_binding", f"tool messages answer {answered}, calls issued {unique_issued}")

@@ -37,6 +37,7 @@ __all__ = [
     "login_tool",
     "range_tool",
     "slow_echo_tool",
+    "text_tool",
     "tools_with",
     "transfer_tool",
     "typed_tool",
@@ -123,7 +124,7 @@ ToolFactory = Callable[[Probe], ToolSpec]
 _TEXT = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
 
 
-def _text_tool(
+def text_tool(
     name: str, description: str, reply: Callable[[str], Any], **limits: Any
 ) -> ToolFactory:
     """A factory of a one-argument (``text``) tool that notes each call on the probe."""
@@ -144,22 +145,20 @@ def _explode(text: str) -> str:
     raise RuntimeError(f"database password is {PLANTED_SECRET}; traceback follows")
 
 
-echo_tool: Final = _text_tool("echo", "Echo the text back.", lambda text: f"echo: {text}")
+echo_tool: Final = text_tool("echo", "Echo the text back.", lambda text: f"echo: {text}")
 """``echo(text)``: returns ``echo: <text>``."""
-explode_tool: Final = _text_tool("explode", "A tool that fails.", _explode)
+explode_tool: Final = text_tool("explode", "A tool that fails.", _explode)
 """``explode(text)``: raises an exception whose text holds the planted secret."""
-big_tool: Final = _text_tool(
-    "big", "Returns a lot.", lambda text: "x" * 5_000, max_result_chars=500
-)
+big_tool: Final = text_tool("big", "Returns a lot.", lambda text: "x" * 5_000, max_result_chars=500)
 """``big(text)``: returns 5,000 characters under a 500-character limit."""
-fsname_tool: Final = _text_tool(
+fsname_tool: Final = text_tool(
     "fsname",
     "Returns a file name that is not UTF-8.",
     lambda text: os.fsdecode(b"report-\xff.txt"),
 )
 """``fsname(text)``: returns ``os.fsdecode(b"report-\\xff.txt")``, which holds the lone
 surrogate U+DCFF."""
-credentials_tool: Final = _text_tool(
+credentials_tool: Final = text_tool(
     "credentials", "Returns credentials.", lambda text: {"user": text, "token": PLANTED_SECRET}
 )
 """``credentials(text)``: returns a dict holding the planted secret."""

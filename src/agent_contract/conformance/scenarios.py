@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Final
 
 from ..budget import Budget
-from ..messages import Completion, Message, ToolCall
+from ..messages import Completion, Message
 from ..testing import Reply, tool_call, tool_calls
 from .approvals import build_approval_scenarios
 from .evaluate import (
@@ -41,6 +41,7 @@ from .fixtures import (
     tools_with,
     typed_tool,
 )
+from .stack_scenarios import build_stack_scenarios
 from .values import build_value_scenarios
 
 __all__ = ["SCENARIOS", "build_scenarios", "scenario"]
@@ -190,22 +191,6 @@ def build_scenarios() -> list[Scenario]:
             script=(Completion(text=""),),
             tools=basic_tools,
             stop_reason="invalid_response",
-        ),
-        Scenario(
-            name="text_and_tool_calls",
-            boundary="response_shape",
-            description="a reply with both text and calls is a contract violation",
-            script=(
-                Completion(
-                    text="Sure, running it.",
-                    tool_calls=(ToolCall(id="call_both", name="echo", arguments={"text": "x"}),),
-                ),
-            ),
-            tools=basic_tools,
-            stop_reason="invalid_response",
-            trajectory=("echo",),
-            results=(("error", "invalid_call"),),
-            must_not_run=("echo",),
         ),
         Scenario(
             name="tool_raises",
@@ -377,7 +362,10 @@ def build_scenarios() -> list[Scenario]:
 
 
 SCENARIOS: Final[tuple[Scenario, ...]] = tuple(
-    build_scenarios() + build_value_scenarios() + build_approval_scenarios()
+    build_scenarios()
+    + build_value_scenarios()
+    + build_approval_scenarios()
+    + build_stack_scenarios()
 )
 """Every scenario, by stable name order of definition."""
 

@@ -141,6 +141,9 @@ class ContractSuite:
         has_write_tools: the agent has tools that change the world (write approval
             scenarios run on it).
         supports_timeouts: the harness enforces per-tool wall-clock limits.
+        supports_middleware, supports_graph_commands, supports_pauses,
+            supports_threads: framework pieces the harness can express (off by default;
+            a framework's suite class turns on what its harness applies).
     """
 
     harness_name: ClassVar[str] = "user"
@@ -149,6 +152,15 @@ class ContractSuite:
     """Capability ``write_tools``: run the write-approval scenarios."""
     supports_timeouts: ClassVar[bool] = True
     """Capability ``timeouts``: run the per-tool timeout scenarios."""
+    supports_middleware: ClassVar[bool] = False
+    """Capability ``middleware``: the harness places a scenario's framework middleware
+    (``Scenario.extras["middleware"]``) inside the contract."""
+    supports_graph_commands: ClassVar[bool] = False
+    """Capability ``graph_commands``: tools may return a framework command."""
+    supports_pauses: ClassVar[bool] = False
+    """Capability ``pauses``: a tool may pause the run on a framework interrupt."""
+    supports_threads: ClassVar[bool] = False
+    """Capability ``threads``: runs continue a checkpointed thread."""
 
     # -- hooks ------------------------------------------------------------------------
 

@@ -12,20 +12,30 @@ takes), :mod:`~agent_contract.runtime.snapshot` (pausing across processes) and
 :class:`~agent_contract.runtime.run.Run` (what a run holds); drivers never touch it.
 """
 
+from .answers import AnswerFormat
 from .contract import Contract
 from .execution import AsyncInvoke, Invoke
 from .ledger import PlannedCall
 from .planning import BatchPlan, call_key
 from .records import RunResult, Stop, ToolCallRecord
-from .response import ResponseShape, ResponseVerdict, Violation, ViolationCode, validate_response
+from .response import (
+    Commentary,
+    ResponseShape,
+    ResponseVerdict,
+    Violation,
+    ViolationCode,
+    validate_response,
+)
 from .snapshot import SNAPSHOT_VERSION
 from .state import Checkpoint, RunState
 
 __all__ = [
     "SNAPSHOT_VERSION",
+    "AnswerFormat",
     "AsyncInvoke",
     "BatchPlan",
     "Checkpoint",
+    "Commentary",
     "Contract",
     "Invoke",
     "PlannedCall",

@@ -18,6 +18,8 @@ from ..executor import ToolExecutor, default_executor
 from ..messages import Message
 from ..tools import ToolRegistry, ToolSpec
 from ..trace import RedactionPolicy, TraceSink
+from .answers import AnswerFormat
+from .response import Commentary
 from .run import Run
 from .snapshot import load
 from .state import RunState
@@ -41,6 +43,11 @@ class Contract:
         trace_sink: receives every trace event of every run of this contract as it is
             recorded (see :mod:`agent_contract.trace.sinks`); each run also keeps its
             own trace.
+        commentary: text a model sends beside tool calls: ``"keep"`` (the default: it
+            is commentary, kept in the transcript and the trace, never the output) or
+            ``"refuse"`` (a contract violation, ``text_and_tool_calls``).
+        answer_format: the structured answer every run asks for (see
+            :mod:`agent_contract.runtime.answers`); ``None`` for a text answer.
         clock: monotonic seconds, for the deadline and the trace's offsets; default
             ``time.monotonic`` (tests pass a fake clock instead of sleeping).
 
@@ -60,6 +67,8 @@ class Contract:
         expose_exception_text: bool = False,
         trace_sink: TraceSink | None = None,
         clock: Callable[[], float] = time.monotonic,
+        commentary: Commentary = "keep",
+        answer_format: AnswerFormat | None = None,
     ) -> None:
         self.registry = tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools)
         self.budget = budget or Budget()
@@ -78,6 +87,12 @@ class Contract:
         self.expose_exception_text = expose_exception_text
         self.trace_sink = trace_sink
         self.clock = clock
+        if commentary not in ("keep", "refuse"):
+            raise ConfigurationError(f"commentary must be 'keep' or 'refuse', got {commentary!r}")
+        self.commentary: Commentary = commentary
+        if answer_format is not None and not isinstance(answer_format, AnswerFormat):
+            raise ConfigurationError("answer_format must be an AnswerFormat")
+        self.answer_format = answer_format
 
     @classmethod
     def of(

@@ -18,7 +18,13 @@ __all__ = ["finish"]
 
 
 def finish(
-    run: Run, stop: Stop, *, messages: Sequence[Message], output: str | None, harness: str
+    run: Run,
+    stop: Stop,
+    *,
+    messages: Sequence[Message],
+    output: str | None,
+    harness: str,
+    structured: Any = None,
 ) -> RunResult:
     """Close the batch, record ``stop`` and build the result (see
     :meth:`RunState.finish`). The caller holds the run's lock.
@@ -26,8 +32,8 @@ def finish(
     An ``answered`` stop after the deadline becomes the ``deadline`` stop (the deadline
     is checked after every model step: an answer that came after it is not an answer; a
     batch after it is refused at planning). A pause keeps the open batch and carries a
-    snapshot. ``output`` is kept (escaped by the text rule, then redacted) only for
-    ``answered``.
+    snapshot. ``output`` and ``structured`` (a structured answer's value) are kept
+    (escaped by the text rule, then redacted) only for ``answered``.
     """
     late = budget_checks.check_deadline(run.contract.budget, run.counters)
     if stop.reason == "answered" and late is not None:
@@ -41,6 +47,10 @@ def finish(
         escape_value(output) if stop.reason == "answered" and output is not None else (None, 0)
     )
     answer = redaction.redact(answer) if answer is not None else None
+    if answer is None or structured is None:
+        structured = None
+    else:
+        structured = redaction.redact_value(escape_value(structured)[0])
     fields: dict[str, Any] = {"reason": stop.reason, "detail": detail}
     if escaped:
         fields["escaped_chars"] = escaped
@@ -51,6 +61,7 @@ def finish(
         stop_reason=stop.reason,
         stop_detail=detail,
         output=answer,
+        structured_response=structured,
         messages=tuple(messages),
         trace=run.trace,
         tool_calls=tuple(run.ledger.records),

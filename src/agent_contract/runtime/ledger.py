@@ -239,6 +239,11 @@ class CallLedger:
 
     # -- the report ------------------------------------------------------------------------
 
+    def settle(self, call: ToolCall, result: ToolResult) -> None:
+        """Write the report record and ``tool_result`` event of an answered call outside
+        a batch (a refused structured answer)."""
+        self._settle(call, call.arguments, result)
+
     def _settle(self, call: ToolCall, arguments: Any, result: ToolResult | None) -> None:
         """Write the report record of ``call`` and, when it has a result, its
         ``tool_result`` event. A call without a result broke the contract without an id

@@ -100,7 +100,8 @@ class RunResult:
     stop_detail: str
     """Human-readable detail of the stop."""
     output: str | None
-    """The answer (redacted) when ``stop_reason == "answered"``, else ``None``."""
+    """The answer (redacted) when ``stop_reason == "answered"``, else ``None``; for a
+    structured answer, its canonical JSON text."""
     messages: tuple[Message, ...]
     """The transcript, oldest first."""
     trace: Trace
@@ -111,6 +112,10 @@ class RunResult:
     """What the run used: model steps, tool calls, active seconds."""
     harness: str = "offline"
     """Which driver produced it."""
+    structured_response: Any = None
+    """For an answered run that was asked for a structured answer
+    (:class:`~agent_contract.runtime.answers.AnswerFormat`): the validated value
+    (JSON data, redacted); else ``None``."""
     pending_approvals: tuple[PendingApproval, ...] = ()
     """For ``pending_approval``: the write calls waiting for a decision."""
     snapshot: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
@@ -133,6 +138,7 @@ class RunResult:
             "stop_reason": self.stop_reason,
             "stop_detail": self.stop_detail,
             "output": self.output,
+            "structured_response": self.structured_response,
             "tool_calls": [record.to_dict() for record in self.tool_calls],
             "pending_approvals": [
                 {k: v for k, v in p.to_dict().items() if k != "arguments"}

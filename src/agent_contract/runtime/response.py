@@ -16,13 +16,29 @@ from ..messages import Completion, ToolCall
 from ..results import ToolResult
 from .records import Stop
 
-__all__ = ["ResponseShape", "ResponseVerdict", "Violation", "ViolationCode", "validate_response"]
+__all__ = [
+    "Commentary",
+    "ResponseShape",
+    "ResponseVerdict",
+    "Violation",
+    "ViolationCode",
+    "validate_response",
+]
 
-ResponseShape = Literal["final", "tool_calls", "invalid"]
-"""The two legal shapes of a model response, or ``invalid``."""
+ResponseShape = Literal["final", "tool_calls", "invalid", "refused_answer"]
+"""The two legal shapes of a model response, or ``invalid``; ``refused_answer`` is a
+structured answer whose arguments fail its schema: refused, bound to its call, and the
+run goes on (see :mod:`agent_contract.runtime.answers`)."""
+
+Commentary = Literal["keep", "refuse"]
+"""What a response's text beside tool calls is: ``keep`` (commentary: kept in the
+transcript and the trace, never the output) or ``refuse`` (a contract violation,
+``text_and_tool_calls``)."""
 
 ViolationCode = Literal[
     "text_and_tool_calls",
+    "answer_and_tool_calls",
+    "unstructured_answer",
     "empty_response",
     "empty_tool_name",
     "missing_call_id",
@@ -71,18 +87,22 @@ def _normalize_arguments(call: ToolCall) -> tuple[Any, Violation | None]:
 
 
 def validate_response(
-    completion: Completion, *, seen_ids: Iterable[str] = ()
+    completion: Completion, *, seen_ids: Iterable[str] = (), commentary: Commentary = "keep"
 ) -> tuple[tuple[ToolCall, ...], tuple[Violation, ...]]:
     """Judge a completion against the response contract.
 
-    A response has exactly two legal shapes: a final answer (non-blank text, no tool
-    calls) or one or more tool calls (blank text). Each call needs a non-empty name, an
-    id that is unique within the response and the run, and arguments that are a JSON
-    object (a JSON *string* holding an object is accepted and parsed).
+    A response has exactly two legal shapes, told apart by whether tool calls are
+    present: a final answer (non-blank text, no tool calls) or a request (one or more
+    tool calls). Text beside tool calls is commentary ("Let me look that up."): kept,
+    never an answer; with ``commentary="refuse"`` it is a violation instead. Each call
+    needs a non-empty name, an id that is unique within the response and the run, and
+    arguments that are a JSON object (a JSON *string* holding an object is accepted and
+    parsed).
 
     Args:
         completion: what the model returned.
         seen_ids: tool-call ids issued earlier in the run or used in its history.
+        commentary: ``keep`` (the default) or ``refuse`` text beside tool calls.
 
     Returns:
         ``(calls, violations)``: the calls with arguments normalized to dicts (invalid
@@ -91,7 +111,7 @@ def validate_response(
     """
     violations: list[Violation] = []
     has_text = bool(completion.text.strip())
-    if has_text and completion.tool_calls:
+    if has_text and completion.tool_calls and commentary == "refuse":
         violations.append(
             Violation(
                 code="text_and_tool_calls",
@@ -142,12 +162,20 @@ class ResponseVerdict:
     shape: ResponseShape
     """Which legal shape it has, or ``invalid``."""
     text: str = ""
-    """The answer, for ``final``."""
+    """The answer, for ``final`` (a structured answer's canonical JSON text)."""
+    structured: Any = None
+    """For a ``final`` structured answer: the validated value."""
     calls: tuple[ToolCall, ...] = ()
     """The calls (arguments normalized), for ``tool_calls`` and ``invalid``."""
     violations: tuple[Violation, ...] = ()
     """For ``invalid``."""
     refusals: tuple[ToolResult, ...] = ()
-    """For ``invalid``: one error result per distinct call id, bound to it."""
+    """For ``invalid``: one error result per distinct call id, bound to it; for
+    ``refused_answer``: the answer call's refusal."""
     stop: Stop | None = None
     """For ``invalid``: the ``invalid_response`` stop."""
+    commentary: str = ""
+    """For ``tool_calls``: the text that came with the calls (never an answer)."""
+    accepted: ToolResult | None = None
+    """For a ``final`` structured answer given by an answer call: the call's bound
+    success result (recorded), so the transcript answers every call it shows."""

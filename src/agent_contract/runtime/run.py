@@ -58,6 +58,8 @@ class Run:
     conversation_ids: frozenset[str] = frozenset()
     """The tool-call ids of the history the model was last sent (a new call may not
     reuse one)."""
+    structured: Any = None
+    """The structured answer's value that came with an ``answered`` halt."""
     attempts: dict[str, AttemptLog] = field(default_factory=dict)
     """Executions a framework reported per call id (see :mod:`.attempts`); not stored."""
 

@@ -11,14 +11,16 @@ from ..faults import crashpoint
 from ..messages import Completion, Message, ToolCall
 from ..results import ToolResult
 from . import ending, execution, writes
+from .answers import AnswerFormat
 from .execution import AsyncInvoke, Invoke, Passthrough
 from .history import direct_answer, history_stop
+from .judging import judge
 from .layers import LayerOps
 from .ledger import PlannedCall
 from .lookups import RunLookups
 from .planning import BatchPlan, plan_batch
 from .records import RunResult, Stop
-from .response import ResponseShape, ResponseVerdict, validate_response
+from .response import ResponseVerdict
 from .run import Run
 
 if TYPE_CHECKING:
@@ -176,43 +178,26 @@ class RunState(LayerOps, RunLookups):
 
     # -- 3. accept response --------------------------------------------------------------
 
-    def accept_response(self, completion: Completion) -> ResponseVerdict:
-        """Judge the model's response and record it.
+    def accept_response(
+        self, completion: Completion, *, answer: AnswerFormat | None = None
+    ) -> ResponseVerdict:
+        """Judge the model's response and record it (see
+        :mod:`agent_contract.runtime.judging`).
+
+        Args:
+            completion: the model's response.
+            answer: the structured answer asked for, if any (default: the contract's
+                ``answer_format``; a framework driver passes the one its request names).
 
         Returns:
             A :class:`ResponseVerdict`. For ``invalid`` it carries one bound error result
             per distinct call id (kind ``invalid_call``) and the ``invalid_response``
-            stop; those results are already recorded in the ledger.
+            stop; for ``refused_answer`` the answer call's bound refusal (go on: call the
+            model again); those results are already recorded in the ledger.
         """
         with self._run.lock:
-            calls, violations = validate_response(
-                completion, seen_ids=(*self._run.ledger.issued, *self._run.conversation_ids)
-            )
-            shape: ResponseShape = "invalid" if violations else ("tool_calls" if calls else "final")
-            self._run.trace.append(
-                "model_response",
-                step=self._run.counters.model_steps,
-                shape=shape,
-                tool_calls=[{"id": c.id, "name": c.name} for c in calls],
-                text_chars=len(completion.text),
-            )
-            if shape == "final":
-                return ResponseVerdict(shape="final", text=completion.text)
-            if shape == "tool_calls":
-                return ResponseVerdict(shape="tool_calls", calls=calls)
-            for violation in violations:
-                self._run.trace.append("contract_violation", **violation.to_dict())
-            return ResponseVerdict(
-                shape="invalid",
-                calls=calls,
-                violations=violations,
-                refusals=self._run.ledger.refuse_invalid(
-                    calls, violations, self._run.conversation_ids
-                ),
-                stop=Stop(
-                    reason="invalid_response", detail="; ".join(v.message for v in violations)
-                ),
-            )
+            chosen = answer if answer is not None else self._run.contract.answer_format
+            return judge(self._run, completion, chosen)
 
     # -- 4. plan batch -------------------------------------------------------------------
 
@@ -366,7 +351,7 @@ class RunState(LayerOps, RunLookups):
 
     # -- 8. finish -----------------------------------------------------------------------
 
-    def halt(self, stop: Stop, output: str | None = None) -> None:
+    def halt(self, stop: Stop, output: str | None = None, structured: Any = None) -> None:
         """Record the stop a driver decided on inside a framework that ends the run by
         itself (the LangChain middleware); :meth:`finish` with no stop uses it.
         ``output`` is kept only with ``answered``.
@@ -379,7 +364,9 @@ class RunState(LayerOps, RunLookups):
             if self._run.halted is not None:
                 return
             self._run.halted = stop
-            self._run.answer = output if stop.reason == "answered" else None
+            answered = stop.reason == "answered"
+            self._run.answer = output if answered else None
+            self._run.structured = structured if answered else None
 
     def finish(
         self,
@@ -387,6 +374,7 @@ class RunState(LayerOps, RunLookups):
         *,
         messages: Sequence[Message],
         output: str | None = None,
+        structured: Any = None,
         harness: str = "offline",
     ) -> RunResult:
         """End the run: close the batch, record the stop, and build the result.
@@ -399,20 +387,29 @@ class RunState(LayerOps, RunLookups):
                 a snapshot to resume from.
             messages: the transcript.
             output: the answer, for ``answered``.
+            structured: a structured answer's validated value, for ``answered``.
             harness: the driver's name, for the report.
 
-        ``output`` is kept (escaped by the text rule, then redacted) only for
-        ``answered``; any other stop has no output, so running out of budget can never
-        pass for an answer.
+        ``output`` and ``structured`` are kept (escaped by the text rule, then redacted)
+        only for ``answered``; any other stop has no output, so running out of budget can
+        never pass for an answer.
         """
         with self._run.lock:
             if stop is None:
                 stop = self.pending_stop() or self._run.halted
-            if stop is self._run.halted and output is None:
-                output = self._run.answer
+            if stop is not None and stop is self._run.halted:
+                output = self._run.answer if output is None else output
+                structured = self._run.structured if structured is None else structured
             if stop is None:
                 stop = Stop(
                     reason="invalid_response",
                     detail="the graph ended without a contract decision",
                 )
-            return ending.finish(self._run, stop, messages=messages, output=output, harness=harness)
+            return ending.finish(
+                self._run,
+                stop,
+                messages=messages,
+                output=output,
+                structured=structured,
+                harness=harness,
+            )

@@ -123,3 +123,8 @@ def plain_create_agent_harness(
         emitted="\n".join([*(str(m["content"]) for m in tool_messages), output or ""]),
         issued_ids=tuple(issued),
     )
+
+
+plain_create_agent_harness.capabilities = ("timeouts", "write_tools")  # type: ignore[attr-defined]
+"""A bare ``create_agent`` has none of the suite's framework extras applied: the
+scenarios that need them are not run on the control."""

@@ -28,6 +28,7 @@ from typing import Any, Final
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.language_models.base import LangSmithParams
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable
@@ -92,6 +93,11 @@ class ContractChatModel(BaseChatModel):
 
     model: Any
     """The agent_contract :class:`~agent_contract.model.Model` that answers."""
+    model_name: str = "agent-contract-scripted"
+    """The model's name, as LangChain reads it (``create_agent`` picks a structured
+    output strategy by it; tracing reports it as ``ls_model_name``). Set
+    ``profile={"structured_output": True}`` to have a bare ``response_format`` schema
+    use the provider strategy (the wrapped model must then answer JSON text)."""
     max_output_tokens: int = 512
     """Default cap on the reply length, in tokens, passed to ``Model.complete``."""
     temperature: float = 0.0
@@ -125,6 +131,21 @@ class ContractChatModel(BaseChatModel):
             "max_output_tokens": self.max_output_tokens,
             "temperature": self.temperature,
         }
+
+    def _get_ls_params(self, stop: list[str] | None = None, **kwargs: Any) -> LangSmithParams:
+        """The standard tracing parameters: provider ``agent_contract``, the model name,
+        ``chat``, temperature, max tokens and stop sequences."""
+        params = LangSmithParams(
+            ls_provider="agent_contract",
+            ls_model_name=str(kwargs.get("model") or self.model_name),
+            ls_model_type="chat",
+            ls_temperature=kwargs.get("temperature", self.temperature),
+        )
+        max_tokens = kwargs.get("max_tokens", kwargs.get("max_output_tokens"))
+        params["ls_max_tokens"] = int(max_tokens or self.max_output_tokens)
+        if stop:
+            params["ls_stop"] = stop
+        return params
 
     def bind_tools(
         self,

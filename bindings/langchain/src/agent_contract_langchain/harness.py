@@ -44,6 +44,7 @@ from .messages import from_langchain_messages, to_langchain_messages
 from .middleware import ContractMiddleware
 from .run_config import contract_config, recursion_limit
 from .stops import without_stops
+from .structured import response_format_for
 from .tools import to_langchain_tools
 
 __all__ = [
@@ -91,6 +92,7 @@ def build_agent(
     system: str | None = None,
     checkpointer: Any = None,
     middleware: Sequence[Any] = (),
+    tools: Sequence[Any] | None = None,
     **create_agent_options: Any,
 ) -> Any:
     """``create_agent`` over the contract's tools, the contract's middleware around yours.
@@ -102,15 +104,22 @@ def build_agent(
         checkpointer: a LangGraph checkpointer, or None.
         middleware: more middleware, placed between the contract's two
             (``[ContractMiddleware, *middleware, its gate]``).
+        tools: the LangChain tools to give ``create_agent`` (default: the contract's
+            registry, converted with :func:`to_langchain_tools`).
         **create_agent_options: passed to ``create_agent`` (``response_format``,
-            ``context_schema``, ``store``, ...).
+            ``context_schema``, ``store``, ...); a contract with an ``answer_format``
+            gets the matching ``response_format`` unless one is given.
 
     Returns:
         The compiled graph.
     """
+    if contract.answer_format is not None:  # the contract's structured answer
+        create_agent_options.setdefault(
+            "response_format", response_format_for(contract.answer_format)
+        )
     return create_agent(
         ContractChatModel(model=model),
-        tools=to_langchain_tools(contract.registry),
+        tools=list(tools) if tools is not None else to_langchain_tools(contract.registry),
         system_prompt=system,
         middleware=ContractMiddleware(contract).around(*middleware),
         checkpointer=checkpointer,

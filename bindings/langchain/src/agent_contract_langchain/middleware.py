@@ -32,6 +32,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Final
 
 from langchain.agents.middleware.types import AgentMiddleware, ModelRequest, ModelResponse
+from langchain.agents.structured_output import StructuredOutputError
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.config import get_config
 from langgraph.types import Command
@@ -54,6 +55,7 @@ from .graph_commands import split_command
 from .messages import ai_message_to_completion, escaped_ai_message, from_langchain_messages
 from .run_config import RunNotes, notes_for, run_state_in
 from .stops import is_stop_message, stop_message, without_stops
+from .structured import answer_format_of
 from .tools import RawValue, current_tool_context, to_langchain_tool, to_tool_message
 
 __all__ = ["ContractMiddleware"]
@@ -73,6 +75,15 @@ _FOREIGN: Final = "answered by another middleware without running"
 
 class _ToolReportedError(ToolError):
     """A foreign tool (or a layer inside the contract) answered with an error message."""
+
+
+def _unparsed(exc: BaseException) -> Stop:
+    """The stop for a structured answer LangChain's own parser refused (the model's
+    reply is not the structure asked for)."""
+    return Stop(
+        reason="invalid_response",
+        detail=f"the structured answer is not the structure asked for ({type(exc).__name__})",
+    )
 
 
 def _unplanned(call_id: str, name: str) -> ToolMessage:
@@ -143,7 +154,8 @@ class ContractMiddleware(AgentMiddleware):
         redaction = self.contract.redaction
         messages = [to_tool_message(r, redaction) for r in refusals]
         halted = state.halted or stop
-        return ModelResponse(result=[*head, *messages, stop_message(state, halted)])
+        kept = [m for m in head if not isinstance(m, ToolMessage)]  # the contract answers
+        return ModelResponse(result=[*kept, *messages, stop_message(state, halted)])
 
     def _before(
         self, request: ModelRequest[Any]
@@ -182,6 +194,7 @@ class ContractMiddleware(AgentMiddleware):
         state: RunState,
         notes: RunNotes,
         calls_before: int,
+        request: ModelRequest[Any],
         response: ModelResponse[Any] | AIMessage,
     ) -> ModelResponse[Any]:
         if isinstance(response, AIMessage):
@@ -209,10 +222,20 @@ class ContractMiddleware(AgentMiddleware):
             )
         if ai.id is None or ai.id not in notes.vouched:
             return self._unvouched(state, notes)
-        verdict = state.accept_response(ai_message_to_completion(ai))
+        answer = answer_format_of(getattr(request, "response_format", None), self.contract)
+        verdict = state.accept_response(ai_message_to_completion(ai), answer=answer)
         if verdict.shape == "final":
-            state.halt(Stop(reason="answered"), verdict.text)
+            state.halt(Stop(reason="answered"), verdict.text, verdict.structured)
             return response
+        if verdict.shape == "refused_answer":  # the model is told, and answers again
+            refused = verdict.refusals[0]
+            kept = [
+                m
+                for m in response.result
+                if not (isinstance(m, ToolMessage) and m.tool_call_id == refused.tool_call_id)
+            ]
+            reply = to_tool_message(refused, self.contract.redaction)
+            return ModelResponse(result=[*kept, reply], structured_response=None)
         if verdict.shape == "invalid":
             stop = verdict.stop or Stop(reason="invalid_response")
             return self._stop(state, stop, response.result, verdict.refusals)
@@ -235,9 +258,11 @@ class ContractMiddleware(AgentMiddleware):
             response = handler(request)
         except _NOT_A_MODEL_FAILURE:
             raise
+        except StructuredOutputError as exc:
+            return self._stop(state, _unparsed(exc))
         except Exception as exc:  # noqa: BLE001 - any model failure is a typed stop
             return self._stop(state, Stop.model_error(exc))
-        return self._after(state, notes, calls, response)
+        return self._after(state, notes, calls, request, response)
 
     async def awrap_model_call(
         self,
@@ -252,9 +277,11 @@ class ContractMiddleware(AgentMiddleware):
             response = await handler(request)
         except _NOT_A_MODEL_FAILURE:
             raise
+        except StructuredOutputError as exc:
+            return self._stop(state, _unparsed(exc))
         except Exception as exc:  # noqa: BLE001 - any model failure is a typed stop
             return self._stop(state, Stop.model_error(exc))
-        return self._after(state, notes, calls, response)
+        return self._after(state, notes, calls, request, response)
 
     # -- tools -------------------------------------------------------------------------
 

@@ -9,6 +9,7 @@ process, from the LangGraph checkpoint and the contract's snapshot.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -18,6 +19,7 @@ from langgraph.types import Command
 from agent_contract.approval import Approval
 from agent_contract.errors import CheckpointError
 from agent_contract.harnesses import Harness, RunInput, settle_approvals
+from agent_contract.messages import Message
 from agent_contract.model import Model
 from agent_contract.runtime import Contract, RunResult, RunState
 from agent_contract.tools import ToolSpec
@@ -28,6 +30,7 @@ from .errors import framework_errors
 from .harness import arun_graph, build_agent, run_async, run_graph
 from .messages import from_langchain_messages
 from .stops import without_stops
+from .suite_extras import CAPABILITIES, extra_middleware, suite_tools
 
 __all__ = [
     "aresume_agent",
@@ -263,24 +266,40 @@ def suite_harness(mode: Mode = "invoke") -> Harness:
     """:func:`run_agent` in ``mode`` as a contract-suite harness.
 
     Each run gets its own in-memory LangGraph checkpointer, so approval scenarios pause
-    on ``interrupt()`` and resume with :func:`resume_agent`.
+    on ``interrupt()`` and resume with :func:`resume_agent`. The scenario's extras
+    (middleware, command and pausing tools, earlier turns) are applied (see
+    :mod:`agent_contract_langchain.suite_extras`); the harness declares them in its
+    ``capabilities``.
     """
 
     def harness(model: Model, tools: list[ToolSpec], options: RunInput) -> RunResult:
         contract = options.contract(tools)
-        graph = build_agent(model, contract, checkpointer=InMemorySaver())
+        graph = build_agent(
+            model,
+            contract,
+            checkpointer=InMemorySaver(),
+            middleware=extra_middleware(options.extras),
+            tools=suite_tools(contract, options.extras),
+        )
         return run_options(graph, contract, options, mode=mode)
 
+    harness.capabilities = CAPABILITIES  # type: ignore[attr-defined]
     return harness
 
 
 def run_options(graph: Any, contract: Contract, options: RunInput, *, mode: Mode) -> RunResult:
-    """Run a suite scenario's options on a checkpointed contract graph: start a run as
-    ``options.caller``, drive it, and answer approvals with the options' decider
-    through :func:`resume_graph` until the run ends."""
-    state = contract.start(caller=options.caller)
-    config = {"configurable": {"thread_id": state.run_id}}
-    result = run_graph(graph, state, options.turns(), mode=mode, config=config)
+    """Run a suite scenario's options on a checkpointed contract graph: run its earlier
+    turns on the thread first (``options.extras["earlier_turns"]``), then start a run as
+    ``options.caller``, drive it, and answer approvals with the options' decider through
+    :func:`resume_graph` until the run ends."""
+    thread = f"run-{uuid.uuid4().hex[:12]}"
+    config = {"configurable": {"thread_id": thread}}
+    for text in options.extras.get("earlier_turns", ()):
+        earlier = contract.start(caller=options.caller)
+        run_graph(graph, earlier, [Message(role="user", content=text)], mode=mode, config=config)
+    state = contract.start(run_id=thread, caller=options.caller)
+    turns = options.turns() if not options.extras.get("earlier_turns") else [options.turns()[-1]]
+    result = run_graph(graph, state, turns, mode=mode, config=config)
     return settle_approvals(
         result,
         lambda snapshot, approvals: resume_graph(graph, contract, snapshot, approvals, mode=mode),

@@ -50,7 +50,7 @@ from .chat_model import ContractChatModel
 from .harness import Mode
 from .middleware import ContractMiddleware
 from .resuming import run_options
-from .tools import to_langchain_tools
+from .suite_extras import suite_tools
 
 __all__ = ["CreateAgentContractSuite"]
 
@@ -63,6 +63,12 @@ class CreateAgentContractSuite(ContractSuite):
     """How the graph is driven: ``"invoke"`` (default), ``"ainvoke"`` or ``"stream"``
     (``stream_mode=["messages", "values"]``)."""
     _miswired: str | None = None
+    supports_graph_commands: ClassVar[bool] = True
+    """Command-returning tools are part of the scenario's tools."""
+    supports_pauses: ClassVar[bool] = True
+    """Pausing tools are part of the scenario's tools."""
+    supports_threads: ClassVar[bool] = True
+    """Runs continue a checkpointed thread (the suite attaches an in-memory one)."""
     has_write_tools: ClassVar[bool] = True
     """The write-approval scenarios pause on ``interrupt()`` and resume through an
     in-memory checkpointer that the suite attaches to your compiled graph (a checkpointer
@@ -94,7 +100,7 @@ class CreateAgentContractSuite(ContractSuite):
             contract_mw = ContractMiddleware(contract)
             graph = self.build_agent(
                 ContractChatModel(model=model),
-                to_langchain_tools(contract.registry),
+                suite_tools(contract, options.extras),
                 [contract_mw, contract_mw.inner()],
             )
             graph = graph.copy(update={"checkpointer": InMemorySaver()})

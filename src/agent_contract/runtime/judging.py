@@ -1,0 +1,132 @@
+"""Judging one model response for a run: the response contract
+(:mod:`~agent_contract.runtime.response`), commentary beside tool calls, and structured
+answers (:mod:`~agent_contract.runtime.answers`). What
+:meth:`RunState.accept_response` does, with the run's lock held."""
+
+from __future__ import annotations
+
+from ..canonical import canonical_json
+from ..messages import Completion, ToolCall
+from ..results import success_result
+from ..trace import PREVIEW_CHARS
+from .answers import AnswerFormat
+from .ledger import refusal
+from .records import Stop
+from .response import ResponseShape, ResponseVerdict, Violation, validate_response
+from .run import Run
+
+__all__ = ["judge"]
+
+
+def _invalid(
+    run: Run, calls: tuple[ToolCall, ...], violations: tuple[Violation, ...]
+) -> ResponseVerdict:
+    for violation in violations:
+        run.trace.append("contract_violation", **violation.to_dict())
+    return ResponseVerdict(
+        shape="invalid",
+        calls=calls,
+        violations=violations,
+        refusals=run.ledger.refuse_invalid(calls, violations, run.conversation_ids),
+        stop=Stop(reason="invalid_response", detail="; ".join(v.message for v in violations)),
+    )
+
+
+def _answer_violations(
+    completion: Completion, calls: tuple[ToolCall, ...], answer: AnswerFormat
+) -> tuple[Violation, ...]:
+    """Why a response breaks the structured-answer rule (see the answers module)."""
+    answering = [c for c in calls if c.name in answer.tools]
+    if answering and len(calls) > 1:
+        return (
+            Violation(
+                code="answer_and_tool_calls",
+                message="a structured answer must be the response's only call",
+            ),
+        )
+    if not calls:
+        _, problem = answer.check_text(completion.text)
+        if problem is not None:
+            return (Violation(code="unstructured_answer", message=problem),)
+    return ()
+
+
+def judge(run: Run, completion: Completion, answer: AnswerFormat | None) -> ResponseVerdict:
+    """The verdict on ``completion`` (see :meth:`RunState.accept_response`); refusals
+    are recorded and the ``model_response`` event is traced."""
+    contract = run.contract
+    calls, violations = validate_response(
+        completion,
+        seen_ids=(*run.ledger.issued, *run.conversation_ids),
+        commentary=contract.commentary,
+    )
+    if answer is not None and not violations:
+        violations = _answer_violations(completion, calls, answer)
+    answering = answer is not None and len(calls) == 1 and calls[0].name in answer.tools
+    problem = None
+    if answering and answer is not None and not violations:
+        problem = answer.check_call(calls[0].name, calls[0].arguments)
+    shape: ResponseShape = (
+        "invalid"
+        if violations
+        else "refused_answer"
+        if problem is not None
+        else "final"
+        if answering or not calls
+        else "tool_calls"
+    )
+    fields: dict[str, object] = {
+        "step": run.counters.model_steps,
+        "shape": shape,
+        "tool_calls": [{"id": c.id, "name": c.name} for c in calls],
+        "text_chars": len(completion.text),
+    }
+    commentary = completion.text if calls and completion.text.strip() else ""
+    if commentary and shape == "tool_calls":
+        fields["commentary"] = commentary[:PREVIEW_CHARS]
+    if answering:
+        fields["answer"] = calls[0].name
+    run.trace.append("model_response", **fields)
+    if shape == "invalid":
+        return _invalid(run, calls, violations)
+    if shape == "refused_answer":
+        call = calls[0]
+        run.ledger.issued.append(call.id or "")
+        refused = run.ledger.record(
+            refusal(
+                call,
+                "invalid_arguments",
+                f"the structured answer {call.name!r} does not match its schema: {problem}",
+                contract.redaction,
+            )
+        )
+        run.ledger.settle(call, refused)
+        return ResponseVerdict(shape="refused_answer", calls=calls, refusals=(refused,))
+    if shape == "tool_calls":
+        return ResponseVerdict(shape="tool_calls", calls=calls, commentary=commentary)
+    if answering:
+        call = calls[0]
+        run.ledger.issued.append(call.id or "")
+        accepted = run.ledger.record(
+            success_result(
+                call.id or "",
+                call.name,
+                "the structured answer was accepted",
+                max_result_chars=1_000,
+                on_oversize="truncate",
+                redaction=contract.redaction,
+            )
+        )
+        run.ledger.settle(call, accepted)
+        value = call.arguments
+        return ResponseVerdict(
+            shape="final",
+            text=canonical_json(value),
+            structured=value,
+            calls=calls,
+            accepted=accepted,
+        )
+    if answer is not None:
+        value, _ = answer.check_text(completion.text)
+        return ResponseVerdict(shape="final", text=canonical_json(value), structured=value)
+    return ResponseVerdict(shape="final", text=completion.text)
