@@ -118,9 +118,10 @@ ROWS: Final[tuple[MapRow, ...]] = (
         api="create_react_agent",
         old="`response_format=Answer` (a Pydantic model)",
         old_measured="`structured_response`: Answer(text='hello'), from a second model call",
-        new="`response_format=ToolStrategy(Answer)`: not supported with the contract yet",
-        new_measured="stop `middleware_stop` ('a middleware ended the run before the contract "
-        "decided'); the `Answer` tool is offered beside the allowlist",
+        new="`response_format=ToolStrategy(Answer)` (or `ProviderStrategy`, or a bare schema)",
+        new_measured="stop `answered` (''): the answer is validated against the schema and is "
+        "`RunResult.structured_response`; the `Answer` tool is offered beside the allowlist, "
+        "never run, not a tool call",
     ),
     MapRow(
         id="pre_model_hook",
