@@ -17,12 +17,19 @@ needs when its handlers are moved to another thread.
 Opt-in process isolation (:func:`run_isolated`, ``ToolSpec(isolation="process")``) runs
 a handler in a child process that is killed at the timeout, so a timed-out call's
 later side effects cannot land.
+
+The pool's threads are daemon threads: a timed-out handler never holds the process at
+exit (see :mod:`agent_contract.pools`). An ``async def`` handler (one whose call returns
+an awaitable) runs on the executor's own event loop, as a task cancelled at the timeout
+(outcome ``cancelled`` once it has ended); :func:`run_awaitable` runs one from inside a
+handler the same way (the LangChain binding's tools do).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextvars
+import inspect
 import threading
 import time
 from collections.abc import Awaitable, Callable
@@ -32,6 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import ConfigurationError
+from .pools import CANCEL_GRACE_SECONDS, DaemonThreadPool, LoopThread, RunningTask
 
 __all__ = [
     "ISOLATION_START_METHOD",
@@ -40,6 +48,7 @@ __all__ = [
     "ToolExecutor",
     "arun_with_timeout",
     "default_executor",
+    "run_awaitable",
     "run_isolated",
 ]
 
@@ -58,26 +67,44 @@ class Invocation:
     """False only when the handler never started before the timeout (pool saturated)."""
     killed: bool = False
     """True when an isolated handler's process was killed at the timeout."""
+    cancelled: bool = False
+    """True when an ``async def`` handler was cancelled at the timeout and its task has
+    ended (it can do nothing more)."""
     duration_seconds: float = 0.0
     """Seconds from start until it returned, or until the caller stopped waiting."""
 
 
 class _Started:
-    """When the handler began (``at``, monotonic seconds; 0.0 until it starts)."""
+    """When the handler began (``at``, monotonic seconds; 0.0 until it starts), and the
+    task of an ``async def`` handler once it runs on the loop."""
 
-    __slots__ = ("at",)
+    __slots__ = ("at", "task")
 
     def __init__(self) -> None:
         self.at = 0.0
+        self.task: RunningTask | None = None
+
+
+_CURRENT: contextvars.ContextVar[tuple[ToolExecutor, _Started] | None] = contextvars.ContextVar(
+    "agent_contract_current_call", default=None
+)
+"""The executor and call a handler runs under (for :func:`run_awaitable`)."""
 
 
 class InvocationHandle:
     """A submitted handler; :meth:`result` waits for it up to a timeout."""
 
-    def __init__(self, future: Future[Any], started: _Started, submitted: float) -> None:
+    def __init__(
+        self,
+        future: Future[Any],
+        started: _Started,
+        submitted: float,
+        cancel_grace: float = CANCEL_GRACE_SECONDS,
+    ) -> None:
         self._future = future
         self._started = started
         self._submitted = submitted
+        self._cancel_grace = cancel_grace
 
     def result(self, timeout: float) -> Invocation:
         """Wait at most ``timeout`` seconds (measured from submission) for the handler."""
@@ -92,8 +119,16 @@ class InvocationHandle:
             cancelled = self._future.cancel()
             started = not cancelled
             begun = self._started.at or time.monotonic()
+            task = self._started.task
+            ended = False
+            if task is not None:  # an async handler: cancel its task, give it a moment
+                task.cancel()
+                ended = task.ended.wait(self._cancel_grace)
             return Invocation(
-                timed_out=True, started=started, duration_seconds=time.monotonic() - begun
+                timed_out=True,
+                started=started,
+                cancelled=ended,
+                duration_seconds=time.monotonic() - begun,
             )
         except BaseException as exc:  # noqa: BLE001 - classified by the caller
             return Invocation(error=exc, duration_seconds=self._elapsed())
@@ -109,29 +144,52 @@ class ToolExecutor:
     Args:
         max_workers: threads in the pool. Timed-out handlers keep their thread until
             they return, so size it above the number of calls that may hang at once.
+        cancel_grace_seconds: how long a cancelled ``async def`` handler may take to end
+            before its outcome is reported unknown instead of cancelled, in seconds.
 
     Raises:
-        ConfigurationError: ``max_workers`` is not a positive int.
+        ConfigurationError: ``max_workers`` is not a positive int, or the grace is not
+            a number >= 0.
     """
 
-    def __init__(self, max_workers: int = 16) -> None:
+    def __init__(
+        self, max_workers: int = 16, *, cancel_grace_seconds: float = CANCEL_GRACE_SECONDS
+    ) -> None:
         if isinstance(max_workers, bool) or not isinstance(max_workers, int) or max_workers < 1:
             raise ConfigurationError("ToolExecutor max_workers must be an int >= 1")
-        self._pool = ThreadPoolExecutor(
+        grace = cancel_grace_seconds
+        if isinstance(grace, bool) or not isinstance(grace, int | float) or not grace >= 0:
+            raise ConfigurationError("ToolExecutor cancel_grace_seconds must be a number >= 0")
+        self._cancel_grace = float(grace)
+        self._pool: ThreadPoolExecutor = DaemonThreadPool(
             max_workers=max_workers, thread_name_prefix="agent-contract-tool"
         )
+        self._loop = LoopThread()
 
     def submit(self, fn: Callable[[], Any]) -> InvocationHandle:
-        """Start ``fn()`` on the pool in a copy of the current context."""
+        """Start ``fn()`` on the pool in a copy of the current context. When it returns
+        an awaitable (an ``async def`` handler), that runs on the executor's event loop
+        and the call waits for it."""
         context = contextvars.copy_context()
         started = _Started()
 
         def call() -> Any:
             started.at = time.monotonic()
-            return context.run(fn)
+            context.run(_CURRENT.set, (self, started))
+            value = context.run(fn)
+            if inspect.isawaitable(value):
+                return self.await_in_call(value, context, started)
+            return value
 
         submitted = time.monotonic()
-        return InvocationHandle(self._pool.submit(call), started, submitted)
+        return InvocationHandle(self._pool.submit(call), started, submitted, self._cancel_grace)
+
+    def await_in_call(self, awaitable: Any, context: contextvars.Context, started: _Started) -> Any:
+        """Run ``awaitable`` on the executor's loop for the call ``started`` describes
+        and wait for its value (its task is what a timeout cancels)."""
+        task = self._loop.start(_as_coroutine(awaitable), context)
+        started.task = task
+        return task.future.result()
 
     def run(self, fn: Callable[[], Any], timeout: float) -> Invocation:
         """Submit ``fn`` and wait at most ``timeout`` seconds for it."""
@@ -150,12 +208,45 @@ class _OwnTimeout(Exception):
         self.error = error
 
 
-async def arun_with_timeout(fn: Callable[[], Awaitable[Any]], timeout: float) -> Invocation:
+async def _await(awaitable: Any) -> Any:
+    return await awaitable
+
+
+def _as_coroutine(awaitable: Any) -> Any:
+    """``awaitable`` as a coroutine (a task needs one)."""
+    return awaitable if inspect.iscoroutine(awaitable) else _await(awaitable)
+
+
+def run_awaitable(awaitable: Any) -> Any:
+    """Wait for ``awaitable`` from synchronous code and return its value.
+
+    Inside a call the executor runs (a tool handler, or a framework's tool that calls
+    one), it runs on that executor's event loop as the call's task, so the call's
+    timeout cancels it. Anywhere else it runs on the default executor's loop with no
+    timeout. Never on the calling thread's own loop: the caller is blocked.
+
+    Raises:
+        BaseException: whatever the awaitable raised (``CancelledError`` when its call
+            was cancelled at the timeout).
+    """
+    current = _CURRENT.get()
+    context = contextvars.copy_context()
+    if current is None:
+        executor = default_executor()
+        return executor._loop.start(_as_coroutine(awaitable), context).future.result()
+    executor, started = current
+    return executor.await_in_call(awaitable, context, started)
+
+
+async def arun_with_timeout(
+    fn: Callable[[], Awaitable[Any]], timeout: float, *, native: bool = False
+) -> Invocation:
     """Await ``fn()`` for at most ``timeout`` seconds.
 
-    ``asyncio.wait_for`` cancels a coroutine at the timeout; if the awaitable wraps a
-    thread (a sync tool run in an executor), that thread still runs on, so the result
-    still reports the outcome as unknown.
+    At the timeout the awaitable is cancelled. ``native``: it is an ``async def``
+    handler's own coroutine, which has ended once the cancellation is done (the result
+    says ``cancelled``); otherwise it may wrap a thread (a sync tool run in an
+    executor) that still runs on, so the outcome stays unknown.
     """
     begun = time.monotonic()
 
@@ -171,7 +262,9 @@ async def arun_with_timeout(fn: Callable[[], Awaitable[Any]], timeout: float) ->
     except _OwnTimeout as own:
         return Invocation(error=own.error, duration_seconds=time.monotonic() - begun)
     except TimeoutError:
-        return Invocation(timed_out=True, duration_seconds=time.monotonic() - begun)
+        return Invocation(
+            timed_out=True, cancelled=native, duration_seconds=time.monotonic() - begun
+        )
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # noqa: BLE001 - classified by the caller
@@ -205,6 +298,8 @@ def _isolated_entry(
 ) -> None:
     try:
         value = fn(*args, **kwargs)
+        if inspect.isawaitable(value):  # an async def handler: its own loop, here
+            value = asyncio.run(_as_coroutine(value))
     except BaseException as exc:  # noqa: BLE001 - sent back to the parent to be classified
         try:
             conn.send(("error", exc))

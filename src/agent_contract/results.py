@@ -51,10 +51,13 @@ __all__ = [
     "success_result",
 ]
 
-Outcome = Literal["succeeded", "failed", "unknown", "not_run", "killed"]
+Outcome = Literal["succeeded", "failed", "unknown", "not_run", "killed", "cancelled"]
 """What is known about a call's effect: ``unknown`` after a timeout in thread mode (it
 may still be running), ``killed`` after a timeout in process isolation (it cannot do
-anything more), ``not_run`` for calls refused before their handler started."""
+anything more), ``cancelled`` after a timeout of an ``async def`` handler whose task
+was cancelled and has ended (it cannot do anything more either; work before the
+cancellation may have happened), ``not_run`` for calls refused before their handler
+started."""
 
 MAX_ERROR_CHARS: Final = 1_000
 """Longest public error message, in characters (a validation error can quote a huge

@@ -113,7 +113,8 @@ class ToolSpec:
     """JSON Schema (Draft 2020-12) of the arguments object. Stored closed: see module doc."""
     handler: Handler
     """Called as ``handler(**arguments)``, or ``handler(context, **arguments)`` when
-    ``needs_context`` is true. Gets its own deep copy of the validated arguments.
+    ``needs_context`` is true. Gets its own deep copy of the validated arguments. May be
+    ``async def`` (see :attr:`is_async`; preview and verify too); not a generator.
     Returns any value the result serializer accepts; raises
     :class:`~agent_contract.errors.ToolError` subclasses to classify failures."""
     effect: Effect = "read"
@@ -166,6 +167,13 @@ class ToolSpec:
             raise ConfigurationError(f"tool {self.name!r} needs a non-empty description")
         if not callable(self.handler):
             raise ConfigurationError(f"tool {self.name!r}: handler is not callable")
+        for role in ("handler", "preview", "verify"):
+            fn = getattr(self, role)
+            if inspect.isgeneratorfunction(fn) or inspect.isasyncgenfunction(fn):
+                raise ConfigurationError(
+                    f"tool {self.name!r}: {role} is a generator function; it must return "
+                    "its value (plain or async def), not yield it"
+                )
         if self.effect not in ("read", "write"):
             raise ConfigurationError(f"tool {self.name!r}: effect must be 'read' or 'write'")
         if self.effect == "write":
@@ -206,6 +214,13 @@ class ToolSpec:
             ) from exc
         object.__setattr__(self, "parameters", closed)
         object.__setattr__(self, "_validator", Draft202012Validator(closed))
+
+    @property
+    def is_async(self) -> bool:
+        """True when the handler is an ``async def`` function: it runs on the executor's
+        event loop (offline and on a framework's sync path) or natively on an async
+        path, and is cancelled at its timeout (outcome ``cancelled``)."""
+        return _is_async(self.handler)
 
     def definition(self) -> dict[str, Any]:
         """The JSON tool definition offered to a model.

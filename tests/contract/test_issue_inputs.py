@@ -209,3 +209,59 @@ def test_input_9_a_tool_can_end_the_run_with_its_result(harness_name: str) -> No
     assert isinstance(result, RunResult)
     assert (result.stop_reason, result.output) == ("answered", "see the handbook")
     assert len(model.calls) == 1
+
+
+def test_input_5_an_async_handler_runs_on_every_harness(harness_name: str) -> None:
+    """A ToolSpec whose handler is ``async def`` was accepted at setup, then every call
+    failed."""
+    import asyncio
+    import threading
+
+    async def lookup(q: str) -> dict[str, Any]:
+        await asyncio.sleep(0)
+        return {"q": q, "thread": threading.current_thread().name}
+
+    spec = ToolSpec(
+        name="lookup",
+        description="Look up.",
+        parameters={"type": "object", "properties": {"q": {"type": "string"}}},
+        handler=lookup,
+    )
+    result = run_on(harness_name, [tool_call("lookup", {"q": "x"}), "done"], [spec])
+    assert result.tool_calls[0].status == "success"
+    (message,) = [m for m in result.messages if m.role == "tool"]
+    import json
+
+    data = json.loads(message.content)
+    assert data["q"] == "x"
+    if harness_name == "langchain-async":
+        assert data["thread"] == "MainThread"  # awaited natively on the graph's own loop
+    else:
+        assert data["thread"] == "agent-contract-async-tools"  # the executor's loop
+
+
+def test_input_5_an_async_handler_is_cancelled_at_its_timeout(harness_name: str) -> None:
+    import asyncio
+
+    landed: list[str] = []
+
+    async def slow(q: str) -> str:
+        await asyncio.sleep(5)
+        landed.append(q)
+        return "late"
+
+    spec = ToolSpec(
+        name="slow",
+        description="Slow.",
+        parameters={"type": "object", "properties": {"q": {"type": "string"}}},
+        handler=slow,
+        timeout_seconds=0.1,
+    )
+    result = run_on(harness_name, [tool_call("slow", {"q": "x"}), "gave up"], [spec])
+    record = result.tool_calls[0]
+    assert (record.error_kind, record.outcome, record.side_effects_possible) == (
+        "timeout",
+        "cancelled",
+        True,
+    )
+    assert landed == []  # the task has ended: its write can never land

@@ -28,3 +28,8 @@ def quick(text: str) -> dict[str, str]:
 def boom(text: str) -> str:
     """Raise a classified-free error whose text must stay hidden."""
     raise RuntimeError(f"secret detail {text}")
+
+
+async def async_quick(text: str) -> dict[str, str]:
+    """An ``async def`` handler (run with its own event loop in the child)."""
+    return {"async_echo": text}

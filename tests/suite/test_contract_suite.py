@@ -57,6 +57,8 @@ OFFLINE_SKIPPED = needing(*FRAMEWORK)
 CREATE_AGENT_SKIPPED = needing("middleware")
 """Scenarios the create_agent suite skips: middleware placed by the suite."""
 RETRY_TIMEOUTS = needing(*FRAMEWORK, boundary="timeouts")
+PLAIN_TIMEOUTS = sum(1 for s in SCENARIOS if s.boundary == "timeouts") - RETRY_TIMEOUTS
+"""The timeout scenarios a plain ContractSuite runs (a sync and an async tool)."""
 
 
 def run(pytester: pytest.Pytester, source: str, *args: str) -> pytest.RunResult:
@@ -87,7 +89,7 @@ def test_silent_override_is_rejected(pytester: pytest.Pytester) -> None:
 """
     )
     result = run(pytester, source, "-k", "timeouts or no_silent")
-    result.assert_outcomes(passed=1 + RETRY_TIMEOUTS, failed=1)
+    result.assert_outcomes(passed=PLAIN_TIMEOUTS + RETRY_TIMEOUTS, failed=1)
     result.stdout.fnmatch_lines(
         [
             "*test_no_silent_opt_outs*",
@@ -155,21 +157,21 @@ class TestSlowAgent(ContractSuite):
 
 def test_strict_xfail_with_reason_is_accepted(pytester: pytest.Pytester) -> None:
     result = run(pytester, XFAIL_OPT_OUT, "-k", "timeouts or no_silent")
-    result.assert_outcomes(passed=1, xfailed=1, skipped=RETRY_TIMEOUTS)
+    result.assert_outcomes(passed=1, xfailed=PLAIN_TIMEOUTS, skipped=RETRY_TIMEOUTS)
     result.stdout.fnmatch_lines(["*XFAIL*test_timeouts*TICKET-12*"])
 
 
 def test_strict_xfail_fails_once_the_agent_passes(pytester: pytest.Pytester) -> None:
     source = XFAIL_OPT_OUT.replace("return no_timeouts", "return offline_harness")
     result = run(pytester, source, "-k", "timeouts")
-    result.assert_outcomes(failed=1, skipped=RETRY_TIMEOUTS)
+    result.assert_outcomes(failed=PLAIN_TIMEOUTS, skipped=RETRY_TIMEOUTS)
     result.stdout.fnmatch_lines(["*XPASS(strict)*"])
 
 
 def test_capability_flag_skips_what_needs_it(pytester: pytest.Pytester) -> None:
     source = OFFLINE_SUITE + "\n    supports_timeouts = False\n"
     result = run(pytester, source, "-k", "timeouts or capability")
-    result.assert_outcomes(passed=1, skipped=1 + RETRY_TIMEOUTS)
+    result.assert_outcomes(passed=1, skipped=PLAIN_TIMEOUTS + RETRY_TIMEOUTS)
     result.stdout.fnmatch_lines(
         ["*SKIPPED*supports_timeouts = False: scenario 'tool_timeout' needs 'timeouts'*"]
     )

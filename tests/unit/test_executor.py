@@ -15,6 +15,7 @@ import pytest
 from agent_contract import executor as executor_module
 from agent_contract.errors import ConfigurationError
 from agent_contract.executor import ToolExecutor, arun_with_timeout, default_executor
+from agent_contract.pools import DaemonThreadPool
 
 REQUEST_ID: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="unset")
 
@@ -43,12 +44,12 @@ def test_max_workers_validation(workers: Any) -> None:
 def test_one_pool_for_many_calls(monkeypatch: pytest.MonkeyPatch) -> None:
     created: list[ThreadPoolExecutor] = []
 
-    class CountingPool(ThreadPoolExecutor):
+    class CountingPool(DaemonThreadPool):
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
             created.append(self)
 
-    monkeypatch.setattr(executor_module, "ThreadPoolExecutor", CountingPool)
+    monkeypatch.setattr(executor_module, "DaemonThreadPool", CountingPool)
     executor = ToolExecutor(max_workers=2)
     try:
         pool = executor._pool

@@ -28,6 +28,7 @@ __all__ = [
     "Check",
     "Problem",
     "Scenario",
+    "check_cancelled",
     "check_contents",
     "check_hidden_text",
     "check_history",
@@ -311,6 +312,22 @@ def check_not_emitted(values: Sequence[object], boundary: str) -> Check:
         return []
 
     return check
+
+
+def check_cancelled(obs: Observation, model: FakeModel, probe: Probe) -> list[Problem]:
+    """The timed-out async tool was cancelled (outcome ``cancelled``) and its late write
+    never happened."""
+    problems = []
+    outcomes = [
+        json.loads(m["content"]).get("outcome")
+        for m in obs.tool_messages
+        if m["error_kind"] == "timeout"
+    ]
+    if outcomes != ["cancelled"]:
+        problems.append(f"timeout outcomes {outcomes}, expected ['cancelled']")
+    if probe.late_writes:
+        problems.append(f"the cancelled tool still wrote {probe.late_writes}")
+    return [Problem(boundary="timeouts", message=m) for m in problems]
 
 
 def check_timeout(obs: Observation, model: FakeModel, probe: Probe) -> list[Problem]:

@@ -7,7 +7,6 @@ Every tool factory takes the run's :class:`Probe` and returns a fresh
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -18,7 +17,6 @@ from ..errors import ApprovalError, NotFoundError, TransientError, UnauthorizedE
 from ..tools import ToolContext, ToolSpec
 
 __all__ = [
-    "KEYED_SECRETS",
     "PLANTED_SECRET",
     "Probe",
     "ScriptedDecider",
@@ -28,14 +26,10 @@ __all__ = [
     "credentials_tool",
     "echo_tool",
     "explode_tool",
-    "faq_tool",
     "fetch_record_tool",
     "forecast_tool",
-    "fsname_tool",
     "hang_tool",
     "hide_planted",
-    "login_tool",
-    "range_tool",
     "slow_echo_tool",
     "text_tool",
     "tools_with",
@@ -151,97 +145,10 @@ explode_tool: Final = text_tool("explode", "A tool that fails.", _explode)
 """``explode(text)``: raises an exception whose text holds the planted secret."""
 big_tool: Final = text_tool("big", "Returns a lot.", lambda text: "x" * 5_000, max_result_chars=500)
 """``big(text)``: returns 5,000 characters under a 500-character limit."""
-fsname_tool: Final = text_tool(
-    "fsname",
-    "Returns a file name that is not UTF-8.",
-    lambda text: os.fsdecode(b"report-\xff.txt"),
-)
-"""``fsname(text)``: returns ``os.fsdecode(b"report-\\xff.txt")``, which holds the lone
-surrogate U+DCFF."""
 credentials_tool: Final = text_tool(
     "credentials", "Returns credentials.", lambda text: {"user": text, "token": PLANTED_SECRET}
 )
 """``credentials(text)``: returns a dict holding the planted secret."""
-
-
-KEYED_SECRETS: Final = {
-    "argument": "hunter2-planted",
-    "result": "t0k3n-planted",
-    "bearer": "Zq9",
-    "error": 271828182845,
-    "answer": "K3y-planted",
-}
-"""Values planted under secret keys (``password``, ``token``, ``api_key``) and after
-``Bearer``, with no ``secrets=`` given: the default redaction must hide every one."""
-
-
-def login_tool(probe: Probe) -> ToolSpec:
-    """``login(user, password)``: returns a session whose token is planted, and an
-    authorization header with a short bearer token."""
-
-    def handler(user: str, password: str) -> dict[str, Any]:
-        probe.record("login", {"user": user, "password": password})
-        return {
-            "user": user,
-            "session": {"token": KEYED_SECRETS["result"]},
-            "header": f"Authorization: Bearer {KEYED_SECRETS['bearer']}",
-        }
-
-    return ToolSpec(
-        name="login",
-        description="Log a user in.",
-        parameters={
-            "type": "object",
-            "properties": {"user": {"type": "string"}, "password": {"type": "string"}},
-            "required": ["user", "password"],
-        },
-        handler=handler,
-    )
-
-
-def range_tool(probe: Probe) -> ToolSpec:
-    """``date_range(start, end)``: a cross-field rule (``start <= end``) in
-    ``check_arguments``; the handler notes each call."""
-
-    def handler(start: int, end: int) -> list[int]:
-        probe.record("date_range", {"start": start, "end": end})
-        return list(range(start, end + 1))
-
-    def check(arguments: dict[str, Any]) -> str | None:
-        if arguments["start"] > arguments["end"]:
-            return f"start ({arguments['start']}) must not be after end ({arguments['end']})"
-        return None
-
-    return ToolSpec(
-        name="date_range",
-        description="Days from start to end.",
-        parameters={
-            "type": "object",
-            "properties": {"start": {"type": "integer"}, "end": {"type": "integer"}},
-            "required": ["start", "end"],
-        },
-        handler=handler,
-        check_arguments=check,
-    )
-
-
-def faq_tool(probe: Probe) -> ToolSpec:
-    """``faq(topic)``: ``return_direct``: its answer ends the run; the topic
-    ``"unknown"`` raises ``not_found`` (a failed call does not end the run)."""
-
-    def handler(topic: str) -> str:
-        probe.record("faq", {"topic": topic})
-        if topic == "unknown":
-            raise NotFoundError(f"no FAQ entry for {topic!r}")
-        return f"FAQ {topic}: see the handbook"
-
-    return ToolSpec(
-        name="faq",
-        description="Answer from the FAQ; the answer goes to the user as it is.",
-        parameters={"type": "object", "properties": {"topic": {"type": "string"}}},
-        handler=handler,
-        return_direct=True,
-    )
 
 
 def forecast_tool(probe: Probe) -> ToolSpec:

@@ -1,25 +1,179 @@
-"""Scenarios of the values a provider, a tool or a stored history can produce: JSON
-numbers written two ways, text that is not valid Unicode, and histories a provider would
-reject. Part of :data:`~agent_contract.conformance.scenarios.SCENARIOS`.
+"""Scenarios of the values a provider, a tool or a stored history can produce, and the
+tools they run with: JSON numbers written two ways, text that is not valid Unicode,
+histories a provider would reject, secrets under well-known keys, cross-field rules,
+tools that answer directly, and ``async def`` tools. Part of
+:data:`~agent_contract.conformance.scenarios.SCENARIOS`.
 """
 
 from __future__ import annotations
 
+import asyncio
+import os
+from typing import Any, Final
+
 from ..budget import Budget
+from ..errors import NotFoundError
 from ..messages import Message, ToolCall
 from ..testing import tool_call, tool_calls
-from .evaluate import Scenario, check_contents, check_model_calls, check_not_emitted, check_ran
-from .fixtures import (
-    KEYED_SECRETS,
-    basic_tools,
-    faq_tool,
-    fsname_tool,
-    login_tool,
-    range_tool,
-    tools_with,
+from ..tools import ToolSpec
+from .evaluate import (
+    Scenario,
+    check_cancelled,
+    check_contents,
+    check_model_calls,
+    check_not_emitted,
+    check_ran,
+    check_timeout,
 )
+from .fixtures import Probe, basic_tools, tools_with
 
-__all__ = ["build_value_scenarios"]
+__all__ = [
+    "KEYED_SECRETS",
+    "async_hang_tool",
+    "async_lookup_tool",
+    "build_value_scenarios",
+    "faq_tool",
+    "fsname_tool",
+    "login_tool",
+    "range_tool",
+]
+
+
+_TEXT: Final = {
+    "type": "object",
+    "properties": {"text": {"type": "string"}},
+    "required": ["text"],
+}
+
+
+def fsname_tool(probe: Probe) -> ToolSpec:
+    """``fsname(text)``: returns ``os.fsdecode(b"report-\\xff.txt")``, which holds the
+    lone surrogate U+DCFF."""
+
+    def handler(text: str) -> str:
+        probe.record("fsname", {"text": text})
+        return os.fsdecode(b"report-\xff.txt")
+
+    return ToolSpec(
+        name="fsname",
+        description="Returns a file name that is not UTF-8.",
+        parameters=_TEXT,
+        handler=handler,
+    )
+
+
+KEYED_SECRETS: Final = {
+    "argument": "hunter2-planted",
+    "result": "t0k3n-planted",
+    "bearer": "Zq9",
+    "error": 271828182845,
+    "answer": "K3y-planted",
+}
+"""Values planted under secret keys (``password``, ``token``, ``api_key``) and after
+``Bearer``, with no ``secrets=`` given: the default redaction must hide every one."""
+
+
+def login_tool(probe: Probe) -> ToolSpec:
+    """``login(user, password)``: returns a session whose token is planted, and an
+    authorization header with a short bearer token."""
+
+    def handler(user: str, password: str) -> dict[str, Any]:
+        probe.record("login", {"user": user, "password": password})
+        return {
+            "user": user,
+            "session": {"token": KEYED_SECRETS["result"]},
+            "header": f"Authorization: Bearer {KEYED_SECRETS['bearer']}",
+        }
+
+    return ToolSpec(
+        name="login",
+        description="Log a user in.",
+        parameters={
+            "type": "object",
+            "properties": {"user": {"type": "string"}, "password": {"type": "string"}},
+            "required": ["user", "password"],
+        },
+        handler=handler,
+    )
+
+
+def range_tool(probe: Probe) -> ToolSpec:
+    """``date_range(start, end)``: a cross-field rule (``start <= end``) in
+    ``check_arguments``; the handler notes each call."""
+
+    def handler(start: int, end: int) -> list[int]:
+        probe.record("date_range", {"start": start, "end": end})
+        return list(range(start, end + 1))
+
+    def check(arguments: dict[str, Any]) -> str | None:
+        if arguments["start"] > arguments["end"]:
+            return f"start ({arguments['start']}) must not be after end ({arguments['end']})"
+        return None
+
+    return ToolSpec(
+        name="date_range",
+        description="Days from start to end.",
+        parameters={
+            "type": "object",
+            "properties": {"start": {"type": "integer"}, "end": {"type": "integer"}},
+            "required": ["start", "end"],
+        },
+        handler=handler,
+        check_arguments=check,
+    )
+
+
+def faq_tool(probe: Probe) -> ToolSpec:
+    """``faq(topic)``: ``return_direct``: its answer ends the run; the topic
+    ``"unknown"`` raises ``not_found`` (a failed call does not end the run)."""
+
+    def handler(topic: str) -> str:
+        probe.record("faq", {"topic": topic})
+        if topic == "unknown":
+            raise NotFoundError(f"no FAQ entry for {topic!r}")
+        return f"FAQ {topic}: see the handbook"
+
+    return ToolSpec(
+        name="faq",
+        description="Answer from the FAQ; the answer goes to the user as it is.",
+        parameters={"type": "object", "properties": {"topic": {"type": "string"}}},
+        handler=handler,
+        return_direct=True,
+    )
+
+
+def async_lookup_tool(probe: Probe) -> ToolSpec:
+    """``async_lookup(text)``: an ``async def`` handler returning JSON data."""
+
+    async def handler(text: str) -> dict[str, Any]:
+        await asyncio.sleep(0)
+        probe.record("async_lookup", {"text": text})
+        return {"found": text, "async": True}
+
+    return ToolSpec(
+        name="async_lookup",
+        description="Look something up (async).",
+        parameters=_TEXT,
+        handler=handler,
+    )
+
+
+def async_hang_tool(probe: Probe) -> ToolSpec:
+    """``async_hang(text)``: an ``async def`` handler that awaits 0.6 s under a 0.15 s
+    timeout, then notes a late write (which a cancelled task never makes)."""
+
+    async def handler(text: str) -> str:
+        await asyncio.sleep(0.6)
+        probe.late_writes.append(text)
+        return "finished late"
+
+    return ToolSpec(
+        name="async_hang",
+        description="An async tool that is too slow.",
+        parameters=_TEXT,
+        handler=handler,
+        timeout_seconds=0.15,
+    )
 
 
 def _old_call(call_id: str, text: str = "a") -> Message:
@@ -58,6 +212,32 @@ def _broken_history(name: str, description: str, history: tuple[Message, ...]) -
 def build_value_scenarios() -> list[Scenario]:
     """The scenarios of this module, in a stable order."""
     return [
+        Scenario(
+            name="async_tool",
+            boundary="serialization",
+            description="an async def handler runs, and its value reaches the model as JSON",
+            script=(tool_call("async_lookup", {"text": "x"}), "found"),
+            tools=tools_with(async_lookup_tool),
+            stop_reason="answered",
+            trajectory=("async_lookup",),
+            results=(("success", None),),
+            extra=(check_contents(['{"found": "x", "async": true}']),),
+        ),
+        Scenario(
+            name="async_tool_timeout",
+            boundary="timeouts",
+            description=(
+                "an async tool past its timeout is cancelled: outcome cancelled, side "
+                "effects possible, its later write never lands"
+            ),
+            script=(tool_call("async_hang", {"text": "slow"}), "timed out"),
+            tools=tools_with(async_hang_tool),
+            stop_reason="answered",
+            trajectory=("async_hang",),
+            results=(("error", "timeout"),),
+            extra=(check_timeout, check_cancelled),
+            requires=("timeouts",),
+        ),
         Scenario(
             name="cross_field_check",
             boundary="argument_validation",

@@ -145,13 +145,15 @@ async def aexecute(
     run: Run, planned: PlannedCall, ainvoke: AsyncInvoke, *, passthrough: Passthrough = ()
 ) -> ToolResult:
     """Await one admitted call with its timeout and record the result (see
-    :meth:`RunState.aexecute`)."""
+    :meth:`RunState.aexecute`). ``ainvoke`` of an ``async def`` tool is taken to await
+    the tool natively: at the timeout it is cancelled (outcome ``cancelled``); for a
+    sync tool it may wrap a thread that runs on (outcome ``unknown``)."""
     spec = _runnable_spec(planned)
     if spec.isolation == "process":
         return await asyncio.to_thread(lambda: submit(run, planned)())
     timeout = timeout_for(run, spec)
     context = tool_context(run, planned.call_id)
-    invocation = await arun_with_timeout(lambda: ainvoke(context), timeout)
+    invocation = await arun_with_timeout(lambda: ainvoke(context), timeout, native=spec.is_async)
     _reraise_passthrough(invocation, passthrough)
     result = result_from(run.contract, planned, spec, invocation, timeout)
     return run.record(amend(run, result))
@@ -164,8 +166,9 @@ def result_from(
     invocation: Invocation,
     timeout: float,
 ) -> ToolResult:
-    """The classified result of an invocation: killed, not started, timed out (outcome
-    unknown, side effects possible), failed, or the serialized, size-limited value."""
+    """The classified result of an invocation: killed, cancelled (an async tool), not
+    started, timed out (outcome unknown, side effects possible), failed, or the
+    serialized, size-limited value."""
     call_id, name, redaction = planned.call_id, spec.name, contract.redaction
     if invocation.killed:
         return error_result(
@@ -177,6 +180,19 @@ def result_from(
             "have happened",
             redaction=redaction,
             outcome="killed",
+            side_effects_possible=True,
+            duration_seconds=invocation.duration_seconds,
+        )
+    if invocation.timed_out and invocation.cancelled:
+        return error_result(
+            call_id,
+            name,
+            "timeout",
+            f"async tool {name!r} did not finish within {timeout:.3g} s and was cancelled; "
+            "nothing it had not done yet can happen, but work before the cancellation may "
+            "have happened",
+            redaction=redaction,
+            outcome="cancelled",
             side_effects_possible=True,
             duration_seconds=invocation.duration_seconds,
         )

@@ -42,6 +42,13 @@ def plain_tool(spec: ToolSpec) -> StructuredTool:
         def func(**arguments: Any) -> Any:
             return handler(ToolContext(run_id="plain", tool_call_id=""), **arguments)
 
+    if spec.is_async:  # what @tool makes of an async def: a coroutine-only tool
+        return StructuredTool(
+            name=spec.name,
+            description=spec.description,
+            args_schema=dict(spec.parameters),
+            coroutine=func,
+        )
     return StructuredTool(
         name=spec.name,
         description=spec.description,

@@ -34,6 +34,7 @@ from agent_contract.budget import Budget
 from agent_contract.errors import ConfigurationError
 from agent_contract.messages import Message
 from agent_contract.model import Model
+from agent_contract.pools import DaemonThreadPool
 from agent_contract.runtime import Contract, RunResult, RunState
 from agent_contract.tools import ToolRegistry, ToolSpec
 from agent_contract.trace import RedactionPolicy
@@ -70,10 +71,12 @@ def run_async(coroutine: Coroutine[Any, Any, _T]) -> _T:
     Under ``ainvoke`` LangChain runs sync tools on the event loop's default executor,
     and ``asyncio.run`` joins that executor's threads before it returns: a sync tool
     that timed out (it keeps running; a thread cannot be stopped) would hold the run
-    until it finished. Here the default executor is a private pool that is shut down
-    without waiting, so the run returns at the timeout as on the other paths.
+    until it finished. Here the default executor is a private pool of daemon threads
+    (:class:`agent_contract.pools.DaemonThreadPool`) that is shut down without waiting,
+    so the run returns at the timeout as on the other paths, and an abandoned tool
+    thread does not hold the process at exit either.
     """
-    pool = ThreadPoolExecutor(thread_name_prefix="agent-contract-ainvoke")
+    pool = DaemonThreadPool(thread_name_prefix="agent-contract-ainvoke")
     with asyncio.Runner() as runner:
         loop = runner.get_loop()
         loop.set_default_executor(pool)

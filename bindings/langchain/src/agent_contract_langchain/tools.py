@@ -24,6 +24,7 @@ from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 
 from agent_contract.errors import ToolError
+from agent_contract.executor import run_awaitable
 from agent_contract.results import (
     ResultNotSerializableError,
     ToolOutput,
@@ -63,8 +64,9 @@ def to_langchain_tool(spec: ToolSpec) -> StructuredTool:
     """A StructuredTool with the spec's name, description and JSON Schema.
 
     Invoked directly, it validates the arguments (``ToolException`` naming the JSON
-    path on failure), runs the handler, and returns ``(serialized content,
-    RawValue(value))``; a :class:`ToolOutput`'s value is the content, its artifact stays
+    path on failure), runs the handler (an ``async def`` one natively under
+    ``ainvoke``, on the contract's event loop under ``invoke``), and returns
+    ``(serialized content, RawValue(value))``; a :class:`ToolOutput`'s value is the content, its artifact stays
     out of it. The handler gets the caller's argument values: under
     :class:`ContractMiddleware` those are a deep copy of the validated arguments.
 
@@ -79,27 +81,54 @@ def to_langchain_tool(spec: ToolSpec) -> StructuredTool:
             # Under the contract: the arguments were validated when the batch was
             # planned (or rewritten), and the timed region is the handler alone; the
             # contract serializes, redacts and size-limits the raw value once, after it.
+            # (An async handler's coroutine goes back as it is: the contract's executor
+            # awaits it on its own loop, cancelled at the timeout.)
             handler_args = (context,) if spec.needs_context else ()
             return "", RawValue(spec.handler(*handler_args, **arguments))
-        problem = spec.validate(arguments)
-        if problem is not None:
-            raise ToolException(f"invalid arguments for {spec.name!r}: {problem}")
-        if spec.needs_context:
-            raise ToolException(f"tool {spec.name!r} needs a contract ToolContext")
+        _check_direct(spec, arguments)
         value = spec.handler(**arguments)
-        try:
-            content = serialize_result(value.value if isinstance(value, ToolOutput) else value)
-        except ResultNotSerializableError as exc:
-            content = exc.message
-        return content, RawValue(value)
+        if inspect.isawaitable(value):
+            value = run_awaitable(value)
+        return _direct(value)
+
+    async def afunc(**arguments: Any) -> tuple[str, RawValue]:
+        context = current_tool_context.get()
+        if context is not None:  # under the contract: awaited natively, cancellable
+            handler_args = (context,) if spec.needs_context else ()
+            return "", RawValue(await spec.handler(*handler_args, **arguments))
+        _check_direct(spec, arguments)
+        return _direct(await spec.handler(**arguments))
 
     return StructuredTool(
         name=spec.name,
         description=spec.description,
         args_schema=dict(spec.parameters),
         func=func,
+        coroutine=afunc if spec.is_async else None,
         response_format="content_and_artifact",
     )
+
+
+def _check_direct(spec: ToolSpec, arguments: dict[str, Any]) -> None:
+    """Outside the contract: validate, and refuse a tool that needs a ToolContext.
+
+    Raises:
+        ToolException: invalid arguments, or a context-aware tool.
+    """
+    problem = spec.validate(arguments)
+    if problem is not None:
+        raise ToolException(f"invalid arguments for {spec.name!r}: {problem}")
+    if spec.needs_context:
+        raise ToolException(f"tool {spec.name!r} needs a contract ToolContext")
+
+
+def _direct(value: Any) -> tuple[str, RawValue]:
+    """Outside the contract: the serialized content and the raw value."""
+    try:
+        content = serialize_result(value.value if isinstance(value, ToolOutput) else value)
+    except ResultNotSerializableError as exc:
+        content = exc.message
+    return content, RawValue(value)
 
 
 def to_langchain_tools(specs: Iterable[ToolSpec]) -> list[StructuredTool]:

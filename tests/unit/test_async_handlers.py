@@ -1,0 +1,159 @@
+"""``async def`` handlers and the executor's threads, harness-free: the executor's own
+event loop, cancellation at the timeout (``cancelled``, or ``unknown`` for a task that
+will not end), async preview/verify/handler of a write tool, process isolation, what a
+ToolSpec refuses at construction, and daemon worker threads."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures.thread as cf_thread
+import threading
+from typing import Any
+
+import pytest
+
+from agent_contract import Approval, Budget, ToolSpec, resume, run
+from agent_contract.errors import ConfigurationError
+from agent_contract.executor import ToolExecutor, run_awaitable
+from agent_contract.pools import DaemonThreadPool
+from agent_contract.runtime import Contract
+from agent_contract.testing import FakeModel, tool_call
+
+TEXT = {"type": "object", "properties": {"text": {"type": "string"}}}
+
+
+def test_an_async_handler_runs_on_the_executors_loop() -> None:
+    async def handler(text: str) -> dict[str, Any]:
+        await asyncio.sleep(0)
+        return {"text": text, "thread": threading.current_thread().name}
+
+    spec = ToolSpec(name="a", description="A.", parameters=TEXT, handler=handler)
+    assert spec.is_async
+    result = run(FakeModel([tool_call("a", {"text": "x"}), "done"]), [spec], "go")
+    message = next(m for m in result.messages if m.role == "tool")
+    assert message.content == '{"text": "x", "thread": "agent-contract-async-tools"}'
+
+
+def test_a_task_that_will_not_end_is_reported_unknown() -> None:
+    ended = threading.Event()
+
+    async def stubborn(text: str) -> str:
+        try:
+            await asyncio.sleep(5)
+        except asyncio.CancelledError:
+            await asyncio.sleep(0.3)  # swallows the cancellation for a while
+        ended.set()
+        return "late"
+
+    spec = ToolSpec(
+        name="s", description="S.", parameters=TEXT, handler=stubborn, timeout_seconds=0.05
+    )
+    contract = Contract(
+        [spec],
+        budget=Budget(deadline_seconds=30.0),
+        executor=ToolExecutor(cancel_grace_seconds=0.01),
+    )
+    result = run(FakeModel([tool_call("s", {"text": "x"}), "gave up"]), contract, "go")
+    record = result.tool_calls[0]
+    assert (record.error_kind, record.outcome, record.side_effects_possible) == (
+        "timeout",
+        "unknown",
+        True,
+    )
+    assert ended.wait(5.0)
+
+
+def test_async_write_hooks_run_and_verify() -> None:
+    applied: dict[str, int] = {}
+
+    async def preview(context: Any, amount: int) -> dict[str, int]:
+        return {"would_pay": amount}
+
+    async def pay(context: Any, amount: int) -> dict[str, int]:
+        await asyncio.sleep(0)
+        applied[context.idempotency_key] = amount
+        return {"paid": amount}
+
+    async def verify(context: Any, amount: int) -> dict[str, int] | None:
+        value = applied.get(context.idempotency_key)
+        return None if value is None else {"paid": value}
+
+    spec = ToolSpec(
+        name="pay",
+        description="Pay.",
+        parameters={"type": "object", "properties": {"amount": {"type": "integer"}}},
+        handler=pay,
+        effect="write",
+        preview=preview,
+        verify=verify,
+    )
+    contract = Contract([spec], budget=Budget(deadline_seconds=30.0))
+    model = FakeModel([tool_call("pay", {"amount": 3}), "paid"])
+    paused = run(model, contract, "pay")
+    assert paused.stop_reason == "pending_approval"
+    assert paused.pending_approvals[0].preview == {"would_pay": 3}
+    assert paused.snapshot is not None
+    approval = Approval.for_pending(paused.pending_approvals[0], "approve")
+    done = resume(model, contract, paused.snapshot, [approval])
+    assert done.stop_reason == "answered"
+    assert done.tool_calls[0].status == "success"
+    assert list(applied.values()) == [3]
+
+
+def test_an_async_handler_in_process_isolation() -> None:
+    from tests.isolation.isolated_tools import async_quick
+
+    spec = ToolSpec(
+        name="iso",
+        description="Iso.",
+        parameters=TEXT,
+        handler=async_quick,
+        isolation="process",
+        timeout_seconds=10.0,
+    )
+    result = run(FakeModel([tool_call("iso", {"text": "x"}), "done"]), [spec], "go")
+    message = next(m for m in result.messages if m.role == "tool")
+    assert message.content == '{"async_echo": "x"}'
+
+
+def test_run_awaitable_outside_a_call() -> None:
+    async def seven() -> int:
+        return 7
+
+    assert run_awaitable(seven()) == 7
+
+
+@pytest.mark.parametrize("role", ["handler", "preview", "verify"])
+def test_generator_functions_are_refused_at_construction(role: str) -> None:
+    def gen(*args: Any, **kwargs: Any) -> Any:
+        yield 1
+
+    async def agen(*args: Any, **kwargs: Any) -> Any:
+        yield 1
+
+    def plain(*args: Any, **kwargs: Any) -> None:
+        return None
+
+    for bad in (gen, agen):
+        fields: dict[str, Any] = {"handler": plain, "effect": "write", "preview": plain}
+        fields["verify"] = plain
+        fields[role] = bad
+        with pytest.raises(ConfigurationError, match=f"{role} is a generator function"):
+            ToolSpec(name="g", description="G.", parameters=TEXT, **fields)
+
+
+def test_the_pool_runs_work_on_daemon_threads_exit_does_not_join() -> None:
+    pool = DaemonThreadPool(max_workers=2, thread_name_prefix="test-daemon")
+    names = [pool.submit(lambda: threading.current_thread()).result(5.0) for _ in range(3)]
+    assert all(t.daemon for t in names)
+    assert all(t.name.startswith("test-daemon") for t in names)
+    assert not any(t in cf_thread._threads_queues for t in names)  # what exit joins
+    assert len({t.name for t in names}) <= 2  # idle workers are reused
+    pool.shutdown()
+    with pytest.raises(RuntimeError):
+        pool.submit(lambda: None)
+
+
+def test_the_executor_validates_its_grace() -> None:
+    with pytest.raises(ConfigurationError, match="cancel_grace_seconds"):
+        ToolExecutor(cancel_grace_seconds=-1)
