@@ -35,7 +35,22 @@ EMPTY_STANDARD_TESTS = sum(1 for name in STANDARD_TESTS if not scenarios_for_tes
 
 # Plugins of other packages in this environment, unrelated to these tests; each would be
 # imported afresh (and assertion-rewritten) in every in-process run.
-OTHER_PLUGINS = ("-p", "no:hypothesispytest", "-p", "no:langsmith_plugin", "-p", "no:anyio")
+OTHER_PLUGINS = tuple(
+    arg
+    for name in (
+        "hypothesispytest",
+        "langsmith_plugin",
+        "anyio",
+        # langchain-tests' dependencies (the peer suite in tests/peer)
+        "asyncio",
+        "benchmark",
+        "codspeed",
+        "recording",
+        "socket",
+        "syrupy",
+    )
+    for arg in ("-p", f"no:{name}")
+)
 
 # Scenarios that need write tools (approval): the create_agent suite runs them through
 # an in-memory checkpointer it attaches to the user's graph.

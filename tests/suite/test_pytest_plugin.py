@@ -11,7 +11,22 @@ import pytest
 
 from agent_contract.conformance import SCENARIOS
 
-OTHER_PLUGINS = ("-p", "no:hypothesispytest", "-p", "no:langsmith_plugin", "-p", "no:anyio")
+OTHER_PLUGINS = tuple(
+    arg
+    for name in (
+        "hypothesispytest",
+        "langsmith_plugin",
+        "anyio",
+        # langchain-tests' dependencies (the peer suite in tests/peer)
+        "asyncio",
+        "benchmark",
+        "codspeed",
+        "recording",
+        "socket",
+        "syrupy",
+    )
+    for arg in ("-p", f"no:{name}")
+)
 
 # pytest's own warning under ``python -O`` (the plugin adds none).
 IGNORE_UNDER_O = "ignore:assertions not in test modules:pytest.PytestConfigWarning"

@@ -11,7 +11,22 @@ from agent_contract.conformance import SCENARIOS
 from agent_contract.conformance.suite import STANDARD_TESTS, scenarios_for_test
 
 README = Path(__file__).resolve().parents[2] / "README.md"
-OTHER_PLUGINS = ("-p", "no:hypothesispytest", "-p", "no:langsmith_plugin", "-p", "no:anyio")
+OTHER_PLUGINS = tuple(
+    arg
+    for name in (
+        "hypothesispytest",
+        "langsmith_plugin",
+        "anyio",
+        # langchain-tests' dependencies (the peer suite in tests/peer)
+        "asyncio",
+        "benchmark",
+        "codspeed",
+        "recording",
+        "socket",
+        "syrupy",
+    )
+    for arg in ("-p", f"no:{name}")
+)
 IGNORE_UNDER_O = "ignore:assertions not in test modules:pytest.PytestConfigWarning"
 
 

@@ -1,25 +1,27 @@
 """A file-backed LangGraph checkpointer whose failures are typed.
 
-``sqlite_checkpointer(path)`` opens LangGraph's ``SqliteSaver`` (sync path only; use
-``AsyncSqliteSaver`` under ``ainvoke``) on a SQLite file. A file that is not a
-database, is locked past the timeout, or otherwise cannot be read raises
-:class:`~agent_contract.errors.CheckpointError` when it is opened, instead of a
-LangGraph or sqlite3 error later, and never silently starts a fresh thread.
+``sqlite_checkpointer(path)`` opens LangGraph's ``SqliteSaver`` on a SQLite file, and
+``async_sqlite_checkpointer(path)`` its ``AsyncSqliteSaver`` in the running event loop
+(for ``arun_agent`` / ``aresume_agent`` in that same loop: an async saver belongs to the
+loop that opened it). A file that is not a database, is locked past the timeout, or
+otherwise cannot be read raises :class:`~agent_contract.errors.CheckpointError` when it
+is opened, instead of a LangGraph or sqlite3 error later, and never silently starts a
+fresh thread.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from agent_contract.errors import CheckpointError
 
-__all__ = ["LOCK_TIMEOUT_SECONDS", "sqlite_checkpointer"]
+__all__ = ["LOCK_TIMEOUT_SECONDS", "async_sqlite_checkpointer", "sqlite_checkpointer"]
 
 LOCK_TIMEOUT_SECONDS: Final = 1.0
 
@@ -54,3 +56,37 @@ def sqlite_checkpointer(path: str | Path) -> Iterator[SqliteSaver]:
         yield saver
     finally:
         conn.close()
+
+
+@asynccontextmanager
+async def async_sqlite_checkpointer(path: str | Path) -> AsyncIterator[Any]:
+    """An ``AsyncSqliteSaver`` on ``path`` (created if missing), opened in the running
+    event loop and closed on exit; drive the graph in the same loop (``arun_agent``,
+    ``aresume_agent``).
+
+    Raises:
+        CheckpointError: the file is corrupt, locked, or cannot be opened.
+    """
+    import aiosqlite
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        conn = await aiosqlite.connect(target, timeout=LOCK_TIMEOUT_SECONDS)
+    except sqlite3.Error as exc:
+        raise CheckpointError(f"cannot open checkpoint file: {exc}", path=str(target)) from exc
+    try:
+        saver = AsyncSqliteSaver(conn)
+        try:
+            await saver.setup()
+            await (await conn.execute("SELECT COUNT(*) FROM checkpoints")).fetchone()
+            await conn.execute("BEGIN IMMEDIATE")  # a locked file is noticed here (see above)
+            await conn.rollback()
+        except sqlite3.DatabaseError as exc:
+            raise CheckpointError(
+                f"checkpoint file is corrupt or locked: {exc}", path=str(target)
+            ) from exc
+        yield saver
+    finally:
+        await conn.close()
