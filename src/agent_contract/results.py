@@ -71,9 +71,11 @@ TRUNCATION_MARKER: Final = "\n[truncated by agent-contract: {shown} of {total} c
 class ToolOutput:
     """What a handler returns to keep data away from the model.
 
-    ``value`` is serialized for the model; ``artifact`` stays application-only (it is
-    kept on the :class:`ToolResult` and, in the LangChain binding, in the
-    ``ToolMessage.artifact``; it is never shown to the model or written to the trace).
+    ``value`` is serialized for the model; ``artifact`` stays application-only: it is
+    kept on the :class:`ToolResult` in memory and reaches the application as
+    ``RunResult.artifacts[tool_call_id]``; it is never shown to the model, written to
+    the trace, a snapshot or a checkpoint (so it does not survive a resume in another
+    process).
     """
 
     value: Any
@@ -174,7 +176,8 @@ class ToolResult:
     """How many lone surrogates of the value or message were escaped (see
     :mod:`agent_contract.text`)."""
     artifact: Any = field(default=None, compare=False)
-    """Application-only data (never shown to the model), e.g. the raw return value."""
+    """Application-only data (never shown to the model, never stored): a
+    :class:`ToolOutput`'s artifact, or the handler's raw return value."""
 
     @property
     def ok(self) -> bool:
@@ -200,8 +203,8 @@ class ToolResult:
         return self.artifact
 
     def to_dict(self) -> dict[str, Any]:
-        """Complete JSON-ready form for snapshots; the artifact only when it is JSON data."""
-        artifact = self.json_artifact()
+        """JSON-ready form for snapshots: everything but the artifact (application-only
+        data stays in memory; a snapshot is stored)."""
         return {
             "tool_call_id": self.tool_call_id,
             "name": self.name,
@@ -215,7 +218,6 @@ class ToolResult:
             "original_chars": self.original_chars,
             "duration_seconds": self.duration_seconds,
             "escaped_chars": self.escaped_chars,
-            "artifact": artifact,
         }
 
     @classmethod

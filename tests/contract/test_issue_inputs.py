@@ -265,3 +265,59 @@ def test_input_5_an_async_handler_is_cancelled_at_its_timeout(harness_name: str)
         True,
     )
     assert landed == []  # the task has ended: its write can never land
+
+
+def test_input_6_each_calls_artifact_is_on_the_run_result(harness_name: str) -> None:
+    """A tool's application-only artifact was not reachable from RunResult on any
+    harness (offline not at all)."""
+    from agent_contract.results import ToolOutput
+
+    spec = ToolSpec(
+        name="export",
+        description="Export.",
+        parameters={"type": "object", "properties": {}},
+        handler=lambda: ToolOutput(value="3 rows", artifact={"rows": ["a-private-row"] * 3}),
+    )
+    model = FakeModel([tool_call("export", {}, id="call_x"), "exported"])
+    result = load_harness(harness_name)(
+        model, [spec], RunInput(user="go", budget=Budget(deadline_seconds=30.0))
+    )
+    assert isinstance(result, RunResult)
+    assert result.artifacts == {"call_x": {"rows": ["a-private-row"] * 3}}
+    seen = "".join(m.content for call in model.calls for m in call["messages"])
+    assert "a-private-row" not in seen + result.trace.to_jsonl()
+
+
+def test_input_6_a_checkpoint_never_stores_the_artifact(tmp_path: Any) -> None:
+    """On LangChain the uncut value (5 MB in the test) was stored whole in graph state
+    and added 8-45 MB to the checkpoint file, although the model saw the capped result."""
+    import sqlite3
+
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    from agent_contract.results import ToolOutput
+    from agent_contract_langchain import run_agent
+
+    five_mb = 5 * 1024 * 1024
+    spec = ToolSpec(
+        name="export",
+        description="Export.",
+        parameters={"type": "object", "properties": {}},
+        handler=lambda: ToolOutput(value="summary", artifact="x" * five_mb),
+    )
+    path = tmp_path / "checkpoints.sqlite3"
+    conn = sqlite3.connect(path, check_same_thread=False)
+    try:
+        result = run_agent(
+            FakeModel([tool_call("export", {}, id="call_x"), "done"]),
+            [spec],
+            "go",
+            budget=Budget(deadline_seconds=30.0),
+            checkpointer=SqliteSaver(conn),
+        )
+        conn.commit()
+    finally:
+        conn.close()
+    stored = sum(p.stat().st_size for p in tmp_path.iterdir())
+    assert stored < 1024 * 1024  # measured: 15.8 MB before, 0.03 MB after
+    assert len(result.artifacts["call_x"]) == five_mb

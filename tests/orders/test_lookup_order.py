@@ -290,15 +290,20 @@ def test_private_fields_stay_out_of_content_and_trace(
     for name in PRIVATE_FIELDS:
         assert f'"{name}"' not in public
 
+    # The application reads the private fields from the run's artifacts, in memory.
+    ((call_id, artifact),) = result.artifacts.items()
+    assert artifact["email"] == "alice@example.com"
+    assert artifact["payment_ref"] == "pay_7Q2X9"
     if harness == "langchain":
-        # LangChain keeps the application-only fields in the ToolMessage artifact.
+        # The stored graph state holds what the model saw, never the artifact.
         with sqlite_checkpointer(folder / "checkpoints.sqlite3") as saver:
             graph = build_agent(model, contract, checkpointer=saver)
             state = graph.get_state({"configurable": {"thread_id": result.run_id}})
         (message,) = [m for m in state.values["messages"] if m.type == "tool"]
-        assert message.artifact["value"]["email"] == "alice@example.com"
-        assert message.artifact["value"]["payment_ref"] == "pay_7Q2X9"
-        assert "alice@example.com" not in str(message.content)
+        assert message.tool_call_id == call_id
+        stored = json.dumps(message.artifact, default=repr) + str(message.content)
+        for value in PRIVATE_VALUES:
+            assert value not in stored
 
 
 # -- size limits --------------------------------------------------------------------------------

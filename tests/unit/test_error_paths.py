@@ -79,13 +79,13 @@ def test_ending_a_run_with_a_write_still_waiting_answers_it_as_an_error() -> Non
     assert [(c.status, c.error_kind) for c in result.tool_calls] == [("error", "tool_error")]
 
 
-def test_a_tool_message_artifact_that_is_not_json_is_dropped() -> None:
+def test_a_tool_message_and_a_snapshot_never_hold_the_artifact() -> None:
     result = ToolResult(
-        tool_call_id="c1", name="t", status="success", content="ok", artifact={1, 2}
+        tool_call_id="c1", name="t", status="success", content="ok", artifact={"big": "x"}
     )
     message = to_tool_message(result, RedactionPolicy())
-    assert message.artifact["value"] is None
-    assert result.to_dict()["artifact"] is None
+    assert set(message.artifact) == {"agent_contract"}
+    assert "artifact" not in result.to_dict()
 
 
 def test_a_decision_dict_without_fields_is_an_approval_error() -> None:

@@ -69,4 +69,10 @@ def finish(
         harness=harness,
         pending_approvals=pending if pausing else (),
         snapshot=snapshot.dump(run, messages) if pausing else None,
+        artifacts={
+            call_id: result.artifact
+            for call_id in dict.fromkeys(run.ledger.issued)
+            if (result := run.ledger.answered.get(call_id)) is not None
+            and result.artifact is not None
+        },
     )

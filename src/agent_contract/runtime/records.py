@@ -118,6 +118,12 @@ class RunResult:
     (JSON data, redacted); else ``None``."""
     pending_approvals: tuple[PendingApproval, ...] = ()
     """For ``pending_approval``: the write calls waiting for a decision."""
+    artifacts: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    """Application-only data of each call, by ``tool_call_id``, in issue order: a
+    ``ToolOutput``'s artifact, or the handler's raw return value (the uncut value of a
+    truncated result). Never shown to the model, never in the trace, a snapshot or a
+    checkpoint; so only calls run by this process are here (a run resumed in another
+    process has the artifacts of the calls since the resume)."""
     snapshot: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
     """For ``pending_approval``: the JSON state to resume from (see ``Contract.restore``)."""
 

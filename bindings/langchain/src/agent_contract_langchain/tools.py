@@ -138,14 +138,16 @@ def to_langchain_tools(specs: Iterable[ToolSpec]) -> list[StructuredTool]:
 
 def to_tool_message(result: ToolResult, redaction: RedactionPolicy) -> ToolMessage:
     """The ToolMessage answering a call: content, ``tool_call_id``, ``status``, and an
-    application-only ``artifact`` ``{"agent_contract": summary, "value": artifact}``.
+    ``artifact`` ``{"agent_contract": summary}`` (the result's summary and its public
+    error message).
 
-    ``value`` is the result's artifact (a ``ToolOutput``'s, or the raw value), redacted,
-    when it is JSON data and the result was neither cut nor refused for size; otherwise
-    ``None``: the uncut value of an oversized result never enters the graph state (which
-    a checkpointer stores), only the content the model saw does."""
-    oversized = result.truncated or result.error_kind == "result_too_large"
-    safe_value = None if oversized else redaction.redact_value(result.json_artifact())
+    The call's own artifact (a ``ToolOutput``'s, or the raw value) is not in it: the
+    graph state, which a checkpointer stores, keeps only the content the model saw
+    (capped, redacted). The application reads the artifact from
+    ``RunResult.artifacts[tool_call_id]``, in the process that ran the call (artifacts
+    are not stored, so they do not survive a resume in another process). ``redaction``
+    is accepted for the summary's sake (already redacted) and kept for compatibility.
+    """
     summary = result.summary()
     summary["error_message"] = result.error_message
     return ToolMessage(
@@ -153,7 +155,7 @@ def to_tool_message(result: ToolResult, redaction: RedactionPolicy) -> ToolMessa
         tool_call_id=result.tool_call_id,
         name=result.name,
         status=result.status,
-        artifact={ARTIFACT_KEY: summary, "value": safe_value},
+        artifact={ARTIFACT_KEY: summary},
     )
 
 
