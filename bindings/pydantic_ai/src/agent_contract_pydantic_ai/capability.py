@@ -1,0 +1,254 @@
+"""The contract as a PydanticAI capability: :class:`ContractCapability`, a thin driver of the
+core :class:`~agent_contract.runtime.RunState` (the peer of the LangChain binding's
+``ContractMiddleware``).
+
+One capability per run (``agent.run(..., capabilities=[ContractCapability(state)])``),
+always the outermost layer (``get_ordering``), so it judges what every other capability
+made of a request and a response. Its hooks:
+
+- ``wrap_run``: makes the run's state reachable by the
+  :class:`~agent_contract_pydantic_ai.tools.ContractToolset` (a context variable);
+- ``wrap_model_request``: before the model, checks the history the model is about to get
+  (``invalid_history``), the deadline, the trace size and the step budget, and offers only
+  the allowlisted tools; after it, judges the response (shape, ids, arguments) and plans
+  the whole batch (tool-call budget, repeats, allowlist, JSON Schema) before any call
+  runs. A model that raises is ``model_error``. Every stop raises
+  :class:`ContractStopped`, before PydanticAI acts on the response: a stopped run never
+  returns an answer (:func:`~agent_contract_pydantic_ai.harness.run_agent` turns the
+  exception into the run's :class:`~agent_contract.runtime.RunResult`);
+- ``wrap_tool_execute``: a call the contract refused (or never planned: another toolset's
+  tool) is answered with its bound refusal and never runs;
+- ``before_output_validate``: a structured answer the contract refused is sent back to
+  the model (PydanticAI's output retry), so it answers again;
+- ``after_node_run``: the tool results the model gets next are the ledger's, one per call,
+  in the order the model issued them (PydanticAI's own answers, e.g. to a tool name it
+  does not know, are replaced by the contract's).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any, Final
+
+from pydantic_ai import CallToolsNode, ModelRequestNode
+from pydantic_ai.capabilities import AbstractCapability
+from pydantic_ai.capabilities.abstract import CapabilityOrdering
+from pydantic_ai.exceptions import ModelRetry
+from pydantic_ai.messages import (
+    ModelRequestPart,
+    ModelResponse,
+    RetryPromptPart,
+    ToolCallPart,
+    ToolReturnPart,
+)
+from pydantic_ai.models import ModelRequestContext
+
+from agent_contract.errors import ConfigurationError, ScriptExhaustedError
+from agent_contract.messages import Message, ToolCall
+from agent_contract.results import ToolResult
+from agent_contract.runtime import AnswerFormat, RunState, Stop
+
+from .messages import from_pydantic_messages, response_to_completion, tool_return_part
+from .tools import current_run_state, deliver, not_admitted
+
+__all__ = ["ContractCapability", "ContractStopped"]
+
+_NOT_A_MODEL_FAILURE: Final[tuple[type[BaseException], ...]] = (
+    ScriptExhaustedError,
+    ConfigurationError,
+)
+"""Raised through, not turned into ``model_error``: a dry script (a test bug) or miswiring."""
+
+
+class ContractStopped(Exception):
+    """The contract ended the run: it is never an answer.
+
+    Raised out of ``agent.run`` (and every other way to drive the agent) by
+    :class:`ContractCapability`; :func:`~agent_contract_pydantic_ai.harness.run_agent`
+    catches it and finishes the run with :attr:`stop`.
+    """
+
+    def __init__(
+        self,
+        stop: Stop,
+        *,
+        response: Message | None = None,
+        refusals: Sequence[ToolResult] = (),
+    ) -> None:
+        super().__init__(f"{stop.reason}: {stop.detail}" if stop.detail else stop.reason)
+        self.stop = stop
+        """The contract's stop."""
+        self.response = response
+        """The refused model response as the transcript records it, if one was refused."""
+        self.refusals = tuple(refusals)
+        """The bound refusals that answer its calls, in issue order."""
+
+
+def _issue_order(calls: Sequence[ToolCallPart]) -> dict[str, int]:
+    return {call.tool_call_id: index for index, call in enumerate(calls)}
+
+
+@dataclasses.dataclass(init=False)
+class ContractCapability(AbstractCapability[Any]):
+    """Enforces the contract of ``state`` inside one PydanticAI agent run (see the module doc).
+
+    Args:
+        state: the run, from ``contract.start()`` (or ``contract.restore(...)``).
+        answer: the structured answer the run asks for (default: the contract's
+            ``answer_format``); its answer tools are the agent's output tools.
+    """
+
+    state: RunState
+    answer: AnswerFormat | None
+
+    def __init__(self, state: RunState, *, answer: AnswerFormat | None = None) -> None:
+        self.state = state
+        self.answer = answer if answer is not None else state.contract.answer_format
+
+    def get_ordering(self) -> CapabilityOrdering:
+        """Always the outermost capability."""
+        return CapabilityOrdering(position="outermost")
+
+    # -- the run ---------------------------------------------------------------------
+
+    async def wrap_run(self, ctx: Any, *, handler: Any) -> Any:
+        """Run with the state reachable by the contract's toolset."""
+        token = current_run_state.set(self.state)
+        try:
+            return await handler()
+        finally:
+            try:
+                current_run_state.reset(token)
+            except ValueError:  # reset from another context (a cancelled stream): harmless
+                pass
+
+    # -- the model ---------------------------------------------------------------------
+
+    def _stop(self, stop: Stop, *, response: Message | None = None, refusals: Any = ()) -> None:
+        state = self.state
+        state.halt(stop)
+        raise ContractStopped(state.halted or stop, response=response, refusals=refusals)
+
+    async def wrap_model_request(
+        self, ctx: Any, *, request_context: ModelRequestContext, handler: Any
+    ) -> ModelResponse:
+        """Check before the model call, judge the response and plan its batch (see the
+        module doc).
+
+        Raises:
+            ContractStopped: the contract ends the run.
+        """
+        state = self.state
+        history = from_pydantic_messages(request_context.messages)
+        stop = state.check_before_model_call(history)
+        if stop is not None:
+            self._stop(stop)
+        params = request_context.model_request_parameters
+        contract = state.contract
+        request_context.model_request_parameters = dataclasses.replace(
+            params,
+            function_tools=[t for t in params.function_tools if contract.is_allowed(t.name)],
+        )
+        try:
+            response: ModelResponse = await handler(request_context)
+        except (ContractStopped, *_NOT_A_MODEL_FAILURE):
+            raise
+        except Exception as exc:  # noqa: BLE001 - any model failure is a typed stop
+            self._stop(Stop.model_error(exc))
+        completion = response_to_completion(response)
+        verdict = state.accept_response(completion, answer=self.answer)
+        if verdict.shape == "final":
+            state.halt(Stop(reason="answered"), verdict.text, verdict.structured)
+            return response
+        if verdict.shape == "refused_answer":  # PydanticAI's output retry tells the model
+            return response
+        said = Message(role="assistant", content=completion.text, tool_calls=verdict.calls)
+        if verdict.shape == "invalid":
+            self._stop(
+                verdict.stop or Stop(reason="invalid_response"),
+                response=said,
+                refusals=verdict.refusals,
+            )
+        plan = state.plan_tool_calls(verdict.calls)
+        if plan.stop is not None:  # refused whole: every call holds its refusal
+            refusals = [p.refusal for p in plan.calls if p.refusal is not None]
+            self._stop(plan.stop, response=said, refusals=refusals)
+        return response
+
+    # -- tools and answers -------------------------------------------------------------
+
+    async def wrap_tool_execute(
+        self, ctx: Any, *, call: ToolCallPart, tool_def: Any, args: Any, handler: Any
+    ) -> Any:
+        """Answer a refused or unplanned call with the contract's result; run the rest.
+
+        Raises:
+            ToolFailed: the call's bound refusal.
+        """
+        state = self.state
+        planned = state.planned_call(call.tool_call_id)
+        if planned is None:
+            answered = state.result_for(call.tool_call_id)
+            if answered is not None:
+                return deliver(answered)
+            not_admitted()
+        if planned.refusal is not None:
+            return deliver(planned.refusal)
+        return await handler(args)
+
+    async def before_output_validate(self, ctx: Any, *, output_context: Any, output: Any) -> Any:
+        """Send a structured answer the contract refused back to the model.
+
+        Raises:
+            ModelRetry: with the contract's refusal (PydanticAI binds it to the call).
+        """
+        call = getattr(output_context, "tool_call", None)
+        if call is not None:
+            answered = self.state.result_for(call.tool_call_id)
+            if answered is not None and not answered.ok:
+                raise ModelRetry(answered.content)
+        return output
+
+    async def after_node_run(self, ctx: Any, *, node: Any, result: Any) -> Any:
+        """Make the next request's tool results the ledger's, in issue order."""
+        if isinstance(node, CallToolsNode) and isinstance(result, ModelRequestNode):
+            calls = [p for p in node.model_response.parts if isinstance(p, ToolCallPart)]
+            result.request.parts = self.ledger_parts(result.request.parts, _issue_order(calls))
+        return result
+
+    def ledger_parts(
+        self, parts: Sequence[ModelRequestPart], order: dict[str, int]
+    ) -> list[ModelRequestPart]:
+        """``parts`` with every tool result the ledger holds replaced by the ledger's,
+        the tool results first, in ``order`` (call id -> issue position)."""
+        answers: list[tuple[int, ModelRequestPart]] = []
+        others: list[ModelRequestPart] = []
+        for part in parts:
+            if isinstance(part, ToolReturnPart | RetryPromptPart) and part.tool_call_id:
+                answered = self.state.result_for(part.tool_call_id)
+                kept = tool_return_part(answered) if answered is not None else part
+                answers.append((order.get(part.tool_call_id, len(order)), kept))
+            else:
+                others.append(part)
+        answers.sort(key=lambda item: item[0])
+        return [*(part for _, part in answers), *others]
+
+
+def ledger_view(state: RunState, messages: Sequence[Message]) -> list[Message]:
+    """``messages`` with every tool message the ledger answers replaced by the ledger's
+    (the contract's content, redacted, bound to the call)."""
+    out: list[Message] = []
+    for message in messages:
+        if message.role == "tool" and message.tool_call_id:
+            answered = state.result_for(message.tool_call_id)
+            if answered is not None:
+                out.append(answered.to_message())
+                continue
+        out.append(message)
+    return out
+
+
+def said(calls: Sequence[ToolCall], text: str) -> Message:
+    """The assistant turn of a response, as the transcript records it."""
+    return Message(role="assistant", content=text, tool_calls=tuple(calls))

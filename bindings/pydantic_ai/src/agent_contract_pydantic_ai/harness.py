@@ -1,0 +1,437 @@
+"""Running a PydanticAI ``Agent`` under the contract, returning the same
+:class:`~agent_contract.runtime.RunResult` as the offline loop.
+
+Three ways to drive the agent, all through the same capability and toolset:
+
+- ``"run_sync"``: ``agent.run_sync``;
+- ``"run"``: ``await agent.run`` (on an event loop of its own; :func:`arun_agent` runs in
+  the caller's);
+- ``"stream"``: ``agent.run_stream_events``: every tool call must arrive as a streamed
+  tool-call part (checked), and the final ``AgentRunResultEvent`` gives the result.
+
+Each run gets a :class:`~agent_contract_pydantic_ai.capability.ContractCapability` of its
+own and ``UsageLimits(request_limit=None)``: the contract owns every budget (PydanticAI's
+default of 50 requests, and its tool-call limit that counts only successful calls, would
+end a run with an exception and no named stop). A stop the contract reaches raises
+:class:`~agent_contract_pydantic_ai.capability.ContractStopped` inside the run, and the
+run finishes with that stop: no stop is ever returned as an answer.
+
+A write call pauses the run (PydanticAI ends it with ``DeferredToolRequests``; the result
+is ``pending_approval`` with a snapshot). :func:`resume_agent` continues it from the
+snapshot alone, in this process or another: the contract checks the decisions (bound to
+the exact call: run id, call id, tool, canonical arguments), rebuilds the PydanticAI
+history from the snapshot's transcript, and answers PydanticAI's deferred calls; the
+approved writes run through the contract (preview, idempotency key, verification) with the
+decided arguments.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from typing import Any, Final, Literal, TypeVar, get_args
+
+from pydantic_ai import Agent, capture_run_messages
+from pydantic_ai.messages import ModelMessage, PartStartEvent, ToolCallPart
+from pydantic_ai.models import Model as PydanticModel
+from pydantic_ai.output import StructuredDict, ToolOutput
+from pydantic_ai.run import AgentRunResult, AgentRunResultEvent
+from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolApproved, ToolDenied
+from pydantic_ai.usage import UsageLimits
+
+from agent_contract.approval import Approval
+from agent_contract.budget import Budget
+from agent_contract.errors import ConfigurationError
+from agent_contract.harnesses import Harness, RunInput, settle_approvals
+from agent_contract.messages import Message
+from agent_contract.model import Model
+from agent_contract.runtime import AnswerFormat, Checkpoint, Contract, RunResult, RunState, Stop
+from agent_contract.tools import ToolRegistry, ToolSpec
+from agent_contract.trace import RedactionPolicy
+
+from .capability import ContractCapability, ContractStopped, ledger_view
+from .messages import from_pydantic_messages, to_pydantic_messages
+from .model import contract_model
+from .tools import ContractToolset
+
+__all__ = [
+    "MODES",
+    "NO_USAGE_LIMITS",
+    "Mode",
+    "arun_agent",
+    "build_agent",
+    "drive_agent",
+    "output_type_for",
+    "resume_agent",
+    "run_agent",
+    "suite_harness",
+]
+
+Mode = Literal["run_sync", "run", "stream"]
+MODES: Final[tuple[str, ...]] = get_args(Mode)
+
+NO_USAGE_LIMITS: Final = UsageLimits(request_limit=None)
+"""The limits every contract run passes: none (the contract's budget is the only one)."""
+
+_T = TypeVar("_T")
+
+
+def output_type_for(answer: AnswerFormat | None) -> list[Any]:
+    """The agent's ``output_type``: plain text, or the answer tools of a structured answer
+    (each an output tool with its JSON Schema), and ``DeferredToolRequests`` (the pause
+    for approval)."""
+    if answer is None or not answer.tools:
+        return [str, DeferredToolRequests]
+    tools: list[Any] = [
+        ToolOutput(
+            StructuredDict(dict(schema), name=name, description=answer.description),
+            name=name,
+            description=answer.description,
+        )
+        for name, schema in answer.tools.items()
+    ]
+    if answer.text_schema is not None:
+        tools.append(str)
+    return [*tools, DeferredToolRequests]
+
+
+def build_agent(
+    model: Model | PydanticModel,
+    contract: Contract,
+    *,
+    system: str | None = None,
+    toolsets: Sequence[Any] = (),
+    **agent_options: Any,
+) -> Agent[Any, Any]:
+    """A PydanticAI ``Agent`` over the contract's tools.
+
+    Args:
+        model: an agent-contract model (wrapped by
+            :func:`~agent_contract_pydantic_ai.model.contract_model`) or any PydanticAI
+            model.
+        contract: tools, allowlist, budget, redaction, answer format.
+        system: the system prompt.
+        toolsets: more toolsets; their tools are neither offered to the model nor run
+            unless the contract registers them (register them as ``ToolSpec``s instead).
+        **agent_options: passed to ``Agent`` (``instructions``, ``capabilities``, ...).
+
+    Returns:
+        The agent; run it with :func:`drive_agent` (or ``agent.run`` with a
+        :class:`ContractCapability` of the run).
+    """
+    budget = contract.budget
+    retries = max(budget.max_tool_calls, budget.max_model_steps) + 1
+    pydantic_model = model if isinstance(model, PydanticModel) else contract_model(model)
+    agent_options.setdefault("output_type", output_type_for(contract.answer_format))
+    agent_options.setdefault("retries", {"tools": retries, "output": retries})
+    return Agent(
+        pydantic_model,
+        system_prompt=system or (),
+        toolsets=[ContractToolset(contract, max_retries=retries), *toolsets],
+        **agent_options,
+    )
+
+
+def run_in_new_loop(awaitable: Callable[[], Awaitable[_T]]) -> _T:
+    """Run ``awaitable()`` on an event loop of its own."""
+
+    async def main() -> _T:
+        return await awaitable()
+
+    return asyncio.run(main())
+
+
+async def _stream(agent: Agent[Any, Any], options: Mapping[str, Any]) -> AgentRunResult[Any]:
+    streamed: set[str] = set()
+    result: AgentRunResult[Any] | None = None
+    async with agent.run_stream_events(**options) as events:
+        async for event in events:
+            if isinstance(event, PartStartEvent) and isinstance(event.part, ToolCallPart):
+                streamed.add(event.part.tool_call_id)
+            elif isinstance(event, AgentRunResultEvent):
+                result = event.result
+    if result is None:
+        raise ConfigurationError("the event stream ended without a result")
+    produced = {
+        part.tool_call_id
+        for message in result.new_messages()
+        for part in getattr(message, "parts", ())
+        if isinstance(part, ToolCallPart) and getattr(message, "kind", "") == "response"
+    }
+    lost = produced - streamed
+    if lost:
+        raise ConfigurationError(f"tool calls missing from the event stream: {sorted(lost)}")
+    return result
+
+
+def _finish_stopped(
+    state: RunState, stopped: ContractStopped, captured: Sequence[ModelMessage], harness: str
+) -> RunResult:
+    transcript = from_pydantic_messages(captured)
+    refused = stopped.response
+    if refused is not None:
+        last = transcript[-1] if transcript else None
+        if last is None or last.role != "assistant" or last.tool_calls != refused.tool_calls:
+            transcript.append(refused)
+        transcript.extend(r.to_message() for r in stopped.refusals)
+    return state.finish(stopped.stop, messages=ledger_view(state, transcript), harness=harness)
+
+
+def _finish(state: RunState, result: AgentRunResult[Any], harness: str) -> RunResult:
+    transcript = ledger_view(state, from_pydantic_messages(result.all_messages()))
+    if isinstance(result.output, DeferredToolRequests):
+        stop = state.pending_stop() or Stop(
+            reason="interrupted",
+            detail=f"waiting on {len(result.output.calls) + len(result.output.approvals)} "
+            "deferred tool call(s)",
+        )
+        return state.finish(stop, messages=transcript, harness=harness)
+    if state.halted is None:
+        stop = Stop(reason="invalid_response", detail="the agent ended without a contract decision")
+        return state.finish(stop, messages=transcript, harness=harness)
+    return state.finish(messages=transcript, harness=harness)
+
+
+async def _adrive(
+    agent: Agent[Any, Any], state: RunState, mode: Mode, options: dict[str, Any]
+) -> AgentRunResult[Any]:
+    if mode == "stream":
+        return await _stream(agent, options)
+    result: AgentRunResult[Any] = await agent.run(**options)
+    return result
+
+
+def _options(state: RunState, history: Sequence[ModelMessage], **more: Any) -> dict[str, Any]:
+    return {
+        "message_history": list(history) or None,
+        "capabilities": [ContractCapability(state)],
+        "usage_limits": NO_USAGE_LIMITS,
+        **more,
+    }
+
+
+def drive_agent(
+    agent: Agent[Any, Any],
+    state: RunState,
+    messages: Sequence[Message],
+    *,
+    mode: Mode = "run_sync",
+    deferred_tool_results: DeferredToolResults | None = None,
+) -> RunResult:
+    """Run ``agent`` once under ``state`` and build the RunResult.
+
+    Args:
+        agent: from :func:`build_agent` (or any agent with a
+            :class:`~agent_contract_pydantic_ai.tools.ContractToolset` of
+            ``state.contract``).
+        state: from ``contract.start()`` or ``contract.restore(...)``.
+        messages: the conversation (a system prompt, earlier turns, then the new user
+            turn; or a paused run's transcript when resuming).
+        mode: ``"run_sync"``, ``"run"`` or ``"stream"``.
+        deferred_tool_results: the answers to a paused run's deferred calls.
+
+    Raises:
+        ScriptExhaustedError: a scripted model ran dry.
+        ConfigurationError: an unknown ``mode``, tool calls lost from the stream, or bad
+            wiring.
+    """
+    if mode not in MODES:
+        raise ConfigurationError(f"unknown mode {mode!r}; expected one of {MODES}")
+    harness = "pydantic-ai" if mode == "run_sync" else f"pydantic-ai-{mode}"
+    if deferred_tool_results is None:
+        # PydanticAI repairs a history before any hook sees it (it drops a tool result
+        # whose call is not there): the contract checks the one it was handed first.
+        stop = state.check_before_model_call(messages, count_step=False)
+        if stop is not None:
+            return state.finish(stop, messages=messages, harness=harness)
+    turns = list(messages)
+    prompt: str | None = None
+    if deferred_tool_results is None and turns and turns[-1].role == "user":
+        prompt = turns.pop().content
+    options = _options(
+        state,
+        to_pydantic_messages(turns),
+        user_prompt=prompt,
+        deferred_tool_results=deferred_tool_results,
+    )
+    with capture_run_messages() as captured:
+        try:
+            if mode == "run_sync":
+                result = agent.run_sync(**options)
+            else:
+                result = run_in_new_loop(lambda: _adrive(agent, state, mode, options))
+        except ContractStopped as stopped:
+            return _finish_stopped(state, stopped, captured, harness)
+    return _finish(state, result, harness)
+
+
+async def adrive_agent(
+    agent: Agent[Any, Any],
+    state: RunState,
+    messages: Sequence[Message],
+    *,
+    deferred_tool_results: DeferredToolResults | None = None,
+) -> RunResult:
+    """:func:`drive_agent` with ``await agent.run`` in the running event loop
+    (``harness`` is ``"pydantic-ai-run"``).
+
+    Raises:
+        ScriptExhaustedError, ConfigurationError: as :func:`drive_agent`.
+    """
+    if deferred_tool_results is None:
+        stop = state.check_before_model_call(messages, count_step=False)
+        if stop is not None:
+            return state.finish(stop, messages=messages, harness="pydantic-ai-run")
+    turns = list(messages)
+    prompt: str | None = None
+    if deferred_tool_results is None and turns and turns[-1].role == "user":
+        prompt = turns.pop().content
+    options = _options(
+        state,
+        to_pydantic_messages(turns),
+        user_prompt=prompt,
+        deferred_tool_results=deferred_tool_results,
+    )
+    with capture_run_messages() as captured:
+        try:
+            result = await _adrive(agent, state, "run", options)
+        except ContractStopped as stopped:
+            return _finish_stopped(state, stopped, captured, "pydantic-ai-run")
+    return _finish(state, result, "pydantic-ai-run")
+
+
+def _turns(system: str | None, history: Sequence[Message], user_message: str) -> list[Message]:
+    turns = [Message(role="system", content=system)] if system is not None else []
+    return [*turns, *history, Message(role="user", content=user_message)]
+
+
+def run_agent(
+    model: Model | PydanticModel,
+    tools: ToolRegistry | Iterable[ToolSpec] | Contract,
+    user_message: str,
+    *,
+    budget: Budget | None = None,
+    history: Sequence[Message] = (),
+    allowlist: Iterable[str] | None = None,
+    redaction: RedactionPolicy | None = None,
+    secrets: Iterable[str] = (),
+    system: str | None = None,
+    caller: str | None = None,
+    context: Mapping[str, Any] | None = None,
+    run_id: str | None = None,
+    mode: Mode = "run_sync",
+    **agent_options: Any,
+) -> RunResult:
+    """The PydanticAI twin of :func:`agent_contract.run`: the same arguments (less
+    ``max_output_tokens`` and ``temperature``, which belong to the model), the same result
+    (``harness`` is ``"pydantic-ai"``, ``"pydantic-ai-run"`` or ``"pydantic-ai-stream"``).
+
+    Args:
+        mode: ``"run_sync"``, ``"run"`` or ``"stream"``.
+        **agent_options: passed to ``Agent`` (see :func:`build_agent`).
+
+    Raises:
+        ScriptExhaustedError: a scripted model ran dry.
+        ConfigurationError: bad wiring (also a Contract combined with options).
+    """
+    contract = Contract.of(
+        tools, budget=budget, allowlist=allowlist, redaction=redaction, secrets=secrets
+    )
+    state = contract.start(run_id=run_id, caller=caller, context=context)
+    agent = build_agent(model, contract, **agent_options)
+    return drive_agent(agent, state, _turns(system, history, user_message), mode=mode)
+
+
+async def arun_agent(
+    model: Model | PydanticModel,
+    tools: ToolRegistry | Iterable[ToolSpec] | Contract,
+    user_message: str,
+    *,
+    budget: Budget | None = None,
+    history: Sequence[Message] = (),
+    allowlist: Iterable[str] | None = None,
+    redaction: RedactionPolicy | None = None,
+    secrets: Iterable[str] = (),
+    system: str | None = None,
+    caller: str | None = None,
+    context: Mapping[str, Any] | None = None,
+    run_id: str | None = None,
+    **agent_options: Any,
+) -> RunResult:
+    """:func:`run_agent` with ``await agent.run`` in the running event loop.
+
+    Raises:
+        ScriptExhaustedError, ConfigurationError: as :func:`run_agent`.
+    """
+    contract = Contract.of(
+        tools, budget=budget, allowlist=allowlist, redaction=redaction, secrets=secrets
+    )
+    state = contract.start(run_id=run_id, caller=caller, context=context)
+    agent = build_agent(model, contract, **agent_options)
+    return await adrive_agent(agent, state, _turns(system, history, user_message))
+
+
+def resume_agent(
+    model: Model | PydanticModel,
+    contract: Contract,
+    snapshot: Mapping[str, Any],
+    approvals: Sequence[Approval] = (),
+    *,
+    context: Mapping[str, Any] | None = None,
+    checkpoint: Checkpoint | None = None,
+    mode: Mode = "run_sync",
+    **agent_options: Any,
+) -> RunResult:
+    """Continue a run paused with ``pending_approval``, from its snapshot alone (in this
+    process or another).
+
+    The decisions are checked first (an :class:`~agent_contract.errors.ApprovalError`
+    changes nothing), recorded and handed to ``checkpoint``; then the agent is run again
+    on the snapshot's transcript with PydanticAI's ``DeferredToolResults``: an approved
+    call runs once, through the contract, with the decided arguments; a rejected one is
+    answered with its bound ``rejected`` error. While a pending call has no decision yet,
+    PydanticAI is not started (it needs an answer for every deferred call): the decided
+    writes run and the run stays paused, as the offline loop does.
+
+    Raises:
+        ApprovalError: a decision does not fit.
+        CheckpointError: the snapshot cannot be restored.
+    """
+    state, transcript = contract.restore(snapshot, context=context)
+    pending = [p.tool_call_id for p in state.pending_approvals()]  # before rejections answer
+    writes = state.resume(approvals, checkpoint=checkpoint, transcript=transcript)
+    harness = "pydantic-ai" if mode == "run_sync" else f"pydantic-ai-{mode}"
+    if any(state.decision_for(call_id) is None for call_id in pending):
+        for planned in writes:
+            state.execute(planned)
+        return state.finish(messages=transcript, harness=harness)
+    results = DeferredToolResults()
+    for call_id in pending:
+        decision = state.decision_for(call_id)
+        answered = state.result_for(call_id)
+        if decision is not None and decision.decision == "reject" and answered is not None:
+            results.approvals[call_id] = ToolDenied(answered.content)
+        else:
+            results.approvals[call_id] = ToolApproved()
+    agent = build_agent(model, contract, **agent_options)
+    return drive_agent(agent, state, transcript, mode=mode, deferred_tool_results=results)
+
+
+def suite_harness(mode: Mode = "run_sync") -> Harness:
+    """:func:`run_agent` in ``mode`` as a contract-suite harness (approvals answered by the
+    scenario's decider through :func:`resume_agent`)."""
+
+    def harness(model: Model, tools: list[ToolSpec], options: RunInput) -> RunResult:
+        contract = options.contract(tools)
+        agent = build_agent(model, contract)
+        state = contract.start(caller=options.caller)
+        result = drive_agent(agent, state, options.turns(), mode=mode)
+        return settle_approvals(
+            result,
+            lambda snapshot, approvals: resume_agent(
+                model, contract, snapshot, approvals, mode=mode
+            ),
+            options,
+        )
+
+    return harness

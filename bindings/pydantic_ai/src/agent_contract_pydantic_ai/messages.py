@@ -1,0 +1,228 @@
+"""Messages across the boundary: PydanticAI's ``ModelMessage`` list <-> the contract's
+:class:`~agent_contract.messages.Message` list, and ``ModelResponse`` <->
+:class:`~agent_contract.messages.Completion`.
+
+PydanticAI keeps a conversation as alternating ``ModelRequest`` (system and user prompts,
+tool returns, retry prompts) and ``ModelResponse`` (text and tool-call parts). The
+mapping, both ways:
+
+- ``SystemPromptPart`` <-> ``system``; ``UserPromptPart`` <-> ``user`` (the text of a
+  multi-part prompt, joined);
+- ``ToolReturnPart`` <-> ``tool``, bound by ``tool_call_id``: an ``outcome`` other than
+  ``success`` (``failed``, ``retried``, ``denied``, ``interrupted``) is status ``error``;
+  a ``RetryPromptPart`` about a tool (PydanticAI before 2.17, and its unknown-tool
+  answer) is an ``error`` tool message, one about the output is a ``user`` turn, as is a
+  ``RetryFeedbackPart``;
+- ``ModelResponse`` <-> ``assistant``: its text parts joined are the content, its
+  ``ToolCallPart`` s the tool calls, the arguments kept as the model sent them (a string
+  that is not JSON stays a string, so the contract sees it and refuses it).
+
+An empty ``tool_call_id`` is no id at all (PydanticAI's own ``guard_tool_call_id`` reads it
+so): the contract sees ``None`` and refuses the call as ``missing_call_id``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any, Final
+
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelRequestPart,
+    ModelResponse,
+    ModelResponsePart,
+    RetryPromptPart,
+    SystemPromptPart,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
+from pydantic_ai.usage import RequestUsage
+
+from agent_contract.messages import Completion, Message, TokenUsage, ToolCall
+from agent_contract.results import ToolResult
+
+__all__ = [
+    "ERROR_OUTCOMES",
+    "completion_to_response",
+    "from_pydantic",
+    "from_pydantic_messages",
+    "response_to_completion",
+    "to_pydantic_messages",
+    "tool_return_part",
+    "wire_arguments",
+]
+
+ERROR_OUTCOMES: Final = frozenset({"failed", "retried", "denied", "interrupted"})
+"""``ToolReturnPart.outcome`` values that are an error tool message."""
+
+try:  # PydanticAI 2.17+: the feedback that is not about a tool call
+    from pydantic_ai.messages import RetryFeedbackPart as _RetryFeedbackPart
+except ImportError:  # pragma: no cover - older releases send RetryPromptPart only
+    _RetryFeedbackPart = None
+
+
+def _text(content: Any) -> str:
+    """The text of a prompt's content: a string, or the text items of a list joined."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, Iterable):
+        return "".join(item if isinstance(item, str) else "" for item in content)
+    return str(content)
+
+
+def _tool_content(part: ToolReturnPart) -> str:
+    content = part.content
+    if isinstance(content, str):
+        return content
+    return part.model_response_str()
+
+
+def _request_messages(request: ModelRequest) -> list[Message]:
+    out: list[Message] = []
+    for part in request.parts:
+        if isinstance(part, SystemPromptPart):
+            out.append(Message(role="system", content=part.content))
+        elif isinstance(part, UserPromptPart):
+            out.append(Message(role="user", content=_text(part.content)))
+        elif isinstance(part, ToolReturnPart):
+            outcome = getattr(part, "outcome", "success")
+            out.append(
+                Message(
+                    role="tool",
+                    content=_tool_content(part),
+                    tool_call_id=part.tool_call_id,
+                    name=part.tool_name,
+                    status="error" if outcome in ERROR_OUTCOMES else "success",
+                )
+            )
+        elif isinstance(part, RetryPromptPart):
+            if part.tool_name is not None and part.tool_call_id:
+                out.append(
+                    Message(
+                        role="tool",
+                        content=part.model_response(),
+                        tool_call_id=part.tool_call_id,
+                        name=part.tool_name,
+                        status="error",
+                    )
+                )
+            else:
+                out.append(Message(role="user", content=part.model_response()))
+        elif _RetryFeedbackPart is not None and isinstance(part, _RetryFeedbackPart):
+            out.append(Message(role="user", content=part.model_response()))
+        # Other parts (instructions, availability notes) are no turn of their own.
+    return out
+
+
+def response_to_completion(response: ModelResponse) -> Completion:
+    """The contract's view of one model response (see the module doc).
+
+    Thinking and provider-native parts are left out: only text and function-tool calls
+    are a response's shape.
+    """
+    text = "".join(p.content for p in response.parts if isinstance(p, TextPart))
+    calls = tuple(
+        ToolCall(
+            id=part.tool_call_id or None,
+            name=part.tool_name,
+            arguments={} if part.args is None or part.args == "" else part.args,
+        )
+        for part in response.parts
+        if isinstance(part, ToolCallPart)
+    )
+    usage = response.usage
+    return Completion(
+        text=text,
+        tool_calls=calls,
+        finish_reason="tool_calls" if calls else "stop",
+        usage=TokenUsage(
+            input_tokens=int(usage.input_tokens or 0), output_tokens=int(usage.output_tokens or 0)
+        ),
+    )
+
+
+def from_pydantic(message: ModelMessage) -> list[Message]:
+    """One PydanticAI message as contract messages (a request may hold several turns)."""
+    if isinstance(message, ModelResponse):
+        completion = response_to_completion(message)
+        return [
+            Message(role="assistant", content=completion.text, tool_calls=completion.tool_calls)
+        ]
+    return _request_messages(message)
+
+
+def from_pydantic_messages(messages: Sequence[ModelMessage]) -> list[Message]:
+    """A PydanticAI history as the contract's transcript, oldest first."""
+    return [m for message in messages for m in from_pydantic(message)]
+
+
+def wire_arguments(arguments: Any) -> str | dict[str, Any]:
+    """Arguments as a ``ToolCallPart`` carries them: a dict or a string as they are,
+    anything else (a list, a number) as its JSON text, so the contract still sees what
+    the model sent and refuses it."""
+    if isinstance(arguments, dict | str):
+        return arguments
+    return json.dumps(arguments, ensure_ascii=False, default=repr)
+
+
+def completion_to_response(completion: Completion, *, model_name: str | None = None) -> ModelResponse:
+    """A contract :class:`Completion` as a ``ModelResponse``.
+
+    A call without an id keeps an empty ``tool_call_id`` (left out, PydanticAI would make
+    one up), so the contract sees that the model sent none.
+    """
+    parts: list[ModelResponsePart] = []
+    if completion.text:
+        parts.append(TextPart(content=completion.text))
+    for call in completion.tool_calls:
+        parts.append(
+            ToolCallPart(
+                tool_name=call.name,
+                args=wire_arguments(call.arguments),
+                tool_call_id=call.id or "",
+            )
+        )
+    usage = RequestUsage(
+        input_tokens=completion.usage.input_tokens, output_tokens=completion.usage.output_tokens
+    )
+    return ModelResponse(parts=parts, usage=usage, model_name=model_name)
+
+
+def tool_return_part(result: ToolResult | Message) -> ToolReturnPart:
+    """A ledger result (or a tool message) as the ``ToolReturnPart`` the model gets: the
+    contract's content, bound to the call's id, ``outcome`` ``failed`` for an error."""
+    if isinstance(result, ToolResult):
+        result = result.to_message()
+    return ToolReturnPart(
+        tool_name=result.name or "",
+        content=result.content,
+        tool_call_id=result.tool_call_id or "",
+        outcome="failed" if result.status == "error" else "success",
+    )
+
+
+def to_pydantic_messages(messages: Sequence[Message]) -> list[ModelMessage]:
+    """The contract's transcript as a PydanticAI history: consecutive system, user and
+    tool turns form one ``ModelRequest``; each assistant turn is a ``ModelResponse``."""
+    out: list[ModelMessage] = []
+    pending: list[ModelRequestPart] = []
+    for message in messages:
+        if message.role == "assistant":
+            if pending:
+                out.append(ModelRequest(parts=pending))
+                pending = []
+            completion = Completion(text=message.content, tool_calls=message.tool_calls)
+            out.append(completion_to_response(completion))
+        elif message.role == "system":
+            pending.append(SystemPromptPart(content=message.content))
+        elif message.role == "user":
+            pending.append(UserPromptPart(content=message.content))
+        else:
+            pending.append(tool_return_part(message))
+    if pending:
+        out.append(ModelRequest(parts=pending))
+    return out

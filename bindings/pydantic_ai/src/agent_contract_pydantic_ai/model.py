@@ -1,0 +1,106 @@
+"""Any agent-contract :class:`~agent_contract.model.Model` as a PydanticAI model.
+
+:func:`contract_model` wraps it in PydanticAI's ``FunctionModel``, with both paths:
+
+- ``run`` / ``run_sync``: the model's :class:`~agent_contract.messages.Completion` becomes
+  one ``ModelResponse`` (:func:`~agent_contract_pydantic_ai.messages.completion_to_response`);
+- streaming (``run_stream_events``, ``iter`` with ``node.stream``): it is streamed as
+  PydanticAI's deltas, the text first, then each tool call as a ``DeltaToolCall`` in two
+  chunks of its JSON arguments, so tool calls reach the consumer through the stream.
+
+The model is offered the tools PydanticAI puts in the request (the function tools the
+contract's capability left in, then the output tools of a structured answer), each as a
+JSON tool definition with its JSON Schema unchanged.
+
+Streaming has one limit the model cannot pass: PydanticAI's parts manager gives a
+streamed tool call without an id one of its own (``pyd_ai_...``) before any hook sees the
+response, so on that path a missing id is never seen by the contract (see
+:data:`~agent_contract_pydantic_ai.plugin.NOT_EXPRESSIBLE`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any, Final
+
+from pydantic_ai.messages import ModelMessage, ModelResponse
+from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
+from pydantic_ai.tools import ToolDefinition
+
+from agent_contract.errors import ModelError
+from agent_contract.messages import Completion
+from agent_contract.model import Model
+
+from .messages import completion_to_response, from_pydantic_messages
+
+__all__ = ["MODEL_NAME", "contract_model", "tool_definitions"]
+
+MODEL_NAME: Final = "agent-contract"
+"""The ``model_name`` of the wrapped model's responses."""
+
+
+def tool_definitions(tools: list[ToolDefinition]) -> list[dict[str, Any]]:
+    """PydanticAI tool definitions as the contract's JSON tool definitions
+    (``{"type": "function", "function": {name, description, parameters}}``)."""
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": tool.name,
+                "description": tool.description or "",
+                "parameters": tool.parameters_json_schema,
+            },
+        }
+        for tool in tools
+    ]
+
+
+def _complete(model: Model, messages: list[ModelMessage], info: AgentInfo) -> Completion:
+    offered = tool_definitions([*info.function_tools, *info.output_tools])
+    completion = model.complete(from_pydantic_messages(messages), tools=offered or None)
+    if not isinstance(completion, Completion):
+        raise ModelError(f"model returned {type(completion).__name__}, not a Completion")
+    return completion
+
+
+def _json_arguments(arguments: Any) -> str:
+    if isinstance(arguments, str):
+        return arguments
+    return json.dumps(arguments, ensure_ascii=False, default=repr)
+
+
+def contract_model(model: Model, *, model_name: str = MODEL_NAME) -> FunctionModel:
+    """``model`` as a PydanticAI ``FunctionModel`` (non-streamed and streamed paths).
+
+    Args:
+        model: any agent-contract model (``FakeModel``, ``DemoModel``, a provider of yours).
+        model_name: the name PydanticAI reports for it.
+
+    Returns:
+        A ``FunctionModel``. It raises :class:`~agent_contract.errors.ModelError` when
+        ``model`` returns something that is not a Completion.
+    """
+
+    def function(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        return completion_to_response(_complete(model, messages, info), model_name=model_name)
+
+    async def stream_function(
+        messages: list[ModelMessage], info: AgentInfo
+    ) -> AsyncIterator[str | DeltaToolCalls]:
+        completion = _complete(model, messages, info)
+        if completion.text:
+            yield completion.text
+        for index, call in enumerate(completion.tool_calls):
+            arguments = _json_arguments(call.arguments)
+            half = len(arguments) // 2
+            yield {
+                index: DeltaToolCall(
+                    name=call.name, json_args=arguments[:half], tool_call_id=call.id or None
+                )
+            }
+            yield {index: DeltaToolCall(json_args=arguments[half:])}
+        if not completion.text and not completion.tool_calls:
+            yield ""
+
+    return FunctionModel(function, stream_function=stream_function, model_name=model_name)
