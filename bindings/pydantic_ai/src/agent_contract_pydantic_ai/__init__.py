@@ -1,1 +1,81 @@
-"""placeholder"""
+"""agent-contract bound to PydanticAI: the contract as a capability and a toolset of a stock
+``Agent``, any agent-contract model as a ``FunctionModel``, approval through deferred tools,
+and a harness that returns the core ``RunResult``.
+
+The names below load their module (and PydanticAI) on first use, so the core's registry can
+read this package's harnesses (:mod:`agent_contract_pydantic_ai.plugin`) without importing
+PydanticAI.
+"""
+
+import importlib as _importlib
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import Any as _Any
+
+if _TYPE_CHECKING:
+    from .capability import ContractCapability, ContractStopped
+    from .harness import (
+        MODES,
+        adrive_agent,
+        arun_agent,
+        build_agent,
+        drive_agent,
+        resume_agent,
+        run_agent,
+    )
+    from .messages import (
+        completion_to_response,
+        from_pydantic_messages,
+        response_to_completion,
+        to_pydantic_messages,
+    )
+    from .model import contract_model
+    from .tools import ContractToolset
+
+__all__ = [
+    "MODES",
+    "ContractCapability",
+    "ContractStopped",
+    "ContractToolset",
+    "adrive_agent",
+    "arun_agent",
+    "build_agent",
+    "completion_to_response",
+    "contract_model",
+    "drive_agent",
+    "from_pydantic_messages",
+    "response_to_completion",
+    "resume_agent",
+    "run_agent",
+    "to_pydantic_messages",
+]
+
+_HOMES: dict[str, str] = {
+    "MODES": "harness",
+    "ContractCapability": "capability",
+    "ContractStopped": "capability",
+    "ContractToolset": "tools",
+    "adrive_agent": "harness",
+    "arun_agent": "harness",
+    "build_agent": "harness",
+    "completion_to_response": "messages",
+    "contract_model": "model",
+    "drive_agent": "harness",
+    "from_pydantic_messages": "messages",
+    "response_to_completion": "messages",
+    "resume_agent": "harness",
+    "run_agent": "harness",
+    "to_pydantic_messages": "messages",
+}
+
+
+def __getattr__(name: str) -> _Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(_importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

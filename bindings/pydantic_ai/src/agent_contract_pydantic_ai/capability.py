@@ -27,6 +27,7 @@ made of a request and a response. Its hooks:
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Sequence
 from typing import Any, Final
@@ -85,6 +86,9 @@ class ContractStopped(Exception):
         """The bound refusals that answer its calls, in issue order."""
 
 
+_RAISED_THROUGH: Final[tuple[type[BaseException], ...]] = (ContractStopped, *_NOT_A_MODEL_FAILURE)
+
+
 def _issue_order(calls: Sequence[ToolCallPart]) -> dict[str, int]:
     return {call.tool_call_id: index for index, call in enumerate(calls)}
 
@@ -118,10 +122,9 @@ class ContractCapability(AbstractCapability[Any]):
         try:
             return await handler()
         finally:
-            try:
+            # Reset from another context (a cancelled stream) raises ValueError: harmless.
+            with contextlib.suppress(ValueError):
                 current_run_state.reset(token)
-            except ValueError:  # reset from another context (a cancelled stream): harmless
-                pass
 
     # -- the model ---------------------------------------------------------------------
 
@@ -152,7 +155,7 @@ class ContractCapability(AbstractCapability[Any]):
         )
         try:
             response: ModelResponse = await handler(request_context)
-        except (ContractStopped, *_NOT_A_MODEL_FAILURE):
+        except _RAISED_THROUGH:
             raise
         except Exception as exc:  # noqa: BLE001 - any model failure is a typed stop
             self._stop(Stop.model_error(exc))

@@ -58,12 +58,14 @@ __all__ = [
     "MODES",
     "NO_USAGE_LIMITS",
     "Mode",
+    "adrive_agent",
     "arun_agent",
     "build_agent",
     "drive_agent",
     "output_type_for",
     "resume_agent",
     "run_agent",
+    "run_in_new_loop",
     "suite_harness",
 ]
 

@@ -59,10 +59,14 @@ __all__ = [
 ERROR_OUTCOMES: Final = frozenset({"failed", "retried", "denied", "interrupted"})
 """``ToolReturnPart.outcome`` values that are an error tool message."""
 
-try:  # PydanticAI 2.17+: the feedback that is not about a tool call
-    from pydantic_ai.messages import RetryFeedbackPart as _RetryFeedbackPart
+_FEEDBACK_PARTS: tuple[type[Any], ...] = ()
+"""Feedback that is not about a tool call (``RetryFeedbackPart``, PydanticAI 2.17+)."""
+try:
+    from pydantic_ai.messages import RetryFeedbackPart
+
+    _FEEDBACK_PARTS = (RetryFeedbackPart,)
 except ImportError:  # pragma: no cover - older releases send RetryPromptPart only
-    _RetryFeedbackPart = None
+    pass
 
 
 def _text(content: Any) -> str:
@@ -112,7 +116,7 @@ def _request_messages(request: ModelRequest) -> list[Message]:
                 )
             else:
                 out.append(Message(role="user", content=part.model_response()))
-        elif _RetryFeedbackPart is not None and isinstance(part, _RetryFeedbackPart):
+        elif isinstance(part, _FEEDBACK_PARTS):
             out.append(Message(role="user", content=part.model_response()))
         # Other parts (instructions, availability notes) are no turn of their own.
     return out
@@ -169,7 +173,9 @@ def wire_arguments(arguments: Any) -> str | dict[str, Any]:
     return json.dumps(arguments, ensure_ascii=False, default=repr)
 
 
-def completion_to_response(completion: Completion, *, model_name: str | None = None) -> ModelResponse:
+def completion_to_response(
+    completion: Completion, *, model_name: str | None = None
+) -> ModelResponse:
     """A contract :class:`Completion` as a ``ModelResponse``.
 
     A call without an id keeps an empty ``tool_call_id`` (left out, PydanticAI would make

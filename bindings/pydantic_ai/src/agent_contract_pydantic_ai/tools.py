@@ -121,7 +121,9 @@ async def _write(state: RunState, planned: PlannedCall, approved: bool) -> ToolR
     return deliver(await anyio.to_thread.run_sync(state.execute, planned))
 
 
-async def run_planned(state: RunState, planned: PlannedCall, *, approved: bool = False) -> ToolReturn:
+async def run_planned(
+    state: RunState, planned: PlannedCall, *, approved: bool = False
+) -> ToolReturn:
     """Answer or run one planned call through the contract (see the module doc).
 
     Raises:
@@ -137,7 +139,11 @@ async def run_planned(state: RunState, planned: PlannedCall, *, approved: bool =
     if answered is not None:  # run once: a layer calling the tool again gets the same answer
         return deliver(answered)
     spec = planned.spec
-    if spec is not None and spec.isolation != "process" and inspect.iscoroutinefunction(spec.handler):
+    if (
+        spec is not None
+        and spec.isolation != "process"
+        and inspect.iscoroutinefunction(spec.handler)
+    ):
         handler = spec.handler
         arguments = copy.deepcopy(planned.arguments)
 
@@ -224,4 +230,6 @@ class ContractToolset(AbstractToolset[Any]):
             if answered is not None:
                 return deliver(answered)
             not_admitted()
-        return await run_planned(state, planned, approved=bool(getattr(ctx, "tool_call_approved", False)))
+        return await run_planned(
+            state, planned, approved=bool(getattr(ctx, "tool_call_approved", False))
+        )

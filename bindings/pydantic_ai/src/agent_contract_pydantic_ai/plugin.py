@@ -1,0 +1,150 @@
+"""The binding's harnesses, as the core's registry sees them (entry-point group
+``agent_contract.harnesses`` in this package's ``pyproject.toml``).
+
+- ``pydantic-ai``, ``pydantic-ai-async``, ``pydantic-ai-stream``: a PydanticAI ``Agent``
+  with the contract's capability and toolset, driven with ``run_sync``, ``run`` or
+  ``run_stream_events``; ``pydantic-ai`` is checked by default and can run the demo
+  durably (the contract's snapshot is all it needs to resume);
+- ``plain-pydantic-ai``: the control, a plain ``Agent`` with stock tools and settings
+  (:mod:`agent_contract_pydantic_ai.baseline`), expected to break.
+
+What a harness cannot express is declared, with the reason, in
+:data:`NOT_EXPRESSIBLE` (the harness's ``not_expressible`` attribute).
+
+Importing this module imports no PydanticAI: each harness loads it when it is used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Final
+
+from agent_contract.approval import Approval
+from agent_contract.harnesses import CORE_CAPABILITIES, Harness, HarnessPlugin
+from agent_contract.model import Model
+from agent_contract.runtime import Checkpoint, Contract, RunResult
+
+if TYPE_CHECKING:
+    from .harness import Mode
+
+__all__ = [
+    "CAPABILITIES",
+    "CONTROL_CAPABILITIES",
+    "NOT_EXPRESSIBLE",
+    "PLAIN_PYDANTIC_AI",
+    "PYDANTIC_AI",
+    "PYDANTIC_AI_ASYNC",
+    "PYDANTIC_AI_STREAM",
+    "STACK",
+    "SnapshotRunner",
+]
+
+STACK: Final = ("pydantic-ai-slim",)
+"""The distributions whose versions a report of these harnesses shows."""
+
+CAPABILITIES: Final[tuple[str, ...]] = tuple(CORE_CAPABILITIES)
+"""What the contract harnesses express: the contract's own features (timeouts, write
+tools). The framework pieces of the suite's stack scenarios are named after LangChain's
+(middleware, graph commands, interrupts, checkpointed threads) and are not applied here."""
+
+CONTROL_CAPABILITIES: Final[tuple[str, ...]] = tuple(CORE_CAPABILITIES)
+"""What the control expresses (no framework extras either)."""
+
+MISSING_ID_ON_THE_STREAM: Final = (
+    "PydanticAI's streaming parts manager gives a streamed tool call without an id one of "
+    "its own (pyd_ai_<hex>, `tool_call_id or _generate_tool_call_id()`) before any hook "
+    "sees the response, so the contract never sees that the model sent none: the call "
+    "runs, bound to the invented id (binding holds; the missing-id refusal cannot happen)"
+)
+
+NOT_EXPRESSIBLE: Final[Mapping[str, Mapping[str, str]]] = MappingProxyType(
+    {
+        "run_sync": MappingProxyType({}),
+        "run": MappingProxyType({}),
+        "stream": MappingProxyType({"missing_call_id": MISSING_ID_ON_THE_STREAM}),
+    }
+)
+"""Per mode: scenario name -> why the harness cannot express it (the harness's
+``not_expressible`` attribute). Listed in docs/MIGRATION_PYDANTIC_AI.md too."""
+
+
+def _suite_harness(mode: Mode) -> Harness:
+    from .harness import suite_harness
+
+    harness = suite_harness(mode)
+    harness.capabilities = CAPABILITIES  # type: ignore[attr-defined]
+    harness.not_expressible = NOT_EXPRESSIBLE[mode]  # type: ignore[attr-defined]
+    return harness
+
+
+def _control() -> Harness:
+    from .baseline import plain_pydantic_ai_harness
+
+    return plain_pydantic_ai_harness
+
+
+class SnapshotRunner:
+    """The ``pydantic-ai`` harness as a durable runner: a run paused for approval resumes
+    in another process from the contract's snapshot alone (PydanticAI keeps no state of
+    its own between runs; the history is rebuilt from the snapshot's transcript)."""
+
+    def run(
+        self, model: Model, contract: Contract, text: str, *, caller: str | None, folder: Path
+    ) -> RunResult:
+        """:func:`~agent_contract_pydantic_ai.harness.run_agent` with ``run_sync``."""
+        from .harness import run_agent
+
+        return run_agent(model, contract, text, caller=caller)
+
+    def resume(
+        self,
+        model: Model,
+        contract: Contract,
+        snapshot: Mapping[str, Any],
+        approvals: Sequence[Approval],
+        *,
+        checkpoint: Checkpoint,
+        folder: Path,
+    ) -> RunResult:
+        """:func:`~agent_contract_pydantic_ai.harness.resume_agent` (``checkpoint`` stores
+        the snapshot before any write runs).
+
+        Raises:
+            ApprovalError: a decision does not fit.
+            CheckpointError: the snapshot cannot be read.
+        """
+        from .harness import resume_agent
+
+        return resume_agent(model, contract, snapshot, approvals, checkpoint=checkpoint)
+
+
+PYDANTIC_AI: Final = HarnessPlugin(
+    name="pydantic-ai",
+    description="a PydanticAI Agent with ContractCapability, run_sync",
+    load=lambda: _suite_harness("run_sync"),
+    default=True,
+    durable=SnapshotRunner,
+    versions=STACK,
+)
+PYDANTIC_AI_ASYNC: Final = HarnessPlugin(
+    name="pydantic-ai-async",
+    description="a PydanticAI Agent with ContractCapability, run",
+    load=lambda: _suite_harness("run"),
+    versions=STACK,
+)
+PYDANTIC_AI_STREAM: Final = HarnessPlugin(
+    name="pydantic-ai-stream",
+    description="a PydanticAI Agent with ContractCapability, run_stream_events",
+    load=lambda: _suite_harness("stream"),
+    versions=STACK,
+)
+PLAIN_PYDANTIC_AI: Final = HarnessPlugin(
+    name="plain-pydantic-ai",
+    description="a plain PydanticAI Agent without the contract",
+    load=_control,
+    role="control",
+    default=True,
+    versions=STACK,
+)
