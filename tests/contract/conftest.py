@@ -28,6 +28,16 @@ def expresses(scenario: Scenario, harness: str) -> bool:
     return set(scenario.requires) <= capabilities_of(load_harness(harness))
 
 
+def not_expressible(scenario: Scenario, harness: str) -> str | None:
+    """Why ``harness`` cannot express ``scenario``, when it declares so (its
+    ``not_expressible`` attribute: scenario name -> reason), else ``None``. The scenario
+    still runs there and must break (its test is a strict xfail with the reason), so a
+    declaration that stops being true fails the suite."""
+    declared = getattr(load_harness(harness), "not_expressible", None) or {}
+    reason = declared.get(scenario.name)
+    return str(reason) if reason else None
+
+
 def outcome_of(scenario: Scenario, harness: str) -> ScenarioOutcome:
     """Run (once per session) and return the outcome of ``scenario`` on ``harness``;
     skip when the harness cannot express it."""

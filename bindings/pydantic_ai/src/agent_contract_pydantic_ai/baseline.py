@@ -14,14 +14,21 @@ import json
 from typing import Any
 
 from pydantic_ai import Agent, Tool
-from pydantic_ai.messages import ModelResponse, ToolCallPart
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    RetryPromptPart,
+    ToolCallPart,
+    ToolReturnPart,
+)
 
 from agent_contract.harnesses import Observation, RunInput
-from agent_contract.messages import Message
 from agent_contract.model import Model
 from agent_contract.tools import ToolContext, ToolSpec
 
-from .messages import from_pydantic_messages, to_pydantic_messages
+from .harness import run_sync_on_own_loop
+from .messages import ERROR_OUTCOMES, to_pydantic_messages
 from .model import contract_model
 from .plugin import CONTROL_CAPABILITIES, PLAIN_PYDANTIC_AI
 
@@ -50,16 +57,47 @@ def plain_agent(model: Model, tools: list[ToolSpec]) -> Agent[None, str]:
     return Agent(contract_model(model), tools=[plain_tool(t) for t in tools])
 
 
-def _kind(message: Message) -> str | None:
-    if message.status != "error":
+def _kind(status: str, content: str) -> str | None:
+    if status != "error":
         return None
     try:
-        data = json.loads(message.content)
+        data = json.loads(content)
     except ValueError:
         return "unclassified"
     if isinstance(data, dict) and isinstance(data.get("error"), str):
         return str(data["error"])
     return "unclassified"
+
+
+def _tool_messages(messages: list[ModelMessage]) -> tuple[dict[str, Any], ...]:
+    """Every tool result of the history as the Observation shows it (read from the parts:
+    a plain agent binds a result to an empty id, which no contract message could carry)."""
+    found: list[dict[str, Any]] = []
+    for message in messages:
+        if not isinstance(message, ModelRequest):
+            continue
+        for part in message.parts:
+            if isinstance(part, ToolReturnPart):
+                content = (
+                    part.content if isinstance(part.content, str) else part.model_response_str()
+                )
+                error = getattr(part, "outcome", "success") in ERROR_OUTCOMES
+            elif isinstance(part, RetryPromptPart) and part.tool_name is not None:
+                content, error = part.model_response(), True
+            else:
+                continue
+            status = "error" if error else "success"
+            found.append(
+                {
+                    "id": part.tool_call_id,
+                    "name": part.tool_name,
+                    "status": status,
+                    "error_kind": _kind(status, content),
+                    "side_effects_possible": False,
+                    "content": content,
+                }
+            )
+    return tuple(found)
 
 
 def plain_pydantic_ai_harness(
@@ -73,7 +111,9 @@ def plain_pydantic_ai_harness(
     agent = plain_agent(model, tools)
     history = to_pydantic_messages(list(options.history))
     try:
-        result = agent.run_sync(options.user, message_history=history or None)
+        result = run_sync_on_own_loop(
+            agent, {"user_prompt": options.user, "message_history": history or None}
+        )
     except Exception as exc:  # noqa: BLE001 - the control observes crashes
         return Observation.crashed(PLAIN_PYDANTIC_AI.name, exc)
     trajectory: list[str] = []
@@ -86,18 +126,7 @@ def plain_pydantic_ai_harness(
                     # the trajectory is this run's calls, not the history's
                     trajectory.extend([part.tool_name] if id(message) in new else [])
                     issued.append(part.tool_call_id)
-    tool_messages = tuple(
-        {
-            "id": m.tool_call_id,
-            "name": m.name,
-            "status": m.status,
-            "error_kind": _kind(m),
-            "side_effects_possible": False,
-            "content": m.content,
-        }
-        for m in from_pydantic_messages(result.all_messages())
-        if m.role == "tool"
-    )
+    tool_messages = _tool_messages(result.all_messages())
     output = result.output if isinstance(result.output, str) else None
     return Observation(
         harness=PLAIN_PYDANTIC_AI.name,

@@ -66,6 +66,7 @@ __all__ = [
     "resume_agent",
     "run_agent",
     "run_in_new_loop",
+    "run_sync_on_own_loop",
     "suite_harness",
 ]
 
@@ -135,12 +136,47 @@ def build_agent(
 
 
 def run_in_new_loop(awaitable: Callable[[], Awaitable[_T]]) -> _T:
-    """Run ``awaitable()`` on an event loop of its own."""
+    """Run ``awaitable()`` on an event loop of its own, closed afterwards; the thread's
+    current event loop (if any) is left as it was."""
+    loop = asyncio.new_event_loop()
+    try:
+        return loop.run_until_complete(awaitable())
+    finally:
+        try:
+            loop.run_until_complete(loop.shutdown_asyncgens())
+        finally:
+            loop.close()
 
-    async def main() -> _T:
-        return await awaitable()
 
-    return asyncio.run(main())
+def run_sync_on_own_loop(agent: Agent[Any, Any], options: Mapping[str, Any]) -> Any:
+    """``agent.run_sync(**options)`` on a fresh event loop that is closed afterwards.
+
+    ``run_sync`` drives the thread's current event loop, creating one (and leaving it open
+    and current) when there is none: a loop nobody closes, which the next
+    ``asyncio.run`` in the thread drops unclosed. Here the thread gets a loop for the run,
+    closed when it ends, and no current loop after it.
+
+    Raises:
+        ConfigurationError: called inside a running event loop (use :func:`arun_agent`).
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        pass
+    else:
+        raise ConfigurationError(
+            "run_sync cannot run inside a running event loop: use arun_agent (or mode='run')"
+        )
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    try:
+        return agent.run_sync(**options)
+    finally:
+        asyncio.set_event_loop(None)
+        try:
+            loop.run_until_complete(loop.shutdown_asyncgens())
+        finally:
+            loop.close()
 
 
 async def _stream(agent: Agent[Any, Any], options: Mapping[str, Any]) -> AgentRunResult[Any]:
@@ -259,7 +295,7 @@ def drive_agent(
     with capture_run_messages() as captured:
         try:
             if mode == "run_sync":
-                result = agent.run_sync(**options)
+                result = run_sync_on_own_loop(agent, options)
             else:
                 result = run_in_new_loop(lambda: _adrive(agent, state, mode, options))
         except ContractStopped as stopped:
