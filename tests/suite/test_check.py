@@ -67,7 +67,16 @@ def test_control_column_breaks_but_does_not_count(default_report: CheckReport) -
     assert control["call_id_binding"] == "holds"
     assert default_report.broken == ()
     roles = {h.name: h.role for h in default_report.harnesses}
-    assert roles == {"offline": "checked", "langchain": "checked", "plain-create-agent": "control"}
+    assert roles == {
+        "offline": "checked",
+        "langchain": "checked",
+        "pydantic-ai": "checked",
+        "plain-create-agent": "control",
+        "plain-pydantic-ai": "control",
+    }
+    plain = {c.boundary: c.status for c in default_report.cells if c.harness == "plain-pydantic-ai"}
+    assert plain["allowlist"] == "broken"
+    assert plain["call_id_binding"] == "holds"
 
 
 def test_rows_follow_boundaries_with_scenarios(default_report: CheckReport) -> None:
@@ -150,8 +159,9 @@ def test_cli_default_prints_the_table_and_exits_0() -> None:
     assert err == ""  # --quiet: no progress
     assert "plain-create-agent is a control column" in out
     assert "does not affect the exit code" in out
-    assert re.search(r"^allowlist \(3\)\s+holds\s+holds\s+BROKEN$", out, re.M)
-    assert "result: every boundary holds on offline, langchain (exit 0)" in out
+    assert "plain-pydantic-ai is a control column" in out
+    assert re.search(r"^allowlist \(3\)\s+holds\s+holds\s+holds\s+BROKEN\s+BROKEN$", out, re.M)
+    assert "result: every boundary holds on offline, langchain, pydantic-ai (exit 0)" in out
 
 
 @pytest.mark.usefixtures("cached_outcomes")
@@ -167,11 +177,14 @@ def test_cli_explicit_broken_harness_exits_5() -> None:
 def test_cli_markdown() -> None:
     code, out, _ = cli("--format", "markdown")
     assert code == 0
-    assert "| Boundary | offline | langchain | plain-create-agent (control) |" in out
     assert (
-        "| allowlist | holds (3 scenarios) | holds (3 scenarios) | **broken**: `unknown_tool`:"
-        in out
-    )
+        "| Boundary | offline | langchain | pydantic-ai | plain-create-agent (control) "
+        "| plain-pydantic-ai (control) |"
+    ) in out
+    assert (
+        "| allowlist | holds (3 scenarios) | holds (3 scenarios) | holds (3 scenarios) "
+        "| **broken**: `unknown_tool`:"
+    ) in out
 
 
 @pytest.mark.usefixtures("cached_outcomes")

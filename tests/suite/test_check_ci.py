@@ -56,7 +56,9 @@ def test_one_case_per_harness_and_boundary(default_report: CheckReport) -> None:
     assert suites == [
         "agent-contract.check.offline",
         "agent-contract.check.langchain",
+        "agent-contract.check.pydantic-ai",
         "agent-contract.check.plain-create-agent (control)",
+        "agent-contract.check.plain-pydantic-ai (control)",
     ]
     props = {p.get("name"): p.get("value") for p in root.iter("property")}
     assert props["agent-contract"] == default_report.versions["agent-contract"]

@@ -28,6 +28,8 @@ from agent_contract.registry import (
 )
 
 BINDING = "agent-contract-langchain"
+PYDANTIC_BINDING = "agent-contract-pydantic-ai"
+BINDINGS = (BINDING, PYDANTIC_BINDING)
 
 
 def invoke(*argv: str) -> tuple[int, str, str]:
@@ -43,6 +45,10 @@ def test_the_core_registers_offline_first_then_the_binding_in_its_order() -> Non
         "langchain-async",
         "langchain-stream",
         "plain-create-agent",
+        "plain-pydantic-ai",
+        "pydantic-ai",
+        "pydantic-ai-async",
+        "pydantic-ai-stream",
     )
     assert harness_plugin("offline") is OFFLINE
     assert load_harness("offline") is offline_harness
@@ -51,13 +57,22 @@ def test_the_core_registers_offline_first_then_the_binding_in_its_order() -> Non
 
 def test_plugins_carry_role_default_and_durable_runner() -> None:
     plugins = {name: harness_plugin(name) for name in harness_names()}
-    assert {n for n, p in plugins.items() if p.role == "control"} == {"plain-create-agent"}
+    assert {n for n, p in plugins.items() if p.role == "control"} == {
+        "plain-create-agent",
+        "plain-pydantic-ai",
+    }
     assert {n for n, p in plugins.items() if p.default} == {
         "offline",
         "langchain",
         "plain-create-agent",
+        "pydantic-ai",
+        "plain-pydantic-ai",
     }
-    assert {n for n, p in plugins.items() if p.durable is not None} == {"offline", "langchain"}
+    assert {n for n, p in plugins.items() if p.durable is not None} == {
+        "offline",
+        "langchain",
+        "pydantic-ai",
+    }
     assert all(p.name == n and p.description for n, p in plugins.items())
 
 
@@ -113,20 +128,22 @@ def test_a_missing_binding_module_names_the_binding(monkeypatch: pytest.MonkeyPa
 
 @pytest.fixture
 def without_binding(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """The registry as it is when only the core is installed."""
+    """The registry as it is when only the core is installed (no binding)."""
     real = registry._entries
 
     def core_only(group: str) -> tuple[importlib.metadata.EntryPoint, ...]:
-        return tuple(ep for ep in real(group) if ep.dist is not None and ep.dist.name != BINDING)
+        return tuple(
+            ep for ep in real(group) if ep.dist is not None and ep.dist.name not in BINDINGS
+        )
 
     monkeypatch.setattr(registry, "_entries", core_only)
-    monkeypatch.setattr(registry, "_installed", lambda distribution: distribution != BINDING)
+    monkeypatch.setattr(registry, "_installed", lambda distribution: distribution not in BINDINGS)
     monkeypatch.setenv("AGENT_CONTRACT_DATA_DIR", str(tmp_path))
 
 
 @pytest.mark.usefixtures("without_binding")
 def test_the_core_declares_the_binding_in_its_extras() -> None:
-    assert missing_bindings() == (BINDING,)
+    assert missing_bindings() == BINDINGS
     assert harness_names() == ("offline",)
     assert [ep.group for ep in command_entry_points()] == []
     assert COMMAND_GROUP == "agent_contract.commands"
@@ -141,12 +158,14 @@ def test_the_core_declares_the_binding_in_its_extras() -> None:
         pytest.param(["check"], id="default-check"),
         pytest.param(["check", "--harness", "offline,langchain"], id="check-named"),
         pytest.param(["run", "calculate 1+1", "--harness", "langchain"], id="run"),
+        pytest.param(["run", "calculate 1+1", "--harness", "pydantic-ai"], id="run-pydantic-ai"),
+        pytest.param(["check", "--harness", "pydantic-ai"], id="check-pydantic-ai"),
     ],
 )
 def test_commands_that_need_the_binding_exit_4_naming_it(argv: list[str]) -> None:
     code, out, err = invoke(*argv)
     assert (code, out) == (exitcodes.EXIT_DEPENDENCY_MISSING, "")
-    assert err.startswith(f"dependency_missing: install '{BINDING}'")
+    assert err.startswith(f"dependency_missing: install '{', '.join(BINDINGS)}'")
 
 
 @pytest.mark.usefixtures("without_binding")

@@ -32,6 +32,7 @@ lookup, so the planning, parsing and report logic are tested without a network.
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import re
 import tempfile
@@ -42,7 +43,7 @@ from typing import Final
 
 from agent_contract.errors import ConfigurationError
 from agent_contract.exitcodes import EXIT_CONTRACT_VIOLATION, EXIT_DEPENDENCY_MISSING, EXIT_OK
-from agent_contract.registry import harness_plugins
+from agent_contract.registry import DISTRIBUTION, HARNESS_GROUP, harness_plugins
 
 from .matrix_env import (
     COMPANION_PINS,
@@ -83,8 +84,14 @@ _RELEASE = re.compile(r"^\d+(\.\d+){1,2}([a-z]+\d+)?$")
 
 def default_matrix_harnesses() -> tuple[str, ...]:
     """Harnesses checked in each environment unless ``--harness`` says otherwise: every
-    registered harness that must keep the contract (no control)."""
-    return tuple(p.name for p in harness_plugins() if p.role == "contract")
+    harness the core and this binding register that must keep the contract (no control;
+    another binding's harnesses are not installed in a LangChain environment)."""
+    own = {
+        ep.name
+        for ep in importlib.metadata.entry_points(group=HARNESS_GROUP)
+        if ep.dist is not None and ep.dist.name in (DISTRIBUTION, "agent-contract-langchain")
+    }
+    return tuple(p.name for p in harness_plugins() if p.role == "contract" and p.name in own)
 
 
 def parse_releases(text: str) -> list[str]:
