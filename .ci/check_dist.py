@@ -1,15 +1,15 @@
 """Check the built distributions beyond `twine check --strict`: run by .ci/run after
 `uv build --all-packages`, as `python .ci/check_dist.py DIST_DIR`.
 
-For each of the two distributions (agent-contract, agent-contract-langchain) there must be
-one wheel and one sdist, and each must carry:
+For each distribution (agent-contract, agent-contract-langchain, agent-contract-pydantic-ai)
+there must be one wheel and one sdist, and each must carry:
 
 - the LICENSE file (wheel: `*.dist-info/licenses/LICENSE`; sdist: `LICENSE` at its root)
   and `License-Expression: MIT`, with no deprecated `License ::` classifier (PEP 639);
 - the README as a Markdown long description (and `README.md` in the sdist);
 - project URLs, `Typing :: Typed` and `py.typed`, Python version classifiers;
 - `Framework :: Pytest` when the wheel registers a `pytest11` entry point;
-- for the binding: `Requires-Dist: agent-contract` with an upper bound.
+- for a binding: `Requires-Dist: agent-contract` with an upper bound.
 
 The sdists hold their own package only (no tests, no other distribution's source).
 Exit 0 when every check passes; 1 with one line per problem otherwise.
@@ -27,6 +27,7 @@ from pathlib import Path
 DISTRIBUTIONS = {
     "agent_contract": "agent_contract",
     "agent_contract_langchain": "agent_contract_langchain",
+    "agent_contract_pydantic_ai": "agent_contract_pydantic_ai",
 }
 """Artifact name prefix -> the import package it ships."""
 
@@ -59,7 +60,7 @@ def check_metadata(name: str, meta: Message, *, pytest_plugin: bool) -> list[str
         problems.append(f"{name}: no Python version classifier")
     if pytest_plugin and "Framework :: Pytest" not in classifiers:
         problems.append(f"{name}: registers a pytest11 plugin without 'Framework :: Pytest'")
-    if meta.get("Name") == "agent-contract-langchain":
+    if str(meta.get("Name", "")).startswith("agent-contract-"):  # a binding
         core = [r for r in meta.get_all("Requires-Dist") or [] if r.startswith("agent-contract")]
         if len(core) != 1 or "<" not in core[0]:
             problems.append(f"{name}: the core is not pinned to a range: {core}")
@@ -109,7 +110,7 @@ def check_sdist(path: Path, package: str) -> list[str]:
 
 
 def check_directory(dist: Path) -> list[str]:
-    """Problems with a directory of built artifacts (both distributions expected)."""
+    """Problems with a directory of built artifacts (every distribution expected)."""
     problems: list[str] = []
     for prefix, package in DISTRIBUTIONS.items():
         wheels = [p for p in dist.glob(f"{prefix}-*.whl")]
@@ -131,7 +132,7 @@ def main(argv: list[str]) -> int:
     for problem in problems:
         print(f"check_dist: {problem}", file=sys.stderr)
     if not problems:
-        print(f"check_dist: {argv[0]}: both distributions complete")
+        print(f"check_dist: {argv[0]}: every distribution complete")
     return 1 if problems else 0
 
 

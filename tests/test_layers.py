@@ -3,8 +3,9 @@
 - The runtime (the core modules, ``runtime/``, ``trace/``, ``loop``, ``harnesses``,
   ``testing``) never imports the conformance kit or the application.
 - The conformance kit (``conformance/``) never imports the application (``app/``).
-- Nothing in ``src/agent_contract`` imports LangChain, LangGraph or the binding
-  (``agent_contract_langchain``), and names no framework in its code.
+- Nothing in ``src/agent_contract`` imports LangChain, LangGraph, PydanticAI or a binding
+  (``agent_contract_langchain``, ``agent_contract_pydantic_ai``), and names no framework
+  in its code; a binding never imports another.
 - Deprecated shims are imported by nothing.
 - No module imports itself through a cycle of module-level imports.
 - Entry points (both ``pyproject.toml`` files) name modules of their own distribution,
@@ -34,13 +35,26 @@ TREES = {
     / "langchain"
     / "src"
     / "agent_contract_langchain",
+    "agent_contract_pydantic_ai": ROOT
+    / "bindings"
+    / "pydantic_ai"
+    / "src"
+    / "agent_contract_pydantic_ai",
 }
 PYPROJECTS = {
     "agent_contract": ROOT / "pyproject.toml",
     "agent_contract_langchain": ROOT / "bindings" / "langchain" / "pyproject.toml",
+    "agent_contract_pydantic_ai": ROOT / "bindings" / "pydantic_ai" / "pyproject.toml",
 }
-FRAMEWORKS = ("langchain", "langchain_core", "langgraph", "langsmith")
-BINDING = "agent_contract_langchain"
+FRAMEWORKS = (
+    "langchain",
+    "langchain_core",
+    "langgraph",
+    "langsmith",
+    "pydantic_ai",
+    "pydantic_graph",
+)
+BINDINGS = ("agent_contract_langchain", "agent_contract_pydantic_ai")
 
 FORBIDDEN: dict[str, set[str]] = {
     "runtime": {"conformance", "app", "compat", "binding", "framework"},
@@ -137,7 +151,7 @@ def layer(name: str, modules: Mapping[str, Module]) -> str:
     top = name.split(".")[0]
     if top in FRAMEWORKS:
         return "framework"
-    if top == BINDING:
+    if top in BINDINGS:
         return "binding"
     if top != "agent_contract":
         return "other"
@@ -216,7 +230,10 @@ def framework_names_in_code(module: Module) -> list[str]:
         if isinstance(node, ast.Constant)
         and isinstance(node.value, str)
         and id(node) not in docstrings
-        and any(word in node.value.lower() for word in ("langchain", "langgraph"))
+        and any(
+            word in node.value.lower()
+            for word in ("langchain", "langgraph", "pydantic-ai", "pydantic_ai", "pydanticai")
+        )
     ]
 
 
@@ -255,6 +272,19 @@ def test_each_layer_imports_only_what_it_may() -> None:
     assert forbidden_imports(MODULES) == []
 
 
+def test_a_binding_never_imports_another() -> None:
+    """Each binding stands on the core alone: one can be installed without the other."""
+    crossing = [
+        f"{name} -> {target}"
+        for name, module in MODULES.items()
+        for target in sorted(module.imports)
+        if name.split(".")[0] in BINDINGS
+        and target.split(".")[0] in BINDINGS
+        and target.split(".")[0] != name.split(".")[0]
+    ]
+    assert crossing == []
+
+
 def test_the_layers_are_where_the_docs_say() -> None:
     layers = {name: layer(name, MODULES) for name in MODULES}
     assert layers["agent_contract.runtime.state"] == "runtime"
@@ -264,6 +294,7 @@ def test_the_layers_are_where_the_docs_say() -> None:
     assert layers["agent_contract.app.cli"] == "app"
     assert layers["agent_contract.policy"] == "compat"
     assert layers["agent_contract_langchain.middleware"] == "binding"
+    assert layers["agent_contract_pydantic_ai.capability"] == "binding"
 
 
 def test_no_import_cycles() -> None:
@@ -285,12 +316,13 @@ def test_entry_points_name_modules_of_their_own_distribution(package: str) -> No
             assert target.split(".")[0] == package, f"{group} {name} points outside {package}"
 
 
-def test_a_bindings_entry_points_load_no_framework() -> None:
+@pytest.mark.parametrize("binding", BINDINGS)
+def test_a_bindings_entry_points_load_no_framework(binding: str) -> None:
     """The CLI reads every registered harness and command to list them: importing an
     entry point's module must not import the framework (that happens when it runs)."""
     heavy = {}
     for group in ("agent_contract.harnesses", "agent_contract.commands"):
-        for value in entry_points(BINDING).get(group, {}).values():
+        for value in entry_points(binding).get(group, {}).values():
             target = value.split(":")[0].strip()
             loaded = eager_closure(target, MODULES)
             frameworks = sorted(t for t in loaded if layer(t, MODULES) == "framework")

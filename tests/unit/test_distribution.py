@@ -20,8 +20,10 @@ from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parents[2]
 BINDING_DIR = ROOT / "bindings" / "langchain"
+PYDANTIC_AI_DIR = ROOT / "bindings" / "pydantic_ai"
 CORE = "agent-contract"
 BINDING = "agent-contract-langchain"
+PYDANTIC_AI = "agent-contract-pydantic-ai"
 
 
 def pyproject(folder: Path) -> dict[str, Any]:
@@ -30,8 +32,14 @@ def pyproject(folder: Path) -> dict[str, Any]:
     return project
 
 
-PROJECTS = {CORE: (ROOT, pyproject(ROOT)), BINDING: (BINDING_DIR, pyproject(BINDING_DIR))}
-BOTH = pytest.mark.parametrize("name", [CORE, BINDING])
+PROJECTS = {
+    CORE: (ROOT, pyproject(ROOT)),
+    BINDING: (BINDING_DIR, pyproject(BINDING_DIR)),
+    PYDANTIC_AI: (PYDANTIC_AI_DIR, pyproject(PYDANTIC_AI_DIR)),
+}
+BINDINGS = pytest.mark.parametrize("binding", [BINDING, PYDANTIC_AI])
+EXTRAS = {BINDING: "langchain", PYDANTIC_AI: "pydantic-ai"}
+BOTH = pytest.mark.parametrize("name", [CORE, BINDING, PYDANTIC_AI])
 
 
 def requirement(requires: list[str], name: str) -> Requirement:
@@ -45,9 +53,11 @@ def next_minor(version: str) -> Version:
     return Version(f"{release[0]}.{release[1] + 1}")
 
 
-def test_the_binding_license_is_the_repository_license() -> None:
-    """hatch reads only files inside the project folder, so the binding keeps a copy."""
-    assert (BINDING_DIR / "LICENSE").read_bytes() == (ROOT / "LICENSE").read_bytes()
+@BINDINGS
+def test_the_binding_license_is_the_repository_license(binding: str) -> None:
+    """hatch reads only files inside the project folder, so each binding keeps a copy."""
+    folder = PROJECTS[binding][0]
+    assert (folder / "LICENSE").read_bytes() == (ROOT / "LICENSE").read_bytes()
 
 
 @BOTH
@@ -87,21 +97,32 @@ def test_the_pytest_plugin_distribution_says_framework_pytest() -> None:
     assert "pytest11" in PROJECTS[CORE][1]["entry-points"]
 
 
-def test_the_binding_pins_a_compatible_core_range() -> None:
+@BINDINGS
+def test_the_binding_pins_a_compatible_core_range(binding: str) -> None:
     core_version = PROJECTS[CORE][1]["version"]
-    pin = requirement(PROJECTS[BINDING][1]["dependencies"], CORE)
+    pin = requirement(PROJECTS[binding][1]["dependencies"], CORE)
     assert core_version in pin.specifier
     assert str(next_minor(core_version)) not in pin.specifier
     assert {s.operator for s in pin.specifier} == {">=", "<"}
 
 
-def test_the_langchain_extra_points_at_the_binding_this_project_publishes() -> None:
-    extra = PROJECTS[CORE][1]["optional-dependencies"]["langchain"]
-    pin = requirement(extra, BINDING)
-    binding_version = PROJECTS[BINDING][1]["version"]
+@BINDINGS
+def test_the_extra_points_at_the_binding_this_project_publishes(binding: str) -> None:
+    extra = PROJECTS[CORE][1]["optional-dependencies"][EXTRAS[binding]]
+    pin = requirement(extra, binding)
+    binding_version = PROJECTS[binding][1]["version"]
     assert binding_version in pin.specifier
     assert str(next_minor(binding_version)) not in pin.specifier
-    assert PROJECTS[BINDING][1]["name"] == BINDING
+    assert PROJECTS[binding][1]["name"] == binding
+
+
+def test_the_pydantic_ai_binding_depends_on_pydantic_ai_slim_only() -> None:
+    """The core and the slim distribution: no provider SDK is pulled in; the floor is the
+    one the version matrix measured (docs/PERFORMANCE.md's neighbour, the binding README)."""
+    requires = [Requirement(r) for r in PROJECTS[PYDANTIC_AI][1]["dependencies"]]
+    assert {r.name for r in requires} == {CORE, "pydantic-ai-slim"}
+    slim = requirement(PROJECTS[PYDANTIC_AI][1]["dependencies"], "pydantic-ai-slim")
+    assert {s.operator for s in slim.specifier} == {">=", "<"}
 
 
 @BOTH
@@ -165,6 +186,11 @@ def write_artifacts(dist: Path, *, license_in_wheel: bool = True, stray: bool = 
         (
             "agent_contract_langchain",
             "agent-contract-langchain",
+            "Requires-Dist: agent-contract>=0.1.0,<0.2\n",
+        ),
+        (
+            "agent_contract_pydantic_ai",
+            "agent-contract-pydantic-ai",
             "Requires-Dist: agent-contract>=0.1.0,<0.2\n",
         ),
     ):

@@ -14,6 +14,11 @@ TREES = {
     / "langchain"
     / "src"
     / "agent_contract_langchain",
+    "agent_contract_pydantic_ai": ROOT
+    / "bindings"
+    / "pydantic_ai"
+    / "src"
+    / "agent_contract_pydantic_ai",
 }
 
 

@@ -13,6 +13,7 @@ from agent_contract.runtime import RunState
 ROOT = Path(__file__).resolve().parents[2]
 CORE = ROOT / "src" / "agent_contract"
 BINDING = ROOT / "bindings" / "langchain" / "src" / "agent_contract_langchain"
+PYDANTIC_AI = ROOT / "bindings" / "pydantic_ai" / "src" / "agent_contract_pydantic_ai"
 DRIVERS = [
     CORE / "loop.py",
     CORE / "demo.py",
@@ -22,6 +23,9 @@ DRIVERS = [
     BINDING / "driving.py",
     BINDING / "harness.py",
     BINDING / "resuming.py",
+    PYDANTIC_AI / "capability.py",
+    PYDANTIC_AI / "tools.py",
+    PYDANTIC_AI / "harness.py",
 ]
 INSPECTION = {"caller", "context", "counters", "trace", "PROTOCOL"}
 """Public, to inspect a run; not for driving one."""
