@@ -15,6 +15,7 @@ import json
 import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, Final
 
 from .errors import ConfigurationError, ScriptExhaustedError
@@ -305,6 +306,15 @@ def _describe(message: Message, chinese: bool) -> str:
         if chinese:
             return f"工具 {message.name} 未能完成请求（{kind}）：{detail}"
         return f"The {message.name} tool could not complete the request ({kind}): {detail}"
+    if isinstance(data, Mapping) and {"note", "arguments", "result"} <= set(data):
+        # A write a human edited before it ran: describe its result, and say so.
+        inner = data["result"]
+        text = inner if isinstance(inner, str) else json.dumps(inner, ensure_ascii=False)
+        shown = _describe(replace(message, content=text), chinese)
+        edited = (
+            "（参数在执行前已由人工修改。）" if chinese else " (A human edited it before it ran.)"
+        )
+        return shown + edited
     if isinstance(data, Mapping) and "source_id" in data:
         if chinese:
             return f"政策《{data.get('title')}》：{data.get('text')}（来源：{data['source_id']}）"

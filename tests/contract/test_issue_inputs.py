@@ -322,3 +322,71 @@ def test_input_6_a_checkpoint_never_stores_the_artifact(tmp_path: Any) -> None:
     stored = sum(p.stat().st_size for p in tmp_path.iterdir())
     assert stored < 1024 * 1024  # measured: 15.8 MB before, 0.03 MB after
     assert len(result.artifacts["call_x"]) == five_mb
+
+
+def test_input_7_unparseable_argument_text_is_kept_redacted_and_capped(
+    harness_name: str,
+) -> None:
+    """The raw text of unparseable tool-call arguments was not kept in the trace."""
+    from agent_contract.conformance import PLANTED_SECRET
+    from agent_contract.trace import RAW_ARGUMENTS_CHARS
+
+    raw = '{"text": "my key is ' + PLANTED_SECRET + '", "pad": "' + "p" * 3000
+    result = run_on(
+        harness_name,
+        [tool_call("echo", raw, id="call_bad")],
+        [_echo()],
+        secrets=(PLANTED_SECRET,),
+    )
+    assert result.stop_reason == "invalid_response"
+    (event,) = [e for e in result.trace.of_type("contract_violation") if "raw_arguments" in e]
+    assert event["code"] == "unparseable_arguments"
+    assert event["raw_arguments"].startswith('{"text": "my key is [REDACTED]", "pad": "ppp')
+    assert len(event["raw_arguments"]) == RAW_ARGUMENTS_CHARS
+    assert (event["raw_arguments_chars"], event["raw_arguments_cut"]) == (len(raw), True)
+    assert PLANTED_SECRET not in result.trace.to_jsonl()
+
+
+def _edited_transfer(harness_name: str) -> tuple[RunResult, FakeModel]:
+    from agent_contract.conformance.fixtures import Probe, ScriptedDecider, transfer_tool
+
+    probe = Probe()
+    model = FakeModel([tool_call("transfer", {"to": "bob", "amount": 500}), "sent"])
+    result = load_harness(harness_name)(
+        model,
+        [transfer_tool(probe)],
+        RunInput(
+            user="send bob 500",
+            budget=Budget(deadline_seconds=30.0),
+            decider=ScriptedDecider([("edit", {"to": "bob", "amount": 50})], probe),
+        ),
+    )
+    assert isinstance(result, RunResult)
+    assert result.stop_reason == "answered"
+    return result, model
+
+
+def test_input_7_approval_events_carry_a_utc_time_and_an_offset(harness_name: str) -> None:
+    """Approval events carried no time (held already on the main branch this was fixed
+    on: every event goes through the one Trace.append; kept as a guard)."""
+    result, _ = _edited_transfer(harness_name)
+    for kind in ("approval_requested", "approval_decided", "write_settled"):
+        (event,) = result.trace.of_type(kind)
+        assert event["time"].endswith("Z")
+        assert isinstance(event["offset_seconds"], float)
+
+
+def test_input_7_the_trace_and_the_model_get_the_arguments_that_ran(harness_name: str) -> None:
+    """After an edited approval the model was never told which arguments actually ran."""
+    import json
+
+    result, model = _edited_transfer(harness_name)
+    (settled,) = result.trace.of_type("write_settled")
+    assert (settled["arguments"], settled["edited"]) == ({"to": "bob", "amount": 50}, True)
+    # The model's next turn states the arguments that ran.
+    (content,) = [m.content for m in model.calls[-1]["messages"] if m.role == "tool"]
+    assert json.loads(content) == {
+        "note": "a human edited this call's arguments before it ran",
+        "arguments": {"to": "bob", "amount": 50},
+        "result": {"sent": 50, "to": "bob"},
+    }

@@ -5,10 +5,13 @@ answers (:mod:`~agent_contract.runtime.answers`). What
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..canonical import canonical_json
 from ..messages import Completion, ToolCall
 from ..results import success_result
-from ..trace import PREVIEW_CHARS
+from ..text import escape_surrogates
+from ..trace import PREVIEW_CHARS, RAW_ARGUMENTS_CHARS
 from .answers import AnswerFormat
 from .ledger import refusal
 from .records import Stop
@@ -22,7 +25,7 @@ def _invalid(
     run: Run, calls: tuple[ToolCall, ...], violations: tuple[Violation, ...]
 ) -> ResponseVerdict:
     for violation in violations:
-        run.trace.append("contract_violation", **violation.to_dict())
+        run.trace.append("contract_violation", **_violation_fields(run, violation))
     return ResponseVerdict(
         shape="invalid",
         calls=calls,
@@ -30,6 +33,19 @@ def _invalid(
         refusals=run.ledger.refuse_invalid(calls, violations, run.conversation_ids),
         stop=Stop(reason="invalid_response", detail="; ".join(v.message for v in violations)),
     )
+
+
+def _violation_fields(run: Run, violation: Violation) -> dict[str, Any]:
+    """A violation's trace fields; unparseable argument text is kept, redacted and
+    escaped first, then cut to :data:`RAW_ARGUMENTS_CHARS` (what an auditor needs)."""
+    fields = violation.to_dict()
+    raw = violation.raw_arguments
+    if raw is not None:
+        shown = run.contract.redaction.redact(escape_surrogates(raw))
+        fields["raw_arguments"] = shown[:RAW_ARGUMENTS_CHARS]
+        fields["raw_arguments_chars"] = len(raw)
+        fields["raw_arguments_cut"] = len(shown) > RAW_ARGUMENTS_CHARS
+    return fields
 
 
 def _answer_violations(

@@ -58,6 +58,9 @@ class Violation:
     """Human-readable reason."""
     tool_call_id: str | None = None
     """The call it concerns, when the call has an id."""
+    raw_arguments: str | None = None
+    """For ``unparseable_arguments``: the text the model sent (the trace keeps it
+    redacted and capped; :meth:`to_dict` leaves it out)."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -74,6 +77,7 @@ def _normalize_arguments(call: ToolCall) -> tuple[Any, Violation | None]:
                 code="unparseable_arguments",
                 message=f"arguments of call {call.id!r} are not valid JSON",
                 tool_call_id=call.id or None,
+                raw_arguments=call.arguments,
             )
     if not isinstance(args, dict):
         return args, Violation(

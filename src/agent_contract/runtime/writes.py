@@ -13,7 +13,9 @@ lock the caller holds where the run is changed; results go through the run's led
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from ..approval import Approval, PendingApproval, approval_token, idempotency_key
@@ -31,11 +33,13 @@ from ..results import (
 )
 from ..text import escape_value
 from ..tools import ToolContext, ToolSpec
+from ..trace import RedactionPolicy
 from .execution import failed, timeout_for, tool_context
 from .ledger import PlannedCall, refusal
 from .run import Run
 
 __all__ = [
+    "EDIT_NOTE",
     "decide",
     "decided",
     "execute_write",
@@ -279,6 +283,9 @@ def execute_write(run: Run, call_id: str) -> ToolResult:
         crashpoint("after_write")
         after = _verify(run, spec, context, planned.arguments)
         result = _write_outcome(run, planned, spec, key, invocation, after)
+    edited = run.decisions.get(call_id, {}).get("decision") == "edit"
+    if edited:
+        result = _stating_edit(result, planned.arguments, spec, redaction)
     run.trace.append(
         "write_settled",
         id=call_id,
@@ -286,8 +293,50 @@ def execute_write(run: Run, call_id: str) -> ToolResult:
         idempotency_key=key,
         status=result.status,
         outcome=result.outcome,
+        arguments=planned.arguments,
+        edited=edited,
     )
     return result
+
+
+EDIT_NOTE = "a human edited this call's arguments before it ran"
+"""What the tool message of an edited write says, with the arguments that ran."""
+
+
+def _stating_edit(
+    result: ToolResult, arguments: dict[str, Any], spec: ToolSpec, redaction: RedactionPolicy
+) -> ToolResult:
+    """``result`` restated so the model reads which arguments ran (a human edited them):
+    a success becomes ``{"note": EDIT_NOTE, "arguments": ..., "result": <what it read>}``
+    (sized like any result); an error's message ends with the arguments."""
+    if not result.ok:
+        return replace(
+            error_result(
+                result.tool_call_id,
+                result.name,
+                result.error_kind or "tool_error",
+                f"{result.error_message} ({EDIT_NOTE}: it ran with {json.dumps(arguments)})",
+                redaction=redaction,
+                outcome=result.outcome,
+                side_effects_possible=result.side_effects_possible,
+                duration_seconds=result.duration_seconds,
+            ),
+            artifact=result.artifact,
+        )
+    try:
+        shown: Any = json.loads(result.content)
+    except ValueError:
+        shown = result.content  # plain text, or a truncated JSON text
+    return success_result(
+        result.tool_call_id,
+        result.name,
+        {"note": EDIT_NOTE, "arguments": arguments, "result": shown},
+        max_result_chars=spec.max_result_chars,
+        on_oversize=spec.on_oversize,
+        redaction=redaction,
+        duration_seconds=result.duration_seconds,
+        artifact=result.artifact,
+    )
 
 
 def _verify(
@@ -322,6 +371,7 @@ def _write_outcome(
             on_oversize=spec.on_oversize,
             redaction=redaction,
             duration_seconds=invocation.duration_seconds,
+            artifact=value,
         )
     settled = not after.timed_out and after.error is None  # verify says: not applied
     if invocation.error is not None and settled:

@@ -7,7 +7,7 @@
   and :class:`JsonlSink`.
 """
 
-from .events import EVENT_TYPES, PREVIEW_CHARS, EventType, TraceEvent
+from .events import EVENT_TYPES, PREVIEW_CHARS, RAW_ARGUMENTS_CHARS, EventType, TraceEvent
 from .recorder import Trace
 from .redaction import (
     DEFAULT_PATTERNS,
@@ -24,6 +24,7 @@ __all__ = [
     "EVENT_TYPES",
     "MIN_SECRET_CHARS",
     "PREVIEW_CHARS",
+    "RAW_ARGUMENTS_CHARS",
     "REDACTED",
     "EventType",
     "JsonlSink",

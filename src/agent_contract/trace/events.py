@@ -10,7 +10,10 @@ paused) and the event's fields. Event types, in the order a run produces them
 - ``model_call``: ``step`` (1-based).
 - ``model_response``: ``step``, ``shape`` (``final``, ``tool_calls`` or ``invalid``),
   ``tool_calls`` (``[{"id", "name"}]``), ``text_chars``.
-- ``contract_violation``: ``code``, ``message``, ``tool_call_id``.
+- ``contract_violation``: ``code``, ``message``, ``tool_call_id``; for
+  ``unparseable_arguments`` also ``raw_arguments`` (the text the model sent, redacted,
+  then cut to :data:`RAW_ARGUMENTS_CHARS` characters), ``raw_arguments_chars`` (its
+  length) and ``raw_arguments_cut``.
 - ``tool_call``: ``id``, ``name``, ``arguments`` (the validated arguments, redacted),
   ``decision`` (``run``, ``awaiting_approval`` or ``refused``), ``error_kind`` when
   refused.
@@ -18,7 +21,8 @@ paused) and the event's fields. Event types, in the order a run produces them
   ``side_effects_possible``, ``chars``, ``truncated``, ``preview`` (first
   :data:`PREVIEW_CHARS` characters of the redacted content).
 - ``approval_requested`` / ``approval_decided``: for write tools.
-- ``write_settled``: ``id``, ``name``, ``idempotency_key``, ``status``, ``outcome``.
+- ``write_settled``: ``id``, ``name``, ``idempotency_key``, ``status``, ``outcome``,
+  ``arguments`` (the ones it ran with, redacted), ``edited`` (a human edited them).
 - ``run_resumed``: ``run_id`` (a paused run continued, possibly in another process).
 - ``tool_retry``: ``id``, ``name``, ``attempt`` (2 and up): a framework layer ran an
   admitted call again (charged to ``max_tool_calls``).
@@ -49,6 +53,7 @@ __all__ = [
     "EVENT_TYPES",
     "HEADER_KEYS",
     "PREVIEW_CHARS",
+    "RAW_ARGUMENTS_CHARS",
     "EventType",
     "TraceEvent",
     "format_time",
@@ -76,6 +81,10 @@ EventType = Literal[
 
 EVENT_TYPES: Final[tuple[str, ...]] = EventType.__args__  # type: ignore[attr-defined]
 """Every :data:`EventType`, in declaration order."""
+
+RAW_ARGUMENTS_CHARS: Final = 2_000
+"""Characters of unparseable tool-call argument text a ``contract_violation`` event keeps
+(redacted first, then cut)."""
 
 PREVIEW_CHARS: Final = 200
 """Characters of a tool result's redacted content a ``tool_result`` event keeps."""
