@@ -64,6 +64,7 @@ ErrorKind = Literal[
     "repeated_call",
     "invalid_call",
     "rejected",
+    "interrupted",
 ]
 """Every classification a failed tool call can carry.
 
@@ -82,6 +83,8 @@ ErrorKind = Literal[
 - ``invalid_call``: the call itself broke the response contract (missing id, empty
   name, arguments that are not a JSON object); the run stops with ``invalid_response``.
 - ``rejected``: a human rejected a write call at approval.
+- ``interrupted``: the run was interrupted (Ctrl-C, SIGTERM, ``SystemExit``) while the
+  call ran; its outcome is unknown and side effects are possible.
 """
 
 ERROR_KINDS: Final[tuple[str, ...]] = ErrorKind.__args__  # type: ignore[attr-defined]
@@ -116,7 +119,10 @@ that the caller must not present as one.
 - ``pending_approval``: a pause; write calls wait for a human decision.
 - ``interrupted``: a pause that is not the contract's write approval: a framework
   interrupt (a human-in-the-loop review, an ``interrupt()`` inside a tool) waits for an
-  answer; the run resumes once it is given.
+  answer, or the run was stopped from outside (Ctrl-C, SIGTERM, a ``SystemExit``:
+  :class:`~agent_contract.runtime.RunInterrupted`; a call in flight is recorded with an
+  unknown outcome, and a write approved but not settled is verified, not repeated, on
+  resume); the run resumes once it is given, or continued.
 - ``middleware_stop``: another layer of the agent (a framework middleware, e.g. a call
   limit) ended the run before the contract decided; the detail names which.
 - ``max_graph_steps``: the framework's step limit, derived from the budget, was hit

@@ -107,7 +107,13 @@ class InvocationHandle:
         self._cancel_grace = cancel_grace
 
     def result(self, timeout: float) -> Invocation:
-        """Wait at most ``timeout`` seconds (measured from submission) for the handler."""
+        """Wait at most ``timeout`` seconds (measured from submission) for the handler.
+
+        Raises:
+            BaseException: what is not an ``Exception`` (``KeyboardInterrupt`` while
+                waiting, a ``SystemExit`` the handler raised) propagates: an interrupted
+                run is never the tool's error. The handler's thread may still run on.
+        """
         remaining = max(0.0, timeout - (time.monotonic() - self._submitted))
         try:
             value = self._future.result(timeout=remaining)
@@ -130,8 +136,10 @@ class InvocationHandle:
                 cancelled=ended,
                 duration_seconds=time.monotonic() - begun,
             )
-        except BaseException as exc:  # noqa: BLE001 - classified by the caller
+        except Exception as exc:  # noqa: BLE001 - classified by the caller
             return Invocation(error=exc, duration_seconds=self._elapsed())
+        # Anything else (KeyboardInterrupt while waiting, or a SystemExit the handler
+        # raised) is not the tool's failure: it propagates, and the run is interrupted.
         return Invocation(value=value, duration_seconds=self._elapsed())
 
     def _elapsed(self) -> float:
@@ -165,6 +173,8 @@ class ToolExecutor:
             max_workers=max_workers, thread_name_prefix="agent-contract-tool"
         )
         self._loop = LoopThread()
+        self.closed = False
+        """True once :meth:`shutdown` was called."""
 
     def submit(self, fn: Callable[[], Any]) -> InvocationHandle:
         """Start ``fn()`` on the pool in a copy of the current context. When it returns
@@ -196,7 +206,10 @@ class ToolExecutor:
         return self.submit(fn).result(timeout)
 
     def shutdown(self) -> None:
-        """Stop accepting work; running handlers are not waited for."""
+        """Stop accepting work; running handlers are not waited for. Idle worker threads
+        end (also one whose start an interruption cut short, which the interpreter would
+        otherwise wait for forever at exit)."""
+        self.closed = True
         self._pool.shutdown(wait=False, cancel_futures=True)
 
 
@@ -277,10 +290,11 @@ _default_lock = threading.Lock()
 
 
 def default_executor() -> ToolExecutor:
-    """The process-wide executor that contracts share unless given their own."""
+    """The process-wide executor that contracts share unless given their own (a new one
+    once it was shut down)."""
     global _default
     with _default_lock:
-        if _default is None:
+        if _default is None or _default.closed:
             _default = ToolExecutor()
         return _default
 
@@ -300,7 +314,7 @@ def _isolated_entry(
         value = fn(*args, **kwargs)
         if inspect.isawaitable(value):  # an async def handler: its own loop, here
             value = asyncio.run(_as_coroutine(value))
-    except BaseException as exc:  # noqa: BLE001 - sent back to the parent to be classified
+    except Exception as exc:  # noqa: BLE001 - sent back to the parent to be classified
         try:
             conn.send(("error", exc))
         except Exception:  # noqa: BLE001 - an exception that cannot be pickled

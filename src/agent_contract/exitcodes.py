@@ -6,9 +6,12 @@ process), so they import these names rather than repeating the numbers.
 0 answered / all held; 1 a self-test or internal failure; 2 a usage or wiring error;
 3 a budget stop (the derived graph step limit included); 4 a missing optional
 dependency (``dependency_missing``) or a release that could not be installed; 5 a
-contract violation (``invalid_response``, ``invalid_history``) or a broken boundary; 6 the model failed; 7 paused (for approval, or
-on a framework interrupt); 8 a decision was refused or a stored run cannot be read; 9
-another layer of the agent (a framework middleware) ended the run.
+contract violation (``invalid_response``, ``invalid_history``) or a broken boundary; 6
+the model failed; 7 paused (for approval, or on a framework interrupt); 8 a decision was
+refused or a stored run cannot be read; 9 another layer of the agent (a framework
+middleware) ended the run. A command interrupted by a signal exits the shell's way: 130
+(SIGINT, Ctrl-C) or 143 (SIGTERM), after storing the run (stop ``interrupted``) so that
+it can be resumed.
 """
 
 from __future__ import annotations
@@ -22,10 +25,12 @@ __all__ = [
     "EXIT_CONTRACT_VIOLATION",
     "EXIT_DEPENDENCY_MISSING",
     "EXIT_FAILURE",
+    "EXIT_INTERRUPTED",
     "EXIT_MIDDLEWARE_STOP",
     "EXIT_MODEL_ERROR",
     "EXIT_OK",
     "EXIT_PENDING_APPROVAL",
+    "EXIT_TERMINATED",
     "EXIT_USAGE",
 ]
 
@@ -39,6 +44,10 @@ EXIT_MODEL_ERROR: Final = 6
 EXIT_PENDING_APPROVAL: Final = 7
 EXIT_APPROVAL_REFUSED: Final = 8
 EXIT_MIDDLEWARE_STOP: Final = 9
+EXIT_INTERRUPTED: Final = 130
+"""SIGINT (Ctrl-C): 128 + 2, as a shell reports it."""
+EXIT_TERMINATED: Final = 143
+"""SIGTERM: 128 + 15."""
 
 EXIT_CODES: Final[dict[str, int]] = {
     "answered": EXIT_OK,

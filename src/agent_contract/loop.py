@@ -21,7 +21,7 @@ from .budget import Budget
 from .errors import ConfigurationError, ModelError, ScriptExhaustedError
 from .messages import Completion, Message
 from .model import Model
-from .runtime import Checkpoint, Contract, RunResult, RunState, Stop
+from .runtime import Checkpoint, Contract, RunResult, RunState, Stop, interruptible
 from .tools import ToolRegistry, ToolSpec
 from .trace import RedactionPolicy
 
@@ -117,8 +117,9 @@ def resume(
         CheckpointError: the snapshot cannot be restored.
     """
     state, transcript = contract.restore(snapshot, context=context)
-    for planned in state.resume(approvals, checkpoint=checkpoint, transcript=transcript):
-        state.execute(planned)
+    with interruptible(state, transcript):
+        for planned in state.resume(approvals, checkpoint=checkpoint, transcript=transcript):
+            state.execute(planned)
     messages = state.batch_messages()
     if messages is None:
         return state.finish(
@@ -137,6 +138,17 @@ def _answers(state: RunState) -> list[Message]:
 
 
 def _drive(
+    model: Model,
+    state: RunState,
+    transcript: list[Message],
+    max_output_tokens: int,
+    temperature: float,
+) -> RunResult:
+    with interruptible(state, transcript):
+        return _steps(model, state, transcript, max_output_tokens, temperature)
+
+
+def _steps(
     model: Model,
     state: RunState,
     transcript: list[Message],

@@ -27,7 +27,7 @@ from agent_contract.app.builtin_tools.orders import OrderStore, lookup_order_too
 from agent_contract.app.demo import DATA_DIR_ENV, start_demo
 from agent_contract.approval import Approval
 from agent_contract.budget import Budget
-from agent_contract.faults import CRASH_ENV, CRASH_POINTS
+from agent_contract.faults import CRASH_ENV, CRASH_POINTS, CRASH_SIGNALS
 from agent_contract.loop import resume as resume_offline
 from agent_contract.loop import run as run_offline
 from agent_contract.model import Model
@@ -389,18 +389,23 @@ def invoke() -> Callable[..., tuple[int, str, str]]:
 EDIT_A1001 = {"order_id": "A-1001", "amount_cents": 700, "reason": "partial"}
 EDIT_A1002 = {"order_id": "A-1002", "amount_cents": 1000, "reason": "partial"}
 CRASH_CASES = [
-    (point, harness, decision)
+    (point, sig, harness, decision)
     for point in CRASH_POINTS
+    for sig in CRASH_SIGNALS
     for harness, decision in (("offline", "approve"), ("langchain", "approve"), ("offline", "edit"))
+    if decision == "approve" or sig == "SIGKILL"
 ]
-"""Each crash point on both harnesses with ``approve``, and offline with ``edit``."""
+"""Each crash point with each signal (SIGKILL, SIGINT, SIGTERM) on both harnesses with
+``approve``, and offline with ``edit`` (SIGKILL)."""
 
 
 @dataclass
 class CrashStart:
-    """A run paused in this process, then ``approve`` in a child killed at ``point``."""
+    """A run paused in this process, then ``approve`` in a child that sends itself
+    ``signal`` at ``point``."""
 
     point: str
+    signal: str
     harness: str
     decision: str
     folder: Path
@@ -410,7 +415,12 @@ class CrashStart:
 
     @property
     def case_id(self) -> str:
-        return f"{self.point}-{self.harness}-{self.decision}"
+        return f"{self.point}-{self.signal}-{self.harness}-{self.decision}"
+
+    @property
+    def crash_at(self) -> str:
+        """The crash point's setting: ``point`` (SIGKILL) or ``point:SIGNAL``."""
+        return self.point if self.signal == "SIGKILL" else f"{self.point}:{self.signal}"
 
     def decide(self) -> tuple[str, ...]:
         """The ``approve`` command line, the same before and after the crash."""
@@ -450,13 +460,15 @@ def child_runs(tmp_path_factory: pytest.TempPathFactory) -> ChildRuns:
     runs_started = start_children(run_calls)
 
     crashes: dict[str, CrashStart] = {}
-    for point, harness, decision in CRASH_CASES:
-        folder = tmp_path_factory.mktemp(f"{point}-{harness}-{decision}") / "data"
+    for point, sig, harness, decision in CRASH_CASES:
+        folder = tmp_path_factory.mktemp(f"{point}-{sig}-{harness}-{decision}") / "data"
         demo = start_demo("refund order A-1001", harness=harness, caller="alice", folder=folder)
         (pending,) = demo.result.pending_approvals
-        start = CrashStart(point, harness, decision, folder, demo.thread_id, pending.tool_call_id)
+        start = CrashStart(
+            point, sig, harness, decision, folder, demo.thread_id, pending.tool_call_id
+        )
         crashes[start.case_id] = start
-    kill_calls = [CliCall(c.decide(), c.folder, c.point) for c in crashes.values()]
+    kill_calls = [CliCall(c.decide(), c.folder, c.crash_at) for c in crashes.values()]
     kills_started = start_children(kill_calls)
 
     flows: dict[str, CliFlow] = {}

@@ -26,6 +26,7 @@ DRIVERS = [
     PYDANTIC_AI / "capability.py",
     PYDANTIC_AI / "tools.py",
     PYDANTIC_AI / "harness.py",
+    BINDING / "reconcile.py",
 ]
 INSPECTION = {"caller", "context", "counters", "trace", "PROTOCOL"}
 """Public, to inspect a run; not for driving one."""

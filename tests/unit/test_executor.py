@@ -88,12 +88,18 @@ def test_errors_are_captured_not_raised(pool: ToolExecutor) -> None:
     assert not invocation.timed_out
 
 
-def test_base_exceptions_are_captured_too(pool: ToolExecutor) -> None:
-    def exit_() -> None:
-        raise SystemExit(3)
+@pytest.mark.parametrize("problem", [SystemExit(3), KeyboardInterrupt()], ids=repr)
+def test_an_interruption_is_not_captured_as_the_tools_error(
+    pool: ToolExecutor, problem: BaseException
+) -> None:
+    """Issue 12: a SystemExit or KeyboardInterrupt is not the tool's failure; it reaches
+    the waiting thread, where the run is interrupted."""
 
-    invocation = pool.run(exit_, timeout=2.0)
-    assert isinstance(invocation.error, SystemExit)
+    def exit_() -> None:
+        raise problem
+
+    with pytest.raises(type(problem)):
+        pool.run(exit_, timeout=2.0)
 
 
 def test_timeout_returns_early_and_late_side_effect_still_lands(pool: ToolExecutor) -> None:

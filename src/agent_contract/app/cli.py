@@ -9,6 +9,8 @@ Commands:
 - ``approve THREAD_ID --decision approve|reject|edit``: decide a run paused for
   approval (``run 'refund order A-1001' --caller alice``) and resume it, in a new
   process; see :mod:`agent_contract.app.demo` for the data folder.
+- ``resume THREAD_ID``: continue a stored run that a signal interrupted (Ctrl-C,
+  SIGTERM): the run is stored paused ``interrupted`` and the command exits 130 or 143.
 - ``self-test``: deterministic built-in checks, one line each.
 - ``check [--harness NAME|module:factory ...] [--format text|markdown|json]``: run the
   contract suite in-process and print a boundary x harness checklist (see
@@ -24,8 +26,9 @@ or internal failure; 2 a usage error; 3 a budget stop (``max_model_steps``,
 ``max_tool_calls``, ``repeated_call``, ``deadline``, ``max_trace_bytes``); 4 a missing
 optional dependency (``dependency_missing``); 5 a contract violation
 (``invalid_response``); 6 the model failed (``model_error``); 7 paused for approval
-(``pending_approval``); 8 a decision was refused or a stored run cannot be read
-(``ApprovalError``, ``CheckpointError``).
+(``pending_approval``, or ``interrupted`` when reported by a resumed run); 8 a
+decision was refused or a stored run cannot be read (``ApprovalError``,
+``CheckpointError``); 130 / 143 interrupted by SIGINT / SIGTERM (the run is stored).
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ from ..errors import (
     ConfigurationError,
     DependencyMissingError,
 )
+from ..executor import default_executor
 from ..exitcodes import (
     EXIT_APPROVAL_REFUSED,
     EXIT_CODES,
@@ -56,11 +60,12 @@ from ..exitcodes import (
     EXIT_USAGE,
 )
 from ..registry import command_entry_points, harness_names, harness_plugin, missing_bindings
-from ..runtime import RunResult
+from ..runtime import RunInterrupted, RunResult
 from .check_command import add_check_command
-from .demo import DATA_DIR_ENV, approve_demo, start_demo
+from .demo import DATA_DIR_ENV, approve_demo, resume_demo, start_demo
 from .redacting import RedactingStream, secrets_in
 from .selftest import cmd_self_test
+from .signals import Interrupted, exit_code, raising_signals
 
 __all__ = [
     "CORE_COMMANDS",
@@ -68,7 +73,7 @@ __all__ = [
     "main",
 ]
 
-CORE_COMMANDS = ("run", "approve", "self-test", "check")
+CORE_COMMANDS = ("run", "approve", "resume", "self-test", "check")
 """The commands of the core; the rest come from bindings."""
 
 
@@ -172,6 +177,24 @@ def _cmd_approve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return _report(result, args, out)
 
 
+def _cmd_resume(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    result = resume_demo(
+        args.thread_id, budget=_budget(args), secrets=args.secret, folder=args.data_dir
+    )
+    return _report(result, args, out)
+
+
+def _interrupted(exc: RunInterrupted, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Report a run a signal interrupted (it is stored, paused ``interrupted``)."""
+    _report(exc.result, args, out)
+    folder = f" --data-dir {args.data_dir}" if args.data_dir else ""
+    err.write(
+        f"interrupted: run {exc.result.run_id} is stored; continue it with: agent-contract "
+        f"resume {exc.result.run_id}{folder}\n"
+    )
+    return exit_code(exc)
+
+
 def _positive(value: str) -> int:
     try:
         number = int(value)
@@ -247,7 +270,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="The tool-calling agent contract: run the demo agent, check harnesses.",
         epilog="exit codes: 0 answered, 1 failure, 2 usage, 3 budget stop, "
         "4 dependency missing, 5 contract violation, 6 model error, 7 pending approval, "
-        "8 approval refused or stored run unreadable",
+        "8 approval refused or stored run unreadable, 130/143 interrupted (run stored)",
     )
     parser.add_argument("--version", action="version", version=f"agent-contract {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -276,6 +299,13 @@ def build_parser() -> argparse.ArgumentParser:
     approve_p.add_argument("--decided-by", default="", help="who decides (recorded)")
     _add_common(approve_p)
     approve_p.set_defaults(handler=_cmd_approve)
+
+    resume_p = sub.add_parser(
+        "resume", help="continue a stored run that was interrupted (Ctrl-C, SIGTERM)"
+    )
+    resume_p.add_argument("thread_id", help="the run id printed by `run` or `approve`")
+    _add_common(resume_p)
+    resume_p.set_defaults(handler=_cmd_resume)
 
     test_p = sub.add_parser("self-test", help="run the deterministic built-in checks")
     test_p.set_defaults(handler=cmd_self_test)
@@ -352,7 +382,15 @@ def _main(argv: list[str], out: TextIO, err: RedactingStream) -> int:
         return int(exc.code) if isinstance(exc.code, int) else EXIT_USAGE
     err.add_secrets(getattr(args, "secret", ()))
     try:
-        code: int = args.handler(args, out, cast(TextIO, err))
+        with raising_signals():
+            code: int = args.handler(args, out, cast(TextIO, err))
+    except RunInterrupted as exc:
+        default_executor().shutdown()  # idle tool threads end; the process can exit
+        return _interrupted(exc, args, out, cast(TextIO, err))
+    except (KeyboardInterrupt, Interrupted) as exc:
+        default_executor().shutdown()
+        err.write("interrupted\n")
+        return exit_code(exc)
     except DependencyMissingError as exc:
         err.write(f"{exc}\n")
         return EXIT_DEPENDENCY_MISSING

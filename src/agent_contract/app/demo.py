@@ -20,20 +20,23 @@ A run goes through the registered harness's
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
 from ..approval import Approval, DecisionKind
 from ..budget import Budget
-from ..errors import ApprovalError, CheckpointError, ConfigurationError
+from ..errors import PAUSE_REASONS, ApprovalError, CheckpointError, ConfigurationError
+from ..faults import crashpoint
 from ..registry import durable_runner
-from ..runtime import Contract, RunResult
+from ..runtime import Contract, RunInterrupted, RunResult
 from ..testing import DemoModel
 from ..tools import ToolSpec
 from .builtin_tools import calculator_tool, policy_lookup_tool
 from .builtin_tools.orders import OrderStore, lookup_order_tool, refund_order_tool
+from .signals import deferred_signals
 from .store import FINISHED_PREFIX, RunStore
 
 __all__ = [
@@ -43,6 +46,7 @@ __all__ = [
     "approve_demo",
     "data_dir",
     "demo_tools",
+    "resume_demo",
     "run_demo",
     "start_demo",
 ]
@@ -102,10 +106,26 @@ def _store(folder: Path) -> RunStore:
 
 
 def _record(store: RunStore, result: RunResult, harness: str) -> None:
-    if result.stop_reason == "pending_approval" and result.snapshot is not None:
-        store.save(result.run_id, result.snapshot, harness=harness)
-    else:
+    """Store a paused run's snapshot (``pending_approval``, ``interrupted``), or mark the
+    run finished. A signal that comes meanwhile waits until the record is written."""
+    if result.stop_reason in PAUSE_REASONS and result.snapshot is not None:
+        with deferred_signals():
+            store.save(result.run_id, result.snapshot, harness=harness)
+        return
+    crashpoint("before_finish_record")
+    with deferred_signals():
         store.finish(result.run_id, result.to_dict(), harness=harness)
+
+
+@contextmanager
+def _recorded(store: RunStore, harness: str) -> Iterator[None]:
+    """Store the run an interruption paused (see :class:`RunInterrupted`), then let
+    the interruption go on."""
+    try:
+        yield
+    except RunInterrupted as exc:
+        _record(store, exc.result, harness)
+        raise
 
 
 def run_demo(
@@ -144,8 +164,9 @@ def start_demo(
     where = data_dir(folder)
     runner = durable_runner(harness)
     contract = Contract(demo_tools(where), budget=budget, secrets=secrets)
-    result = runner.run(DemoModel(), contract, text, caller=caller, folder=where)
-    if result.stop_reason == "pending_approval":
+    with _recorded(_store(where), harness):
+        result = runner.run(DemoModel(), contract, text, caller=caller, folder=where)
+    if result.stop_reason in PAUSE_REASONS:
         _record(_store(where), result, harness)
     return DemoRun(result=result, thread_id=result.run_id, folder=where)
 
@@ -223,11 +244,83 @@ def approve_demo(
         )
 
 
+def resume_demo(
+    thread_id: str,
+    *,
+    budget: Budget | None = None,
+    secrets: Sequence[str] = (),
+    folder: str | os.PathLike[str] | None = None,
+) -> RunResult:
+    """Continue a stored run with no new decision: a run ``interrupted`` (Ctrl-C,
+    SIGTERM) goes on from where it stopped, and a write already approved before the
+    interruption is settled by verification, not repeated. A write still waiting for a
+    decision pauses the run again (``pending_approval``: decide it with
+    :func:`approve_demo`).
+
+    Raises:
+        CheckpointError, ApprovalError: as :func:`approve_demo`.
+    """
+    where = data_dir(folder)
+    store = _store(where)
+    with store.exclusive(thread_id):
+        return _approve_locked(
+            store,
+            where,
+            thread_id,
+            None,
+            arguments=None,
+            call_id=None,
+            reason="",
+            decided_by="",
+            budget=budget,
+            secrets=secrets,
+        )
+
+
+def _repeated_decision(
+    thread_id: str,
+    snapshot: dict[str, Any],
+    decision: DecisionKind,
+    arguments: dict[str, Any] | None,
+    call_id: str | None,
+) -> None:
+    """Accept a decision on a run with nothing pending only as the repeat of the one
+    recorded (the same ``approve`` again after an interruption settled the write): the
+    run then goes on with no new decision.
+
+    Raises:
+        ApprovalError: nothing was decided (``resume`` continues such a run), or the
+            decision differs from the one recorded.
+    """
+    recorded = {
+        str(k): v
+        for k, v in dict(snapshot.get("decisions") or {}).items()
+        if call_id in (None, k) and isinstance(v, dict)
+    }
+    if not recorded and call_id is not None:
+        raise ApprovalError(
+            f"run {thread_id!r} has no pending call {call_id!r}", tool_call_id=call_id
+        )
+    if not recorded:
+        raise ApprovalError(
+            f"run {thread_id!r} has no pending approval; continue it with: agent-contract resume"
+        )
+    for cid, data in recorded.items():
+        if data.get("decision") != decision or (
+            decision == "edit" and data.get("arguments") != arguments
+        ):
+            raise ApprovalError(
+                f"call {cid!r} was already decided ({data.get('decision')}); a different "
+                "decision is refused",
+                tool_call_id=cid,
+            )
+
+
 def _approve_locked(
     store: RunStore,
     where: Path,
     thread_id: str,
-    decision: DecisionKind,
+    decision: DecisionKind | None,
     *,
     arguments: dict[str, Any] | None,
     call_id: str | None,
@@ -239,12 +332,14 @@ def _approve_locked(
     harness, snapshot = store.load(thread_id)
     if harness.startswith(FINISHED_PREFIX):
         stop = snapshot.get("finished", {}).get("stop_reason", "?")
-        raise ApprovalError(f"run {thread_id!r} already finished ({stop}); nothing to approve")
+        raise ApprovalError(f"run {thread_id!r} already finished ({stop}); nothing to resume")
     budget = _held_budget(snapshot.get("budget"), budget)
     contract = Contract(demo_tools(where), budget=budget, secrets=secrets)
     state, _ = contract.restore(snapshot)
     pending = [p for p in state.pending_approvals() if call_id in (None, p.tool_call_id)]
-    if call_id is not None and not pending:
+    if decision is not None and not pending:
+        _repeated_decision(thread_id, snapshot, decision, arguments, call_id)
+    elif call_id is not None and not pending:
         raise ApprovalError(
             f"run {thread_id!r} has no pending call {call_id!r}", tool_call_id=call_id
         )
@@ -257,14 +352,16 @@ def _approve_locked(
     approvals = [
         Approval.for_pending(p, decision, arguments=arguments, reason=reason, decided_by=decided_by)
         for p in pending
+        if decision is not None
     ]
 
     def checkpoint(data: dict[str, Any]) -> None:
         store.save(thread_id, data, harness=harness)
 
     runner = durable_runner(harness)
-    result = runner.resume(
-        DemoModel(), contract, snapshot, approvals, checkpoint=checkpoint, folder=where
-    )
+    with _recorded(store, harness):
+        result = runner.resume(
+            DemoModel(), contract, snapshot, approvals, checkpoint=checkpoint, folder=where
+        )
     _record(store, result, harness)
     return result

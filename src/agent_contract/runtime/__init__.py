@@ -15,9 +15,10 @@ takes), :mod:`~agent_contract.runtime.snapshot` (pausing across processes) and
 from .answers import AnswerFormat
 from .contract import Contract
 from .execution import AsyncInvoke, Invoke
+from .interruption import interruptible
 from .ledger import PlannedCall
 from .planning import BatchPlan, call_key
-from .records import RunResult, Stop, ToolCallRecord
+from .records import RunInterrupted, RunResult, Stop, ToolCallRecord
 from .response import (
     Commentary,
     ResponseShape,
@@ -41,6 +42,7 @@ __all__ = [
     "PlannedCall",
     "ResponseShape",
     "ResponseVerdict",
+    "RunInterrupted",
     "RunResult",
     "RunState",
     "Stop",
@@ -48,5 +50,6 @@ __all__ = [
     "Violation",
     "ViolationCode",
     "call_key",
+    "interruptible",
     "validate_response",
 ]

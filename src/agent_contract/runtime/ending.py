@@ -11,6 +11,7 @@ from ..errors import PAUSE_REASONS
 from ..messages import Message
 from ..text import escape_surrogates, escape_value
 from . import snapshot
+from .execution import settle_interrupted
 from .records import RunResult, Stop
 from .run import Run
 
@@ -39,6 +40,8 @@ def finish(
     if stop.reason == "answered" and late is not None:
         stop, output = Stop(reason=late.reason, detail=late.message), None
     pausing = stop.reason in PAUSE_REASONS
+    if stop.from_outside:  # Ctrl-C, SIGTERM: calls in flight have an unknown outcome
+        settle_interrupted(run, stop.detail)
     if not pausing:  # a pause keeps its batch open, to resume it
         run.ledger.close(force=True)
     redaction = run.contract.redaction

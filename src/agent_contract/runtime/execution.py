@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import copy
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Final
 
 from ..errors import ConfigurationError
@@ -19,6 +20,7 @@ from ..results import ToolResult, classify_exception, error_result, success_resu
 from ..tools import ToolContext, ToolSpec
 from .attempts import amend
 from .ledger import PlannedCall
+from .records import interruption_name
 from .run import Run
 
 if TYPE_CHECKING:
@@ -31,8 +33,10 @@ __all__ = [
     "Passthrough",
     "aexecute",
     "failed",
+    "interrupted_result",
     "own_timeout",
     "result_from",
+    "settle_interrupted",
     "submit",
     "timeout_for",
     "tool_context",
@@ -124,7 +128,8 @@ def submit(
         )
 
         def wait_isolated() -> ToolResult:
-            outer = isolated.result(timeout + ISOLATION_GRACE_SECONDS)
+            with _interruptible(run, planned, spec):
+                outer = isolated.result(timeout + ISOLATION_GRACE_SECONDS)
             invocation = outer.value if isinstance(outer.value, Invocation) else outer
             return run.record(result_from(run.contract, planned, spec, invocation, timeout))
 
@@ -133,7 +138,8 @@ def submit(
     handle = run.contract.executor.submit(lambda: call(context))
 
     def wait() -> ToolResult:
-        invocation = handle.result(timeout)
+        with _interruptible(run, planned, spec):
+            invocation = handle.result(timeout)
         _reraise_passthrough(invocation, passthrough)
         result = result_from(run.contract, planned, spec, invocation, timeout)
         return run.record(amend(run, result))
@@ -153,10 +159,64 @@ async def aexecute(
         return await asyncio.to_thread(lambda: submit(run, planned)())
     timeout = timeout_for(run, spec)
     context = tool_context(run, planned.call_id)
-    invocation = await arun_with_timeout(lambda: ainvoke(context), timeout, native=spec.is_async)
+    with _interruptible(run, planned, spec):
+        invocation = await arun_with_timeout(
+            lambda: ainvoke(context), timeout, native=spec.is_async
+        )
     _reraise_passthrough(invocation, passthrough)
     result = result_from(run.contract, planned, spec, invocation, timeout)
     return run.record(amend(run, result))
+
+
+@contextmanager
+def _interruptible(run: Run, planned: PlannedCall, spec: ToolSpec) -> Iterator[None]:
+    """Record the call in flight when the wait for it is interrupted (a
+    ``KeyboardInterrupt``, ``SystemExit``, a signal, a cancelled task: anything that is
+    not an ``Exception``), then let the interruption go on: never the tool's error; its
+    outcome is unknown (the handler may still be running)."""
+    try:
+        yield
+    except BaseException as exc:
+        if not isinstance(exc, Exception):
+            with run.lock:
+                if planned.call_id not in run.ledger.answered:
+                    run.ledger.record(
+                        interrupted_result(
+                            run.contract,
+                            planned.call_id,
+                            spec.name,
+                            f"interrupted by {interruption_name(exc)}",
+                        )
+                    )
+        raise
+
+
+def settle_interrupted(run: Run, what: str) -> None:
+    """Record every call of the open batch that was admitted to run and has no result as
+    ``what`` (``interrupted by SIGINT``; it may have started: its outcome is unknown). Write calls
+    keep waiting: for a decision, or, once decided, to be verified on resume. The caller
+    holds the run's lock."""
+    for planned in run.ledger.batch:
+        runs = planned.refusal is None and planned.approval is None and planned.spec is not None
+        if runs and planned.call_id not in run.ledger.answered:
+            name = planned.spec.name if planned.spec is not None else planned.call.name
+            run.ledger.record(interrupted_result(run.contract, planned.call_id, name, what))
+
+
+def interrupted_result(contract: Contract, call_id: str, name: str, what: str) -> ToolResult:
+    """The result of a call whose run was interrupted while it ran (``what``: e.g.
+    ``interrupted by SIGTERM``): kind ``interrupted``, outcome unknown, side effects
+    possible."""
+    return error_result(
+        call_id,
+        name,
+        "interrupted",
+        f"the run was {what} while tool {name!r} ran; its outcome is unknown and side "
+        "effects are possible",
+        redaction=contract.redaction,
+        outcome="unknown",
+        side_effects_possible=True,
+    )
 
 
 def result_from(

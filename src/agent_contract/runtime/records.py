@@ -15,7 +15,15 @@ from ..messages import Message
 from ..results import Outcome
 from ..trace import Trace
 
-__all__ = ["RunResult", "Stop", "ToolCallRecord"]
+__all__ = ["RunInterrupted", "RunResult", "Stop", "ToolCallRecord", "interruption_name"]
+
+
+def interruption_name(exc: BaseException) -> str:
+    """What interrupted a run, for people: a signal's name (an exception that carries
+    ``signal_name``, such as the command line's SIGTERM handler raises), else the
+    exception's type (``KeyboardInterrupt``, ``SystemExit``)."""
+    name = getattr(exc, "signal_name", None)
+    return str(name) if name else type(exc).__name__
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -26,12 +34,26 @@ class Stop:
     """The named stop reason."""
     detail: str = ""
     """Human-readable detail with limits and observed values."""
+    from_outside: bool = field(default=False, compare=False)
+    """True for a run interrupted from outside (:meth:`interrupted`): the calls of the
+    open batch that were admitted to run and have no result are recorded with an
+    unknown outcome when the run ends (a framework's own interrupt leaves them open)."""
 
     @classmethod
     def model_error(cls, exc: BaseException) -> Stop:
         """The stop for a model that raised: ``model_error``, naming only the exception's
         type (its text may hold anything, secrets included)."""
         return cls(reason="model_error", detail=f"the model raised {type(exc).__name__}")
+
+    @classmethod
+    def interrupted(cls, exc: BaseException) -> Stop:
+        """The pause of a run interrupted from outside by ``exc`` (a ``KeyboardInterrupt``,
+        ``SystemExit``, a signal): ``interrupted``, naming what interrupted it."""
+        return cls(
+            reason="interrupted",
+            detail=f"interrupted by {interruption_name(exc)}",
+            from_outside=True,
+        )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -117,7 +139,8 @@ class RunResult:
     (:class:`~agent_contract.runtime.answers.AnswerFormat`): the validated value
     (JSON data, redacted); else ``None``."""
     pending_approvals: tuple[PendingApproval, ...] = ()
-    """For ``pending_approval``: the write calls waiting for a decision."""
+    """For a pause (``pending_approval``, ``interrupted``): the write calls waiting for a
+    decision."""
     artifacts: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
     """Application-only data of each call, by ``tool_call_id``, in issue order: a
     ``ToolOutput``'s artifact, or the handler's raw return value (the uncut value of a
@@ -125,7 +148,8 @@ class RunResult:
     checkpoint; so only calls run by this process are here (a run resumed in another
     process has the artifacts of the calls since the resume)."""
     snapshot: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
-    """For ``pending_approval``: the JSON state to resume from (see ``Contract.restore``)."""
+    """For a pause (``pending_approval``, ``interrupted``): the JSON state to resume from
+    (see ``Contract.restore``)."""
 
     @property
     def answered(self) -> bool:
@@ -152,3 +176,24 @@ class RunResult:
             ],
             "usage": self.usage.to_dict(),
         }
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """A run was interrupted from outside: something that is not an ``Exception``
+    (``KeyboardInterrupt``, ``SystemExit``, a signal handler's exception) reached the
+    driver. The driver finished the run with the pause ``interrupted`` first, so nothing
+    is lost: ``result`` carries the snapshot to resume from (a call in flight is
+    recorded with outcome ``unknown``; an approved write that did not settle is verified,
+    not repeated, when the run resumes).
+
+    It is a ``KeyboardInterrupt``, so code that stops on Ctrl-C still stops.
+
+    Attributes:
+        result: the run, stopped ``interrupted``.
+        cause: what interrupted it (also ``__cause__``).
+    """
+
+    def __init__(self, result: RunResult, cause: BaseException) -> None:
+        self.result = result
+        self.cause = cause
+        super().__init__(f"run {result.run_id!r} {result.stop_detail}")

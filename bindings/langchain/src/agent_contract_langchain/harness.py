@@ -35,7 +35,7 @@ from agent_contract.errors import ConfigurationError
 from agent_contract.messages import Message
 from agent_contract.model import Model
 from agent_contract.pools import DaemonThreadPool
-from agent_contract.runtime import Contract, RunResult, RunState
+from agent_contract.runtime import Contract, RunResult, RunState, interruptible
 from agent_contract.tools import ToolRegistry, ToolSpec
 from agent_contract.trace import RedactionPolicy
 
@@ -202,6 +202,9 @@ def run_graph(
         ConfigurationError: unknown ``mode``, tool calls lost from the stream, or an
             async checkpointer bound to another event loop (use :func:`arun_graph`).
         CheckpointError: the graph's checkpoint cannot be read.
+        RunInterrupted: Ctrl-C, a signal or ``SystemExit`` interrupted the run; it
+            carries the run paused ``interrupted`` (see
+            :func:`agent_contract.runtime.interruptible`).
     """
     if mode not in MODES:
         raise ConfigurationError(f"unknown mode {mode!r}; expected one of {MODES}")
@@ -210,7 +213,9 @@ def run_graph(
             _arun_graph(graph, state, messages, config, system, resume, graph_context, mode)
         )
     payload, cfg = _start(graph, state, messages, config, resume)
-    ended = drive(graph, payload, cfg, graph_context, mode)
+    # Ctrl-C, SIGTERM or SystemExit: the run pauses ``interrupted`` (RunInterrupted).
+    with interruptible(state, messages, harness=f"langchain-{mode}"):
+        ended = drive(graph, payload, cfg, graph_context, mode)
     return _result(state, ended, system, f"langchain-{mode}")
 
 
@@ -226,7 +231,8 @@ async def _arun_graph(
 ) -> RunResult:
     check_loop(graph)
     payload, cfg = _start(graph, state, messages, config, resume)
-    ended = await adrive(graph, payload, cfg, graph_context)
+    with interruptible(state, messages, harness=f"langchain-{mode}"):
+        ended = await adrive(graph, payload, cfg, graph_context)
     return _result(state, ended, system, f"langchain-{mode}")
 
 

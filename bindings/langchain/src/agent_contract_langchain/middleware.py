@@ -290,10 +290,10 @@ class ContractMiddleware(AgentMiddleware):
         call_id = str(request.tool_call.get("id") or "")
         planned = state.planned_call(call_id)
         redaction = self.contract.redaction
+        answered = state.result_for(call_id)  # also a task re-run on resume after a signal
+        if answered is not None:
+            return None, to_tool_message(answered, redaction)
         if planned is None:
-            answered = state.result_for(call_id)
-            if answered is not None:
-                return None, to_tool_message(answered, redaction)
             return None, _unplanned(call_id, str(request.tool_call.get("name", "")))
         if planned.refusal is not None:
             return None, to_tool_message(planned.refusal, redaction)

@@ -83,17 +83,18 @@ class SqliteAgentRunner:
         checkpoint: Checkpoint,
         folder: Path,
     ) -> RunResult:
-        """:func:`~agent_contract_langchain.resuming.resume_agent` with the checkpointer.
+        """:func:`~agent_contract_langchain.reconcile.resume_or_reconcile` with the
+        checkpointer (a graph that already ended is reconciled, not resumed).
 
         Raises:
             ApprovalError: a decision does not fit.
             CheckpointError: the checkpoint or the snapshot cannot be read.
         """
         from .durable import sqlite_checkpointer
-        from .resuming import resume_agent
+        from .reconcile import resume_or_reconcile
 
         with sqlite_checkpointer(folder / CHECKPOINT_FILE) as saver:
-            return resume_agent(
+            return resume_or_reconcile(
                 model, contract, snapshot, approvals, checkpointer=saver, checkpoint=checkpoint
             )
 

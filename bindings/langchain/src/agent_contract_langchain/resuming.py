@@ -152,7 +152,7 @@ def _resume_command(
         raise CheckpointError(f"no LangGraph checkpoint for thread {state.run_id!r}")
     interrupts = list(current.interrupts)
     decided = [p for p in state.pending_approvals() if state.decision_for(p.tool_call_id)]
-    if not interrupts and not decided:
+    if not interrupts and not decided and not current.next:  # next: a run a signal stopped
         raise CheckpointError(
             f"thread {state.run_id!r} has no pending approval or interrupt to resume"
         )
