@@ -101,6 +101,7 @@ StopReason = Literal[
     "invalid_history",
     "model_error",
     "pending_approval",
+    "policy_changed",
     "interrupted",
     "middleware_stop",
     "max_graph_steps",
@@ -117,6 +118,10 @@ that the caller must not present as one.
   id; see :mod:`agent_contract.runtime.history`); the model was not called.
 - ``model_error``: the model raised, or returned something that is not a Completion.
 - ``pending_approval``: a pause; write calls wait for a human decision.
+- ``policy_changed``: on resume, an approved write no longer fits the current contract
+  (its tool left the allowlist or is no longer a write, its arguments fail the current
+  schema or check, or the budget shrank below what the run used); it did not run, and
+  the human's decision is kept (trace, stored snapshot) for a human to see.
 - ``interrupted``: a pause that is not the contract's write approval: a framework
   interrupt (a human-in-the-loop review, an ``interrupt()`` inside a tool) waits for an
   answer, or the run was stopped from outside (Ctrl-C, SIGTERM, a ``SystemExit``:

@@ -8,10 +8,11 @@ process), so they import these names rather than repeating the numbers.
 dependency (``dependency_missing``) or a release that could not be installed; 5 a
 contract violation (``invalid_response``, ``invalid_history``) or a broken boundary; 6
 the model failed; 7 paused (for approval, or on a framework interrupt); 8 a decision was
-refused or a stored run cannot be read; 9 another layer of the agent (a framework
-middleware) ended the run. A command interrupted by a signal exits the shell's way: 130
-(SIGINT, Ctrl-C) or 143 (SIGTERM), after storing the run (stop ``interrupted``) so that
-it can be resumed.
+refused or cannot be carried out under the current contract (``policy_changed``), or a
+stored run cannot be read; 9 another layer of the agent (a framework middleware) ended
+the run. A command interrupted by a signal exits the shell's way: 130 (SIGINT, Ctrl-C)
+or 143 (SIGTERM), after storing the run (stop ``interrupted``) so that it can be
+resumed.
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ EXIT_CODES: Final[dict[str, int]] = {
     "invalid_history": EXIT_CONTRACT_VIOLATION,
     "model_error": EXIT_MODEL_ERROR,
     "pending_approval": EXIT_PENDING_APPROVAL,
+    "policy_changed": EXIT_APPROVAL_REFUSED,
     "interrupted": EXIT_PENDING_APPROVAL,
     "middleware_stop": EXIT_MIDDLEWARE_STOP,
     "max_graph_steps": EXIT_BUDGET,

@@ -19,6 +19,7 @@ from .layers import LayerOps
 from .ledger import PlannedCall
 from .lookups import RunLookups
 from .planning import BatchPlan, plan_batch
+from .recheck import still_fits
 from .records import RunResult, Stop
 from .response import ResponseVerdict
 from .run import Run
@@ -333,9 +334,15 @@ class RunState(LayerOps, RunLookups):
         count: their calls are returned again with no new decision needed, and
         :meth:`execute` verifies before it writes.
 
+        Before any is returned, each is re-checked against the run's current contract
+        (:func:`agent_contract.runtime.recheck.still_fits`): one that no longer fits is
+        answered with a bound refusal, never runs, and the run halts with
+        ``policy_changed`` (the decision stays recorded).
+
         Returns:
-            The write calls with an approving decision and no result yet, in issue order
-            (an edit with its new arguments): run each with :meth:`execute`.
+            The write calls with an approving decision and no result yet that still fit,
+            in issue order (an edit with its new arguments): run each with
+            :meth:`execute`.
 
         Raises:
             ApprovalError: a decision does not fit (see
@@ -347,7 +354,10 @@ class RunState(LayerOps, RunLookups):
                 checkpoint(self.snapshot(transcript))
         crashpoint("after_approval")
         with self._run.lock:
-            return tuple(writes.decided(self._run))
+            runnable, changed = still_fits(self._run)
+            if changed is not None:
+                self.halt(changed)
+            return tuple(runnable)
 
     # -- 8. finish -----------------------------------------------------------------------
 
