@@ -260,13 +260,26 @@ def test_the_metadata_floors_are_the_measured_ones() -> None:
         assert f"{name}=={version}" in recorded, name
 
 
-def test_the_langchain_floor_needs_no_companion_pin() -> None:
-    """pip installs the floor without the matrix's companion pins: a floor inside a range
-    COMPANION_PINS says needs a pin would install a stack that does not import."""
-    from agent_contract_langchain.matrix_env import MEASURED_FLOORS, companions_for
+def test_the_floor_run_installs_the_companion_pins_its_release_needs(tmp_path: Path) -> None:
+    """The binding supports every langchain 1.x from 1.0.0 (issue 10). langchain 1.0 to
+    1.2.10 allow langgraph 1.0.x, which every langgraph-prebuilt 1.x admits although
+    1.0.9 and newer import ExecutionInfo (langgraph 1.1.3) and ServerInfo (1.1.5): a
+    fresh resolution of such a stack needs ``langgraph-prebuilt<1.0.9``, a pin metadata
+    cannot express (it depends on the resolved langgraph). The floor run adds the pins
+    COMPANION_PINS names for the floor's release, as a team on it must, and
+    docs/MATRIX.md says so."""
+    from agent_contract_langchain.matrix import plan_environment
+    from agent_contract_langchain.matrix_env import MEASURED_FLOORS, Packages, companions_for
 
-    assert companions_for(MEASURED_FLOORS["langchain"]) == ()
-    langgraph = Version(MEASURED_FLOORS["langgraph"])
-    # langgraph-prebuilt 1.0.9+ imports ExecutionInfo (langgraph 1.1.3) and ServerInfo
-    # (langgraph 1.1.5) from langgraph.runtime, and langgraph allows it with any 1.x.
-    assert langgraph >= Version("1.1.5")
+    pins = companions_for(MEASURED_FLOORS["langchain"])
+    assert pins == ("langgraph-prebuilt<1.0.9",)
+    plan = plan_environment(
+        "floor",
+        workdir=tmp_path,
+        packages=Packages(requirements=("agent-contract",), origin="test"),
+        python="3.11",
+        harnesses=("offline",),
+        floors=MEASURED_FLOORS,
+    )
+    assert set(pins) <= set(plan.requirements)
+    assert "langgraph-prebuilt<1.0.9" in (ROOT / "docs" / "MATRIX.md").read_text(encoding="utf-8")

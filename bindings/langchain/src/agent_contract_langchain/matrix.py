@@ -186,6 +186,8 @@ def plan_environment(
             raise ConfigurationError("the floor release needs the metadata's lower bounds")
         ordered = sorted(floors.items(), key=lambda item: item[0] != "langchain")
         requirements: tuple[str, ...] = tuple(f"{name}=={version}" for name, version in ordered)
+        # The pins the floor's langchain release needs (COMPANION_PINS), as any team on it.
+        requirements += companions_for(floors.get("langchain", "0"))
     else:
         langchain = "langchain" if release == "latest" else f"langchain=={release}"
         requirements = (langchain, *companions.pins)

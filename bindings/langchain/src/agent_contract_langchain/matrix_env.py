@@ -101,10 +101,10 @@ range of LangChain releases needs to install a working stack (measured with uv
 
 MEASURED_FLOORS: Final[Mapping[str, str]] = MappingProxyType(
     {
-        "langchain": "1.2.11",
-        "langchain-core": "1.2.10",
-        "langgraph": "1.1.5",
-        "langgraph-checkpoint-sqlite": "3.0",
+        "langchain": "1.0.0",
+        "langchain-core": "1.0.0",
+        "langgraph": "1.0.0",
+        "langgraph-checkpoint-sqlite": "2.0.11",
         "jsonschema": "4.18",
         "rfc8785": "0.1.4",
     }
