@@ -31,7 +31,6 @@ import asyncio
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, Final, Literal, TypeVar, get_args
 
-from pydantic_ai import Agent, capture_run_messages
 from pydantic_ai.messages import ModelMessage, PartStartEvent, ToolCallPart
 from pydantic_ai.models import Model as PydanticModel
 from pydantic_ai.output import StructuredDict, ToolOutput
@@ -48,6 +47,7 @@ from agent_contract.model import Model
 from agent_contract.runtime import AnswerFormat, Checkpoint, Contract, RunResult, RunState, Stop
 from agent_contract.tools import ToolRegistry, ToolSpec
 from agent_contract.trace import RedactionPolicy
+from pydantic_ai import Agent, capture_run_messages
 
 from .capability import ContractCapability, ContractStopped, ledger_view
 from .messages import from_pydantic_messages, to_pydantic_messages
@@ -61,6 +61,7 @@ __all__ = [
     "adrive_agent",
     "arun_agent",
     "build_agent",
+    "check_streamed",
     "drive_agent",
     "output_type_for",
     "resume_agent",
@@ -179,8 +180,9 @@ def run_sync_on_own_loop(agent: Agent[Any, Any], options: Mapping[str, Any]) -> 
             loop.close()
 
 
-async def _stream(agent: Agent[Any, Any], options: Mapping[str, Any]) -> AgentRunResult[Any]:
-    streamed: set[str] = set()
+async def _stream(
+    agent: Agent[Any, Any], options: Mapping[str, Any], streamed: set[str]
+) -> AgentRunResult[Any]:
     result: AgentRunResult[Any] | None = None
     async with agent.run_stream_events(**options) as events:
         async for event in events:
@@ -190,16 +192,26 @@ async def _stream(agent: Agent[Any, Any], options: Mapping[str, Any]) -> AgentRu
                 result = event.result
     if result is None:
         raise ConfigurationError("the event stream ended without a result")
-    produced = {
-        part.tool_call_id
-        for message in result.new_messages()
-        for part in getattr(message, "parts", ())
-        if isinstance(part, ToolCallPart) and getattr(message, "kind", "") == "response"
+    return result
+
+
+def check_streamed(result: RunResult, streamed: set[str]) -> None:
+    """Every tool call of the run's transcript came through the event stream as a
+    tool-call part (what a streaming consumer sees).
+
+    Raises:
+        ConfigurationError: naming the calls that did not.
+    """
+    issued = {
+        call.id
+        for message in result.messages
+        if message.role == "assistant"
+        for call in message.tool_calls
+        if call.id
     }
-    lost = produced - streamed
+    lost = issued - streamed
     if lost:
         raise ConfigurationError(f"tool calls missing from the event stream: {sorted(lost)}")
-    return result
 
 
 def _finish_stopped(
@@ -231,10 +243,10 @@ def _finish(state: RunState, result: AgentRunResult[Any], harness: str) -> RunRe
 
 
 async def _adrive(
-    agent: Agent[Any, Any], state: RunState, mode: Mode, options: dict[str, Any]
+    agent: Agent[Any, Any], mode: Mode, options: dict[str, Any], streamed: set[str]
 ) -> AgentRunResult[Any]:
     if mode == "stream":
-        return await _stream(agent, options)
+        return await _stream(agent, options, streamed)
     result: AgentRunResult[Any] = await agent.run(**options)
     return result
 
@@ -255,6 +267,7 @@ def drive_agent(
     *,
     mode: Mode = "run_sync",
     deferred_tool_results: DeferredToolResults | None = None,
+    streamed: set[str] | None = None,
 ) -> RunResult:
     """Run ``agent`` once under ``state`` and build the RunResult.
 
@@ -267,11 +280,12 @@ def drive_agent(
             turn; or a paused run's transcript when resuming).
         mode: ``"run_sync"``, ``"run"`` or ``"stream"``.
         deferred_tool_results: the answers to a paused run's deferred calls.
+        streamed: with ``"stream"``, filled with the id of every tool-call part the event
+            stream carried (see :func:`check_streamed`).
 
     Raises:
         ScriptExhaustedError: a scripted model ran dry.
-        ConfigurationError: an unknown ``mode``, tool calls lost from the stream, or bad
-            wiring.
+        ConfigurationError: an unknown ``mode``, or bad wiring.
     """
     if mode not in MODES:
         raise ConfigurationError(f"unknown mode {mode!r}; expected one of {MODES}")
@@ -297,7 +311,8 @@ def drive_agent(
             if mode == "run_sync":
                 result = run_sync_on_own_loop(agent, options)
             else:
-                result = run_in_new_loop(lambda: _adrive(agent, state, mode, options))
+                seen = streamed if streamed is not None else set()
+                result = run_in_new_loop(lambda: _adrive(agent, mode, options, seen))
         except ContractStopped as stopped:
             return _finish_stopped(state, stopped, captured, harness)
     return _finish(state, result, harness)
@@ -332,7 +347,7 @@ async def adrive_agent(
     )
     with capture_run_messages() as captured:
         try:
-            result = await _adrive(agent, state, "run", options)
+            result = await _adrive(agent, "run", options, set())
         except ContractStopped as stopped:
             return _finish_stopped(state, stopped, captured, "pydantic-ai-run")
     return _finish(state, result, "pydantic-ai-run")
@@ -457,13 +472,17 @@ def resume_agent(
 
 def suite_harness(mode: Mode = "run_sync") -> Harness:
     """:func:`run_agent` in ``mode`` as a contract-suite harness (approvals answered by the
-    scenario's decider through :func:`resume_agent`)."""
+    scenario's decider through :func:`resume_agent`). With ``"stream"``, every tool call of
+    the run must have come through the event stream (:func:`check_streamed`)."""
 
     def harness(model: Model, tools: list[ToolSpec], options: RunInput) -> RunResult:
         contract = options.contract(tools)
         agent = build_agent(model, contract)
         state = contract.start(caller=options.caller)
-        result = drive_agent(agent, state, options.turns(), mode=mode)
+        streamed: set[str] = set()
+        result = drive_agent(agent, state, options.turns(), mode=mode, streamed=streamed)
+        if mode == "stream":
+            check_streamed(result, streamed)
         return settle_approvals(
             result,
             lambda snapshot, approvals: resume_agent(
