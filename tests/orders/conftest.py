@@ -37,14 +37,16 @@ from agent_contract.tools import ToolContext
 from agent_contract_langchain.durable import sqlite_checkpointer
 from agent_contract_langchain.harness import run_agent
 from agent_contract_langchain.resuming import resume_agent
+from agent_contract_pydantic_ai.harness import resume_agent as resume_pydantic_ai
+from agent_contract_pydantic_ai.harness import run_agent as run_pydantic_ai
 
-HARNESSES = ("offline", "langchain")
+HARNESSES = ("offline", "langchain", "pydantic-ai")
 CLI_TIMEOUT_SECONDS = 120
 
 
 @pytest.fixture(params=HARNESSES)
 def harness(request: pytest.FixtureRequest) -> str:
-    """``"offline"`` or ``"langchain"``."""
+    """``"offline"``, ``"langchain"`` or ``"pydantic-ai"``."""
     return str(request.param)
 
 
@@ -204,7 +206,7 @@ def order_contract(store: CountingStore) -> Callable[..., Contract]:
 class Driver:
     """Runs and resumes a model on one harness. LangChain runs keep their graph in a
     file-backed SqliteSaver that is opened afresh for every call, as a new process
-    would."""
+    would; a PydanticAI run resumes from the contract's snapshot alone."""
 
     harness: str
     folder: Path
@@ -221,6 +223,8 @@ class Driver:
     ) -> RunResult:
         if self.harness == "offline":
             return run_offline(model, contract, text, caller=caller, run_id=run_id)
+        if self.harness == "pydantic-ai":  # the snapshot is all it keeps
+            return run_pydantic_ai(model, contract, text, caller=caller, run_id=run_id)
         with sqlite_checkpointer(self.folder / "checkpoints.sqlite3") as saver:
             return run_agent(
                 model, contract, text, caller=caller, run_id=run_id, checkpointer=saver
@@ -242,6 +246,8 @@ class Driver:
 
         if self.harness == "offline":
             return resume_offline(model, contract, snapshot, approvals, checkpoint=keep)
+        if self.harness == "pydantic-ai":
+            return resume_pydantic_ai(model, contract, snapshot, approvals, checkpoint=keep)
         with sqlite_checkpointer(self.folder / "checkpoints.sqlite3") as saver:
             return resume_agent(
                 model, contract, snapshot, approvals, checkpointer=saver, checkpoint=keep

@@ -18,7 +18,7 @@ import pytest
 
 from agent_contract.app.demo import DemoRun, start_demo
 
-HARNESSES = ("offline", "langchain")
+HARNESSES = ("offline", "langchain", "pydantic-ai")
 EDIT = {"order_id": "A-1002", "amount_cents": 1000, "reason": "partial"}
 Invoke = Callable[..., tuple[int, str, str]]
 

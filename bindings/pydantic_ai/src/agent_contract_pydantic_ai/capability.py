@@ -32,7 +32,6 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any, Final
 
-from pydantic_ai import CallToolsNode, ModelRequestNode
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.capabilities.abstract import CapabilityOrdering
 from pydantic_ai.exceptions import ModelRetry
@@ -49,11 +48,12 @@ from agent_contract.errors import ConfigurationError, ScriptExhaustedError
 from agent_contract.messages import Message, ToolCall
 from agent_contract.results import ToolResult
 from agent_contract.runtime import AnswerFormat, RunState, Stop
+from pydantic_ai import CallToolsNode, ModelRequestNode
 
 from .messages import from_pydantic_messages, response_to_completion, tool_return_part
 from .tools import current_run_state, deliver, not_admitted
 
-__all__ = ["ContractCapability", "ContractStopped"]
+__all__ = ["RAISED_THROUGH", "ContractCapability", "ContractStopped", "ledger_view"]
 
 _NOT_A_MODEL_FAILURE: Final[tuple[type[BaseException], ...]] = (
     ScriptExhaustedError,
@@ -86,7 +86,8 @@ class ContractStopped(Exception):
         """The bound refusals that answer its calls, in issue order."""
 
 
-_RAISED_THROUGH: Final[tuple[type[BaseException], ...]] = (ContractStopped, *_NOT_A_MODEL_FAILURE)
+RAISED_THROUGH: Final[tuple[type[BaseException], ...]] = (ContractStopped, *_NOT_A_MODEL_FAILURE)
+"""Raised through a model call unchanged: the contract's stop, a dry script, miswiring."""
 
 
 def _issue_order(calls: Sequence[ToolCallPart]) -> dict[str, int]:
@@ -105,10 +106,22 @@ class ContractCapability(AbstractCapability[Any]):
 
     state: RunState
     answer: AnswerFormat | None
+    awaiting_model: bool
 
     def __init__(self, state: RunState, *, answer: AnswerFormat | None = None) -> None:
         self.state = state
         self.answer = answer if answer is not None else state.contract.answer_format
+        self.awaiting_model = False
+        """True from the model call until its response is judged: on the event stream a
+        model that fails raises out of the stream, past this capability's hooks, and the
+        driver turns it into ``model_error`` with :meth:`model_failed`."""
+
+    def model_failed(self, exc: BaseException) -> Stop:
+        """The ``model_error`` stop for a model that raised where no hook of this
+        capability saw it (the event stream); the run is halted with it."""
+        self.awaiting_model = False
+        self.state.halt(Stop.model_error(exc))
+        return self.state.halted or Stop.model_error(exc)
 
     def get_ordering(self) -> CapabilityOrdering:
         """Always the outermost capability."""
@@ -153,12 +166,17 @@ class ContractCapability(AbstractCapability[Any]):
             params,
             function_tools=[t for t in params.function_tools if contract.is_allowed(t.name)],
         )
+        self.awaiting_model = True
         try:
             response: ModelResponse = await handler(request_context)
-        except _RAISED_THROUGH:
+        except RAISED_THROUGH:
             raise
         except Exception as exc:  # noqa: BLE001 - any model failure is a typed stop
+            self.awaiting_model = False
             self._stop(Stop.model_error(exc))
+        # (on the event stream a cancelled handler leaves it set: the failure surfaces
+        # in the stream's consumer, where the driver reads it)
+        self.awaiting_model = False
         completion = response_to_completion(response)
         verdict = state.accept_response(completion, answer=self.answer)
         if verdict.shape == "final":

@@ -49,7 +49,7 @@ from agent_contract.tools import ToolRegistry, ToolSpec
 from agent_contract.trace import RedactionPolicy
 from pydantic_ai import Agent, capture_run_messages
 
-from .capability import ContractCapability, ContractStopped, ledger_view
+from .capability import RAISED_THROUGH, ContractCapability, ContractStopped, ledger_view
 from .messages import from_pydantic_messages, to_pydantic_messages
 from .model import contract_model
 from .tools import ContractToolset
@@ -251,10 +251,12 @@ async def _adrive(
     return result
 
 
-def _options(state: RunState, history: Sequence[ModelMessage], **more: Any) -> dict[str, Any]:
+def _options(
+    capability: ContractCapability, history: Sequence[ModelMessage], **more: Any
+) -> dict[str, Any]:
     return {
         "message_history": list(history) or None,
-        "capabilities": [ContractCapability(state)],
+        "capabilities": [capability],
         "usage_limits": NO_USAGE_LIMITS,
         **more,
     }
@@ -300,8 +302,9 @@ def drive_agent(
     prompt: str | None = None
     if deferred_tool_results is None and turns and turns[-1].role == "user":
         prompt = turns.pop().content
+    capability = ContractCapability(state)
     options = _options(
-        state,
+        capability,
         to_pydantic_messages(turns),
         user_prompt=prompt,
         deferred_tool_results=deferred_tool_results,
@@ -315,6 +318,13 @@ def drive_agent(
                 result = run_in_new_loop(lambda: _adrive(agent, mode, options, seen))
         except ContractStopped as stopped:
             return _finish_stopped(state, stopped, captured, harness)
+        except RAISED_THROUGH:
+            raise
+        except Exception as exc:
+            if not capability.awaiting_model:
+                raise
+            failed = ContractStopped(capability.model_failed(exc))
+            return _finish_stopped(state, failed, captured, harness)
     return _finish(state, result, harness)
 
 
@@ -339,8 +349,9 @@ async def adrive_agent(
     prompt: str | None = None
     if deferred_tool_results is None and turns and turns[-1].role == "user":
         prompt = turns.pop().content
+    capability = ContractCapability(state)
     options = _options(
-        state,
+        capability,
         to_pydantic_messages(turns),
         user_prompt=prompt,
         deferred_tool_results=deferred_tool_results,
@@ -350,6 +361,13 @@ async def adrive_agent(
             result = await _adrive(agent, "run", options, set())
         except ContractStopped as stopped:
             return _finish_stopped(state, stopped, captured, "pydantic-ai-run")
+        except RAISED_THROUGH:
+            raise
+        except Exception as exc:
+            if not capability.awaiting_model:
+                raise
+            failed = ContractStopped(capability.model_failed(exc))
+            return _finish_stopped(state, failed, captured, "pydantic-ai-run")
     return _finish(state, result, "pydantic-ai-run")
 
 
@@ -424,6 +442,18 @@ async def arun_agent(
     return await adrive_agent(agent, state, _turns(system, history, user_message))
 
 
+def _deferred(transcript: Sequence[Message]) -> list[str]:
+    """The calls PydanticAI deferred: those of the last assistant turn with no tool message
+    in the transcript (writes decided since the pause included; a write that already ran
+    is answered from the ledger, not run again)."""
+    for index in range(len(transcript) - 1, -1, -1):
+        message = transcript[index]
+        if message.role == "assistant":
+            answered = {m.tool_call_id for m in transcript[index + 1 :] if m.role == "tool"}
+            return [c.id for c in message.tool_calls if c.id and c.id not in answered]
+    return []
+
+
 def resume_agent(
     model: Model | PydanticModel,
     contract: Contract,
@@ -459,7 +489,7 @@ def resume_agent(
             state.execute(planned)
         return state.finish(messages=transcript, harness=harness)
     results = DeferredToolResults()
-    for call_id in pending:
+    for call_id in _deferred(transcript):
         decision = state.decision_for(call_id)
         answered = state.result_for(call_id)
         if decision is not None and decision.decision == "reject" and answered is not None:
