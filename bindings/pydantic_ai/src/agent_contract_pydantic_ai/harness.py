@@ -202,13 +202,7 @@ def check_streamed(result: RunResult, streamed: set[str]) -> None:
     Raises:
         ConfigurationError: naming the calls that did not.
     """
-    issued = {
-        call.id
-        for message in result.messages
-        if message.role == "assistant"
-        for call in message.tool_calls
-        if call.id
-    }
+    issued = {call.id for call in result.tool_calls if call.id}  # this run's, not the history's
     lost = issued - streamed
     if lost:
         raise ConfigurationError(f"tool calls missing from the event stream: {sorted(lost)}")
