@@ -107,10 +107,14 @@ class ContractCapability(AbstractCapability[Any]):
     state: RunState
     answer: AnswerFormat | None
     awaiting_model: bool
+    _after_seen: bool
+    _judge_after: bool
 
     def __init__(self, state: RunState, *, answer: AnswerFormat | None = None) -> None:
         self.state = state
         self.answer = answer if answer is not None else state.contract.answer_format
+        self._after_seen = False
+        self._judge_after = False
         self.awaiting_model = False
         """True from the model call until its response is judged: on the event stream a
         model that fails raises out of the stream, past this capability's hooks, and the
@@ -149,8 +153,8 @@ class ContractCapability(AbstractCapability[Any]):
     async def wrap_model_request(
         self, ctx: Any, *, request_context: ModelRequestContext, handler: Any
     ) -> ModelResponse:
-        """Check before the model call, judge the response and plan its batch (see the
-        module doc).
+        """Check before the model call, then judge the response and plan its batch (see
+        the module doc and :meth:`judge`), once every other layer had its say.
 
         Raises:
             ContractStopped: the contract ends the run.
@@ -167,6 +171,7 @@ class ContractCapability(AbstractCapability[Any]):
             function_tools=[t for t in params.function_tools if contract.is_allowed(t.name)],
         )
         self.awaiting_model = True
+        self._after_seen = False
         try:
             response: ModelResponse = await handler(request_context)
         except RAISED_THROUGH:
@@ -177,6 +182,34 @@ class ContractCapability(AbstractCapability[Any]):
         # (on the event stream a cancelled handler leaves it set: the failure surfaces
         # in the stream's consumer, where the driver reads it)
         self.awaiting_model = False
+        if self._after_seen:  # after_model_request hooks ran inside: judge what they made
+            return self.judge(response)
+        self._judge_after = True  # older PydanticAI: they run after this hook returns
+        return response
+
+    async def after_model_request(
+        self, ctx: Any, *, request_context: ModelRequestContext, response: ModelResponse
+    ) -> ModelResponse:
+        """Where PydanticAI calls the other capabilities' ``after_model_request`` after
+        every ``wrap_model_request`` returned (older releases: 2.16 and 2.30 measured), this one runs last
+        and judges the response they made.
+
+        Raises:
+            ContractStopped: the contract ends the run.
+        """
+        if self._judge_after:
+            self._judge_after = False
+            return self.judge(response)
+        self._after_seen = True
+        return response
+
+    def judge(self, response: ModelResponse) -> ModelResponse:
+        """Judge the model's response and plan its batch (see the module doc).
+
+        Raises:
+            ContractStopped: the response breaks the contract, or its batch is refused.
+        """
+        state = self.state
         completion = response_to_completion(response)
         verdict = state.accept_response(completion, answer=self.answer)
         if verdict.shape == "final":
