@@ -118,11 +118,14 @@ def test_the_extra_points_at_the_binding_this_project_publishes(binding: str) ->
 
 def test_the_pydantic_ai_binding_depends_on_pydantic_ai_slim_only() -> None:
     """The core and the slim distribution: no provider SDK is pulled in; the floor is the
-    one the version matrix measured (docs/PERFORMANCE.md's neighbour, the binding README)."""
+    one measured in docs/MATRIX.md (a floor changed here must be measured again)."""
     requires = [Requirement(r) for r in PROJECTS[PYDANTIC_AI][1]["dependencies"]]
     assert {r.name for r in requires} == {CORE, "pydantic-ai-slim"}
     slim = requirement(PROJECTS[PYDANTIC_AI][1]["dependencies"], "pydantic-ai-slim")
     assert {s.operator for s in slim.specifier} == {">=", "<"}
+    floor = next(s.version for s in slim.specifier if s.operator == ">=")
+    recorded = (ROOT / "docs" / "MATRIX.md").read_text(encoding="utf-8")
+    assert f"pydantic-ai-slim=={floor} (the floor)" in recorded
 
 
 @BOTH
