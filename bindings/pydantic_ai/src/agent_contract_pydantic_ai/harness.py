@@ -44,7 +44,15 @@ from agent_contract.errors import ConfigurationError
 from agent_contract.harnesses import Harness, RunInput, settle_approvals
 from agent_contract.messages import Message
 from agent_contract.model import Model
-from agent_contract.runtime import AnswerFormat, Checkpoint, Contract, RunResult, RunState, Stop
+from agent_contract.runtime import (
+    AnswerFormat,
+    Checkpoint,
+    Contract,
+    RunResult,
+    RunState,
+    Stop,
+    interruptible,
+)
 from agent_contract.tools import ToolRegistry, ToolSpec
 from agent_contract.trace import RedactionPolicy
 from pydantic_ai import Agent, capture_run_messages
@@ -282,6 +290,8 @@ def drive_agent(
     Raises:
         ScriptExhaustedError: a scripted model ran dry.
         ConfigurationError: an unknown ``mode``, or bad wiring.
+        RunInterrupted: Ctrl-C, a signal or ``SystemExit`` interrupted the run; it carries
+            the run paused ``interrupted`` (resume it with :func:`resume_agent`).
     """
     if mode not in MODES:
         raise ConfigurationError(f"unknown mode {mode!r}; expected one of {MODES}")
@@ -303,22 +313,71 @@ def drive_agent(
         user_prompt=prompt,
         deferred_tool_results=deferred_tool_results,
     )
+
+    def run() -> AgentRunResult[Any]:
+        if mode == "run_sync":
+            result: AgentRunResult[Any] = run_sync_on_own_loop(agent, options)
+            return result
+        seen = streamed if streamed is not None else set()
+        return run_in_new_loop(lambda: _adrive(agent, mode, options, seen))
+
     with capture_run_messages() as captured:
-        try:
-            if mode == "run_sync":
-                result = run_sync_on_own_loop(agent, options)
-            else:
-                seen = streamed if streamed is not None else set()
-                result = run_in_new_loop(lambda: _adrive(agent, mode, options, seen))
-        except ContractStopped as stopped:
-            return _finish_stopped(state, stopped, captured, harness)
-        except RAISED_THROUGH:
-            raise
-        except Exception as exc:
-            if not capability.awaiting_model:
-                raise
-            failed = ContractStopped(capability.model_failed(exc))
-            return _finish_stopped(state, failed, captured, harness)
+        return _settle(state, run, captured, capability, harness)
+
+
+def _interrupted(
+    state: RunState, exc: BaseException, captured: Sequence[ModelMessage], harness: str
+) -> None:
+    """Ctrl-C, SIGTERM or SystemExit (not an ``Exception``): the run pauses
+    ``interrupted`` with the transcript so far, the model's last response included (the
+    snapshot is all a resume has).
+
+    Raises:
+        RunInterrupted: carrying that result.
+    """
+    if isinstance(exc, Exception):
+        return
+    transcript = ledger_view(state, from_pydantic_messages(captured))
+    with interruptible(state, transcript, harness=harness):
+        raise exc
+
+
+def _ended(
+    state: RunState,
+    exc: BaseException,
+    captured: Sequence[ModelMessage],
+    capability: ContractCapability,
+    harness: str,
+) -> RunResult:
+    """The RunResult of a run that raised ``exc``: the contract's stop, or a model that
+    failed on the event stream (``model_error``).
+
+    Raises:
+        RunInterrupted: ``exc`` is an interruption (see :func:`_interrupted`).
+        BaseException: ``exc`` itself, when it is none of these.
+    """
+    if isinstance(exc, ContractStopped):
+        return _finish_stopped(state, exc, captured, harness)
+    _interrupted(state, exc, captured, harness)
+    model_failed = isinstance(exc, Exception) and not isinstance(exc, RAISED_THROUGH)
+    if model_failed and capability.awaiting_model:
+        failed = ContractStopped(capability.model_failed(exc))
+        return _finish_stopped(state, failed, captured, harness)
+    raise exc
+
+
+def _settle(
+    state: RunState,
+    run: Callable[[], AgentRunResult[Any]],
+    captured: Sequence[ModelMessage],
+    capability: ContractCapability,
+    harness: str,
+) -> RunResult:
+    """``run()``, and the RunResult of how it ended."""
+    try:
+        result = run()
+    except BaseException as exc:  # noqa: BLE001 - an interruption pauses the run
+        return _ended(state, exc, captured, capability, harness)
     return _finish(state, result, harness)
 
 
@@ -353,15 +412,8 @@ async def adrive_agent(
     with capture_run_messages() as captured:
         try:
             result = await _adrive(agent, "run", options, set())
-        except ContractStopped as stopped:
-            return _finish_stopped(state, stopped, captured, "pydantic-ai-run")
-        except RAISED_THROUGH:
-            raise
-        except Exception as exc:
-            if not capability.awaiting_model:
-                raise
-            failed = ContractStopped(capability.model_failed(exc))
-            return _finish_stopped(state, failed, captured, "pydantic-ai-run")
+        except BaseException as exc:  # noqa: BLE001 - an interruption pauses the run
+            return _ended(state, exc, captured, capability, "pydantic-ai-run")
     return _finish(state, result, "pydantic-ai-run")
 
 
@@ -479,8 +531,9 @@ def resume_agent(
     writes = state.resume(approvals, checkpoint=checkpoint, transcript=transcript)
     harness = "pydantic-ai" if mode == "run_sync" else f"pydantic-ai-{mode}"
     if any(state.decision_for(call_id) is None for call_id in pending):
-        for planned in writes:
-            state.execute(planned)
+        with interruptible(state, transcript, harness=harness):
+            for planned in writes:
+                state.execute(planned)
         return state.finish(messages=transcript, harness=harness)
     results = DeferredToolResults()
     for call_id in _deferred(transcript):
@@ -491,7 +544,8 @@ def resume_agent(
         else:
             results.approvals[call_id] = ToolApproved()
     agent = build_agent(model, contract, **agent_options)
-    return drive_agent(agent, state, transcript, mode=mode, deferred_tool_results=results)
+    deferred = results if results.approvals else None  # e.g. resuming an interrupted run
+    return drive_agent(agent, state, transcript, mode=mode, deferred_tool_results=deferred)
 
 
 def suite_harness(mode: Mode = "run_sync") -> Harness:
