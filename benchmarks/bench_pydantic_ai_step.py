@@ -36,7 +36,7 @@ from agent_contract import Budget, Contract, Message, ToolSpec, run
 from agent_contract.testing import FakeModel, tool_call
 from agent_contract_pydantic_ai import build_agent, drive_agent
 from agent_contract_pydantic_ai.baseline import plain_agent
-from agent_contract_pydantic_ai.harness import run_in_new_loop, run_sync_on_own_loop
+from agent_contract_pydantic_ai.driving import run_in_new_loop, run_sync_on_own_loop
 
 
 def echo_tool() -> ToolSpec:

@@ -25,7 +25,7 @@ from agent_contract_pydantic_ai import (
     drive_agent,
     run_agent,
 )
-from agent_contract_pydantic_ai.harness import NO_USAGE_LIMITS, run_in_new_loop
+from agent_contract_pydantic_ai.driving import NO_USAGE_LIMITS, run_in_new_loop
 
 MODES = ("run_sync", "run", "stream")
 

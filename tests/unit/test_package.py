@@ -17,7 +17,12 @@ import agent_contract
 ROOT = Path(__file__).resolve().parents[2]
 CORE = ROOT / "src" / "agent_contract"
 BINDING = ROOT / "bindings" / "langchain" / "src"
-RUNTIME_TREES = [pytest.param(CORE, id="core"), pytest.param(BINDING, id="langchain-binding")]
+PYDANTIC_AI_BINDING = ROOT / "bindings" / "pydantic_ai" / "src"
+RUNTIME_TREES = [
+    pytest.param(CORE, id="core"),
+    pytest.param(BINDING, id="langchain-binding"),
+    pytest.param(PYDANTIC_AI_BINDING, id="pydantic-ai-binding"),
+]
 
 FRAMEWORK_PREFIXES = ("langchain", "langgraph", "langsmith")
 

@@ -13,15 +13,8 @@ from typing import Any as _Any
 
 if _TYPE_CHECKING:
     from .capability import ContractCapability, ContractStopped
-    from .harness import (
-        MODES,
-        adrive_agent,
-        arun_agent,
-        build_agent,
-        drive_agent,
-        resume_agent,
-        run_agent,
-    )
+    from .driving import MODES, adrive_agent, build_agent, drive_agent
+    from .harness import arun_agent, resume_agent, run_agent
     from .messages import (
         completion_to_response,
         from_pydantic_messages,
@@ -50,16 +43,16 @@ __all__ = [
 ]
 
 _HOMES: dict[str, str] = {
-    "MODES": "harness",
+    "MODES": "driving",
     "ContractCapability": "capability",
     "ContractStopped": "capability",
     "ContractToolset": "tools",
-    "adrive_agent": "harness",
+    "adrive_agent": "driving",
     "arun_agent": "harness",
-    "build_agent": "harness",
+    "build_agent": "driving",
     "completion_to_response": "messages",
     "contract_model": "model",
-    "drive_agent": "harness",
+    "drive_agent": "driving",
     "from_pydantic_messages": "messages",
     "response_to_completion": "messages",
     "resume_agent": "harness",

@@ -27,394 +27,40 @@ decided arguments.
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import Any, Final, Literal, TypeVar, get_args
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
-from pydantic_ai.messages import ModelMessage, PartStartEvent, ToolCallPart
 from pydantic_ai.models import Model as PydanticModel
-from pydantic_ai.output import StructuredDict, ToolOutput
-from pydantic_ai.run import AgentRunResult, AgentRunResultEvent
-from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolApproved, ToolDenied
-from pydantic_ai.usage import UsageLimits
+from pydantic_ai.tools import DeferredToolResults, ToolApproved, ToolDenied
 
 from agent_contract.approval import Approval
 from agent_contract.budget import Budget
-from agent_contract.errors import ConfigurationError
 from agent_contract.harnesses import Harness, RunInput, settle_approvals
 from agent_contract.messages import Message
 from agent_contract.model import Model
 from agent_contract.runtime import (
-    AnswerFormat,
     Checkpoint,
     Contract,
     RunResult,
-    RunState,
-    Stop,
     interruptible,
 )
 from agent_contract.tools import ToolRegistry, ToolSpec
 from agent_contract.trace import RedactionPolicy
-from pydantic_ai import Agent, capture_run_messages
 
-from .capability import RAISED_THROUGH, ContractCapability, ContractStopped, ledger_view
-from .messages import from_pydantic_messages, to_pydantic_messages
-from .model import contract_model
-from .tools import ContractToolset
+from .driving import (
+    Mode,
+    adrive_agent,
+    build_agent,
+    check_streamed,
+    drive_agent,
+)
 
 __all__ = [
-    "MODES",
-    "NO_USAGE_LIMITS",
-    "Mode",
-    "adrive_agent",
     "arun_agent",
-    "build_agent",
-    "check_streamed",
-    "drive_agent",
-    "output_type_for",
     "resume_agent",
     "run_agent",
-    "run_in_new_loop",
-    "run_sync_on_own_loop",
     "suite_harness",
 ]
-
-Mode = Literal["run_sync", "run", "stream"]
-MODES: Final[tuple[str, ...]] = get_args(Mode)
-
-NO_USAGE_LIMITS: Final = UsageLimits(request_limit=None)
-"""The limits every contract run passes: none (the contract's budget is the only one)."""
-
-_T = TypeVar("_T")
-
-
-def output_type_for(answer: AnswerFormat | None) -> list[Any]:
-    """The agent's ``output_type``: plain text, or the answer tools of a structured answer
-    (each an output tool with its JSON Schema), and ``DeferredToolRequests`` (the pause
-    for approval)."""
-    if answer is None or not answer.tools:
-        return [str, DeferredToolRequests]
-    tools: list[Any] = [
-        ToolOutput(
-            StructuredDict(dict(schema), name=name, description=answer.description),
-            name=name,
-            description=answer.description,
-        )
-        for name, schema in answer.tools.items()
-    ]
-    if answer.text_schema is not None:
-        tools.append(str)
-    return [*tools, DeferredToolRequests]
-
-
-def build_agent(
-    model: Model | PydanticModel,
-    contract: Contract,
-    *,
-    system: str | None = None,
-    toolsets: Sequence[Any] = (),
-    **agent_options: Any,
-) -> Agent[Any, Any]:
-    """A PydanticAI ``Agent`` over the contract's tools.
-
-    Args:
-        model: an agent-contract model (wrapped by
-            :func:`~agent_contract_pydantic_ai.model.contract_model`) or any PydanticAI
-            model.
-        contract: tools, allowlist, budget, redaction, answer format.
-        system: the system prompt.
-        toolsets: more toolsets; their tools are neither offered to the model nor run
-            unless the contract registers them (register them as ``ToolSpec``s instead).
-        **agent_options: passed to ``Agent`` (``instructions``, ``capabilities``, ...).
-
-    Returns:
-        The agent; run it with :func:`drive_agent` (or ``agent.run`` with a
-        :class:`ContractCapability` of the run).
-    """
-    budget = contract.budget
-    retries = max(budget.max_tool_calls, budget.max_model_steps) + 1
-    pydantic_model = model if isinstance(model, PydanticModel) else contract_model(model)
-    agent_options.setdefault("output_type", output_type_for(contract.answer_format))
-    agent_options.setdefault("retries", {"tools": retries, "output": retries})
-    return Agent(
-        pydantic_model,
-        system_prompt=system or (),
-        toolsets=[ContractToolset(contract, max_retries=retries), *toolsets],
-        **agent_options,
-    )
-
-
-def run_in_new_loop(awaitable: Callable[[], Awaitable[_T]]) -> _T:
-    """Run ``awaitable()`` on an event loop of its own, closed afterwards; the thread's
-    current event loop (if any) is left as it was."""
-    loop = asyncio.new_event_loop()
-    try:
-        return loop.run_until_complete(awaitable())
-    finally:
-        try:
-            loop.run_until_complete(loop.shutdown_asyncgens())
-        finally:
-            loop.close()
-
-
-def run_sync_on_own_loop(agent: Agent[Any, Any], options: Mapping[str, Any]) -> Any:
-    """``agent.run_sync(**options)`` on a fresh event loop that is closed afterwards.
-
-    ``run_sync`` drives the thread's current event loop, creating one (and leaving it open
-    and current) when there is none: a loop nobody closes, which the next
-    ``asyncio.run`` in the thread drops unclosed. Here the thread gets a loop for the run,
-    closed when it ends, and no current loop after it.
-
-    Raises:
-        ConfigurationError: called inside a running event loop (use :func:`arun_agent`).
-    """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        pass
-    else:
-        raise ConfigurationError(
-            "run_sync cannot run inside a running event loop: use arun_agent (or mode='run')"
-        )
-    loop = asyncio.new_event_loop()
-    asyncio.set_event_loop(loop)
-    try:
-        return agent.run_sync(**options)
-    finally:
-        asyncio.set_event_loop(None)
-        try:
-            loop.run_until_complete(loop.shutdown_asyncgens())
-        finally:
-            loop.close()
-
-
-async def _stream(
-    agent: Agent[Any, Any], options: Mapping[str, Any], streamed: set[str]
-) -> AgentRunResult[Any]:
-    result: AgentRunResult[Any] | None = None
-    async with agent.run_stream_events(**options) as events:
-        async for event in events:
-            if isinstance(event, PartStartEvent) and isinstance(event.part, ToolCallPart):
-                streamed.add(event.part.tool_call_id)
-            elif isinstance(event, AgentRunResultEvent):
-                result = event.result
-    if result is None:
-        raise ConfigurationError("the event stream ended without a result")
-    return result
-
-
-def check_streamed(result: RunResult, streamed: set[str]) -> None:
-    """Every tool call of the run's transcript came through the event stream as a
-    tool-call part (what a streaming consumer sees).
-
-    Raises:
-        ConfigurationError: naming the calls that did not.
-    """
-    issued = {call.id for call in result.tool_calls if call.id}  # this run's, not the history's
-    lost = issued - streamed
-    if lost:
-        raise ConfigurationError(f"tool calls missing from the event stream: {sorted(lost)}")
-
-
-def _finish_stopped(
-    state: RunState, stopped: ContractStopped, captured: Sequence[ModelMessage], harness: str
-) -> RunResult:
-    transcript = from_pydantic_messages(captured)
-    refused = stopped.response
-    if refused is not None:
-        last = transcript[-1] if transcript else None
-        if last is None or last.role != "assistant" or last.tool_calls != refused.tool_calls:
-            transcript.append(refused)
-        transcript.extend(r.to_message() for r in stopped.refusals)
-    return state.finish(stopped.stop, messages=ledger_view(state, transcript), harness=harness)
-
-
-def _finish(state: RunState, result: AgentRunResult[Any], harness: str) -> RunResult:
-    transcript = ledger_view(state, from_pydantic_messages(result.all_messages()))
-    if isinstance(result.output, DeferredToolRequests):
-        stop = state.pending_stop() or Stop(
-            reason="interrupted",
-            detail=f"waiting on {len(result.output.calls) + len(result.output.approvals)} "
-            "deferred tool call(s)",
-        )
-        return state.finish(stop, messages=transcript, harness=harness)
-    if state.halted is None:
-        stop = Stop(reason="invalid_response", detail="the agent ended without a contract decision")
-        return state.finish(stop, messages=transcript, harness=harness)
-    return state.finish(messages=transcript, harness=harness)
-
-
-async def _adrive(
-    agent: Agent[Any, Any], mode: Mode, options: dict[str, Any], streamed: set[str]
-) -> AgentRunResult[Any]:
-    if mode == "stream":
-        return await _stream(agent, options, streamed)
-    result: AgentRunResult[Any] = await agent.run(**options)
-    return result
-
-
-def _options(
-    capability: ContractCapability, history: Sequence[ModelMessage], **more: Any
-) -> dict[str, Any]:
-    return {
-        "message_history": list(history) or None,
-        "capabilities": [capability],
-        "usage_limits": NO_USAGE_LIMITS,
-        **more,
-    }
-
-
-def drive_agent(
-    agent: Agent[Any, Any],
-    state: RunState,
-    messages: Sequence[Message],
-    *,
-    mode: Mode = "run_sync",
-    deferred_tool_results: DeferredToolResults | None = None,
-    streamed: set[str] | None = None,
-) -> RunResult:
-    """Run ``agent`` once under ``state`` and build the RunResult.
-
-    Args:
-        agent: from :func:`build_agent` (or any agent with a
-            :class:`~agent_contract_pydantic_ai.tools.ContractToolset` of
-            ``state.contract``).
-        state: from ``contract.start()`` or ``contract.restore(...)``.
-        messages: the conversation (a system prompt, earlier turns, then the new user
-            turn; or a paused run's transcript when resuming).
-        mode: ``"run_sync"``, ``"run"`` or ``"stream"``.
-        deferred_tool_results: the answers to a paused run's deferred calls.
-        streamed: with ``"stream"``, filled with the id of every tool-call part the event
-            stream carried (see :func:`check_streamed`).
-
-    Raises:
-        ScriptExhaustedError: a scripted model ran dry.
-        ConfigurationError: an unknown ``mode``, or bad wiring.
-        RunInterrupted: Ctrl-C, a signal or ``SystemExit`` interrupted the run; it carries
-            the run paused ``interrupted`` (resume it with :func:`resume_agent`).
-    """
-    if mode not in MODES:
-        raise ConfigurationError(f"unknown mode {mode!r}; expected one of {MODES}")
-    harness = "pydantic-ai" if mode == "run_sync" else f"pydantic-ai-{mode}"
-    if deferred_tool_results is None:
-        # PydanticAI repairs a history before any hook sees it (it drops a tool result
-        # whose call is not there): the contract checks the one it was handed first.
-        stop = state.check_before_model_call(messages, count_step=False)
-        if stop is not None:
-            return state.finish(stop, messages=messages, harness=harness)
-    turns = list(messages)
-    prompt: str | None = None
-    if deferred_tool_results is None and turns and turns[-1].role == "user":
-        prompt = turns.pop().content
-    capability = ContractCapability(state)
-    options = _options(
-        capability,
-        to_pydantic_messages(turns),
-        user_prompt=prompt,
-        deferred_tool_results=deferred_tool_results,
-    )
-
-    def run() -> AgentRunResult[Any]:
-        if mode == "run_sync":
-            result: AgentRunResult[Any] = run_sync_on_own_loop(agent, options)
-            return result
-        seen = streamed if streamed is not None else set()
-        return run_in_new_loop(lambda: _adrive(agent, mode, options, seen))
-
-    with capture_run_messages() as captured:
-        return _settle(state, run, captured, capability, harness)
-
-
-def _interrupted(
-    state: RunState, exc: BaseException, captured: Sequence[ModelMessage], harness: str
-) -> None:
-    """Ctrl-C, SIGTERM or SystemExit (not an ``Exception``): the run pauses
-    ``interrupted`` with the transcript so far, the model's last response included (the
-    snapshot is all a resume has).
-
-    Raises:
-        RunInterrupted: carrying that result.
-    """
-    if isinstance(exc, Exception):
-        return
-    transcript = ledger_view(state, from_pydantic_messages(captured))
-    with interruptible(state, transcript, harness=harness):
-        raise exc
-
-
-def _ended(
-    state: RunState,
-    exc: BaseException,
-    captured: Sequence[ModelMessage],
-    capability: ContractCapability,
-    harness: str,
-) -> RunResult:
-    """The RunResult of a run that raised ``exc``: the contract's stop, or a model that
-    failed on the event stream (``model_error``).
-
-    Raises:
-        RunInterrupted: ``exc`` is an interruption (see :func:`_interrupted`).
-        BaseException: ``exc`` itself, when it is none of these.
-    """
-    if isinstance(exc, ContractStopped):
-        return _finish_stopped(state, exc, captured, harness)
-    _interrupted(state, exc, captured, harness)
-    model_failed = isinstance(exc, Exception) and not isinstance(exc, RAISED_THROUGH)
-    if model_failed and capability.awaiting_model:
-        failed = ContractStopped(capability.model_failed(exc))
-        return _finish_stopped(state, failed, captured, harness)
-    raise exc
-
-
-def _settle(
-    state: RunState,
-    run: Callable[[], AgentRunResult[Any]],
-    captured: Sequence[ModelMessage],
-    capability: ContractCapability,
-    harness: str,
-) -> RunResult:
-    """``run()``, and the RunResult of how it ended."""
-    try:
-        result = run()
-    except BaseException as exc:  # noqa: BLE001 - an interruption pauses the run
-        return _ended(state, exc, captured, capability, harness)
-    return _finish(state, result, harness)
-
-
-async def adrive_agent(
-    agent: Agent[Any, Any],
-    state: RunState,
-    messages: Sequence[Message],
-    *,
-    deferred_tool_results: DeferredToolResults | None = None,
-) -> RunResult:
-    """:func:`drive_agent` with ``await agent.run`` in the running event loop
-    (``harness`` is ``"pydantic-ai-run"``).
-
-    Raises:
-        ScriptExhaustedError, ConfigurationError: as :func:`drive_agent`.
-    """
-    if deferred_tool_results is None:
-        stop = state.check_before_model_call(messages, count_step=False)
-        if stop is not None:
-            return state.finish(stop, messages=messages, harness="pydantic-ai-run")
-    turns = list(messages)
-    prompt: str | None = None
-    if deferred_tool_results is None and turns and turns[-1].role == "user":
-        prompt = turns.pop().content
-    capability = ContractCapability(state)
-    options = _options(
-        capability,
-        to_pydantic_messages(turns),
-        user_prompt=prompt,
-        deferred_tool_results=deferred_tool_results,
-    )
-    with capture_run_messages() as captured:
-        try:
-            result = await _adrive(agent, "run", options, set())
-        except BaseException as exc:  # noqa: BLE001 - an interruption pauses the run
-            return _ended(state, exc, captured, capability, "pydantic-ai-run")
-    return _finish(state, result, "pydantic-ai-run")
 
 
 def _turns(system: str | None, history: Sequence[Message], user_message: str) -> list[Message]:

@@ -27,7 +27,7 @@ from agent_contract.model import Model
 from agent_contract.runtime import Checkpoint, Contract, RunResult
 
 if TYPE_CHECKING:
-    from .harness import Mode
+    from .driving import Mode
 
 __all__ = [
     "CAPABILITIES",
