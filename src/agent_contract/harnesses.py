@@ -12,6 +12,7 @@ core's own is :data:`OFFLINE`.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +21,7 @@ from typing import Any, Final, Literal, Protocol
 from .approval import Approval, PendingApproval
 from .budget import Budget
 from .errors import ApprovalError
+from .faults import CrashPlan, is_simulated_crash
 from .loop import resume, run
 from .messages import Message
 from .model import Model
@@ -28,6 +30,7 @@ from .tools import ToolSpec
 
 __all__ = [
     "CORE_CAPABILITIES",
+    "COUNTED_CAPABILITIES",
     "OFFLINE",
     "OFFLINE_CAPABILITIES",
     "Decider",
@@ -87,6 +90,12 @@ class RunInput:
     """Harness-specific pieces of a scenario, by name (a framework middleware, a tool
     returning a framework command...); a harness uses the ones it knows and declares
     them in its ``capabilities``."""
+    crash: CrashPlan | None = None
+    """The crash/restart hook (capability ``crash_restart``): crash once at
+    ``crash.point`` while resuming, then resume the run in a fresh instance (a new
+    contract, graph or agent) from what was stored: the snapshot handed to the
+    ``checkpoint`` and the framework's checkpointer, never the crashed instance's
+    memory. :func:`settle_approvals` does it for a harness that passes ``restart``."""
 
     def contract(self, tools: Iterable[ToolSpec]) -> Contract:
         """The Contract this input describes: ``tools`` under budget, allowlist, secrets,
@@ -165,16 +174,33 @@ class Harness(Protocol):
     ) -> RunResult | Observation: ...
 
 
+Resume = Callable[..., RunResult]
+"""``resume(snapshot, approvals, checkpoint=None) -> RunResult``: continue a paused run
+with decisions (``checkpoint(snapshot)`` stores the snapshot before any write runs; a
+resume that is never asked to crash is called with the first two only)."""
+Restart = Callable[[Mapping[str, Any], list[Approval]], RunResult]
+"""``restart(stored_snapshot, approvals) -> RunResult``: resume in a *fresh* instance
+(new contract, graph or agent; the same durable stores) after a crash."""
+
+
 def settle_approvals(
     result: RunResult,
-    resume: Callable[[Mapping[str, Any], list[Approval]], RunResult],
+    resume: Resume,
     options: RunInput,
     *,
     max_rounds: int = 10,
+    restart: Restart | None = None,
 ) -> RunResult:
     """Answer ``pending_approval`` stops with the options' decider until the run ends,
     the decider has nothing more to say, or ``max_rounds`` passes. A refused decision
-    (:class:`ApprovalError`) is noted and the run stays paused for the next one."""
+    (:class:`ApprovalError`) is noted and the run stays paused for the next one.
+
+    With ``options.crash`` and a ``restart``, the first resume runs with the crash plan
+    armed and a ``checkpoint`` that stores the snapshot (as a JSON copy, what a store
+    on disk keeps); when it crashes, everything it held is dropped and ``restart`` gets
+    the last stored snapshot and the same decisions (an identical decision is accepted
+    again; a write that already happened is verified, not repeated)."""
+    plan = options.crash if restart is not None else None
     for _ in range(max_rounds):
         if result.stop_reason != "pending_approval" or options.decider is None:
             return result
@@ -184,10 +210,36 @@ def settle_approvals(
         if not approvals:
             return result
         try:
-            result = resume(result.snapshot, approvals)
+            if plan is not None and restart is not None and not plan.fired:
+                result = _resume_crashing(result.snapshot, approvals, resume, restart, plan)
+            else:
+                result = resume(result.snapshot, approvals)
         except ApprovalError as exc:
             options.decider.refused(exc)
     return result
+
+
+def _resume_crashing(
+    snapshot: Mapping[str, Any],
+    approvals: list[Approval],
+    resume: Resume,
+    restart: Restart,
+    plan: CrashPlan,
+) -> RunResult:
+    """Resume with ``plan`` armed; on its crash, restart from the last stored snapshot."""
+    stored: list[str] = [json.dumps(dict(snapshot))]
+
+    def checkpoint(data: Mapping[str, Any]) -> None:
+        stored.append(json.dumps(dict(data)))
+
+    try:
+        with plan.armed():
+            return resume(snapshot, approvals, checkpoint)
+    except BaseException as exc:
+        if not is_simulated_crash(exc):
+            raise
+    plan.restarted()
+    return restart(json.loads(stored[-1]), approvals)
 
 
 def offline_harness(model: Model, tools: list[ToolSpec], options: RunInput) -> RunResult:
@@ -196,7 +248,14 @@ def offline_harness(model: Model, tools: list[ToolSpec], options: RunInput) -> R
     contract = options.contract(tools)
     result = run(model, contract, options.user, history=options.history, caller=options.caller)
     return settle_approvals(
-        result, lambda snapshot, approvals: resume(model, contract, snapshot, approvals), options
+        result,
+        lambda snapshot, approvals, checkpoint=None: resume(
+            model, contract, snapshot, approvals, checkpoint=checkpoint
+        ),
+        options,
+        restart=lambda snapshot, approvals: resume(
+            model, options.contract(tools), snapshot, approvals
+        ),
     )
 
 
@@ -204,7 +263,15 @@ CORE_CAPABILITIES: Final = ("timeouts", "write_tools")
 """What a harness can express unless it declares ``capabilities`` itself: the contract's
 own features. Scenarios that need a framework's pieces (middleware, commands, pauses,
 threads) run only on a harness that declares them."""
-OFFLINE_CAPABILITIES: Final = CORE_CAPABILITIES
+COUNTED_CAPABILITIES: Final = (*CORE_CAPABILITIES, "crash_restart")
+"""Capabilities whose scenarios check the contract itself: a harness that does not
+declare one leaves those scenarios, and so their boundaries, *not checked*, which
+``agent-contract check`` counts and fails on unless the team opts out
+(``--allow-unchecked``). A framework's pieces (middleware, commands...) are not
+counted: a harness without that framework has nothing there to check.
+``crash_restart`` is the crash/restart hook (:attr:`RunInput.crash`); it is not
+assumed for a harness that declares nothing."""
+OFFLINE_CAPABILITIES: Final = (*CORE_CAPABILITIES, "crash_restart")
 """What the offline loop can express."""
 offline_harness.capabilities = OFFLINE_CAPABILITIES  # type: ignore[attr-defined]
 

@@ -7,6 +7,7 @@ from collections.abc import Callable
 import pytest
 
 from agent_contract.conformance import BOUNDARIES, SCENARIOS, Scenario, ScenarioOutcome
+from agent_contract.conformance.evaluate import differences
 from agent_contract.registry import harness_plugins
 
 from .conftest import expresses, not_expressible
@@ -47,9 +48,10 @@ def test_harnesses_agree(scenario: Scenario, outcomes: Outcomes) -> None:
         if expresses(scenario, name) and not_expressible(scenario, name) is None
     ]
     assert capable, f"no harness expresses {scenario.name}"
-    reference = outcomes(scenario, capable[0]).observation.comparable()
+    reference = outcomes(scenario, capable[0]).observation
     for name in capable[1:]:
-        assert outcomes(scenario, name).observation.comparable() == reference, name
+        found = differences(scenario, outcomes(scenario, name).observation, reference, capable[0])
+        assert not found, f"{name}: " + "; ".join(f"[{p.boundary}] {p.message}" for p in found)
 
 
 def test_every_boundary_has_a_scenario() -> None:

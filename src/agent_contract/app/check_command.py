@@ -60,8 +60,8 @@ def default_harnesses() -> tuple[list[str], list[str]]:
 
 
 def split_harness_names(values: Sequence[str] | None) -> list[str]:
-    """The harness names given as repeatable, comma-separated ``--harness`` values, in
-    order, without duplicates or blanks."""
+    """The names given as repeatable, comma-separated option values (``--harness``,
+    ``--allow-unchecked``), in order, without duplicates or blanks."""
     names: list[str] = []
     for value in values or ():
         for name in value.split(","):
@@ -105,7 +105,11 @@ class LineProgress:
     ) -> None:
         """Write the line for one finished scenario."""
         if outcome is None:
-            verdict = f"skipped (needs {', '.join(scenario.requires)})"
+            verdict = (
+                f"skipped (needs {', '.join(scenario.requires)})"
+                if scenario.requires
+                else "skipped (declared not expressible)"
+            )
         elif outcome.problems:
             first = outcome.problems[0]
             text = hide_planted(first.message).replace("\n", " ")
@@ -162,7 +166,8 @@ def add_check_command(sub: Any) -> None:
         "row per boundary, one column per harness: holds or broken, with evidence. With no "
         f"--harness: {defaults}.",
         epilog="exit codes: 0 every boundary holds on the harnesses checked; 4 a harness's "
-        "binding is missing; 5 a boundary is broken on a harness you asked about; 2 usage",
+        "binding is missing; 5 a boundary is broken, crashed or not checked (without "
+        "--allow-unchecked) on a harness you asked about; 2 usage",
     )
     check_p.add_argument(
         "--harness",
@@ -181,6 +186,14 @@ def add_check_command(sub: Any) -> None:
     )
     check_p.add_argument(
         "--quiet", action="store_true", help="no progress on stderr (piped or terminal)"
+    )
+    check_p.add_argument(
+        "--allow-unchecked",
+        action="append",
+        metavar="BOUNDARY[,BOUNDARY...]",
+        help="accept these boundaries being not checked on a harness (a scenario needs a "
+        "capability the harness does not declare); without it a not-checked cell fails the "
+        "run like a broken one. Shown in the report as allowed.",
     )
     check_p.set_defaults(handler=cmd_check)
 
@@ -203,7 +216,13 @@ def cmd_check(args: Any, out: TextIO, err: TextIO) -> int:
             progress = TerminalProgress(err)
         else:
             finished = LineProgress(err)
-    report = run_check(checked, control=control, progress=progress, finished=finished)
+    report = run_check(
+        checked,
+        control=control,
+        progress=progress,
+        finished=finished,
+        allow_unchecked=split_harness_names(args.allow_unchecked),
+    )
     out.write(FORMATS[args.format](report))
     if args.junit is not None:
         write_report_file(args.junit, render_check_junit(report))

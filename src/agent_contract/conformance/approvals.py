@@ -81,7 +81,7 @@ def build_approval_scenarios() -> list[Scenario]:
         ),
         Scenario(
             name="write_budget_across_resumes",
-            boundary="write_approval",
+            boundary="tool_call_budget",
             description="the tool-call budget counts across resumes (a framework's own counters may reset)",
             script=(
                 tool_call("transfer", {"to": "bob", "amount": 1}),
@@ -95,6 +95,6 @@ def build_approval_scenarios() -> list[Scenario]:
             trajectory=("transfer",) * 3,
             results=(("success", None), ("success", None), ("error", "budget_exceeded")),
             requires=("write_tools",),
-            extra=(check_writes([1, 2], previews=2),),
+            extra=(check_writes([1, 2], previews=2, boundary="tool_call_budget"),),
         ),
     ]

@@ -125,6 +125,16 @@ BOUNDARIES: Final[tuple[Boundary, ...]] = (
         ),
     ),
     Boundary(
+        id="deadline",
+        label="run deadline",
+        rule="the run's wall-clock deadline cuts a tool short and stops the run with a named reason",
+        keep_it=(
+            "`Budget(deadline_seconds=S)`: a call in flight gets at most the time left "
+            "(past it: `timeout`, outcome unknown) and the run stops with `deadline` before "
+            "the next model call; never switch it off in a driver or adapter."
+        ),
+    ),
+    Boundary(
         id="timeouts",
         label="timeouts",
         rule="a slow tool times out with outcome unknown and side effects possible",

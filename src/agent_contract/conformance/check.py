@@ -13,16 +13,22 @@ from __future__ import annotations
 
 import importlib.metadata
 import platform
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from ..errors import ConfigurationError, DependencyMissingError
 from ..exitcodes import EXIT_CONTRACT_VIOLATION, EXIT_OK
-from ..harnesses import HarnessPlugin, Observation, capabilities_of
+from ..harnesses import (
+    COUNTED_CAPABILITIES,
+    Harness,
+    HarnessPlugin,
+    Observation,
+    capabilities_of,
+)
 from ..registry import DISTRIBUTION, harness_names, harness_plugin, load_harness
-from .boundaries import boundary_rows
-from .evaluate import Scenario
+from .boundaries import BOUNDARIES, boundary_rows
+from .evaluate import Scenario, differences
 from .fixtures import hide_planted
 from .runner import ScenarioOutcome, run_scenario
 from .scenarios import SCENARIOS
@@ -40,8 +46,13 @@ __all__ = [
     "run_check",
 ]
 
-Status = Literal["holds", "broken", "not_checked"]
-"""A cell's verdict."""
+Status = Literal["holds", "broken", "crashed", "not_checked"]
+"""A cell's verdict: ``crashed`` when every failed expectation of the cell is a run that
+raised instead of ending (its own verdict, never counted as another boundary's)."""
+
+REFERENCE: Final = "offline"
+"""The harness every other one is compared with (trajectory, stop, answer, bound tool
+messages, trace event types), scenario by scenario."""
 Role = Literal["checked", "control"]
 """``checked``: a broken cell decides the exit code; ``control``: shown for comparison."""
 
@@ -69,11 +80,18 @@ class Cell:
     harness: str
     status: Status
     """``holds``: every scenario of the boundary ran and no expectation of the boundary
-    failed in any scenario; ``broken``: at least one did; ``not_checked``: none of its
-    scenarios ran (the harness lacks a capability they require)."""
+    failed in any scenario; ``broken``: at least one did (``crashed``: each of them was
+    a run that raised); ``not_checked``: a scenario of the boundary did not run because
+    the harness does not declare a capability of the contract it needs
+    (:data:`~agent_contract.harnesses.COUNTED_CAPABILITIES`), or none of its scenarios
+    ran."""
     evidence: tuple[Evidence, ...]
-    """Broken: every failed expectation of the boundary, in scenario order. Holds: one
-    entry per scenario of the boundary. Not checked: empty."""
+    """Broken or crashed: every failed expectation of the boundary, in scenario order.
+    Holds: one entry per scenario of the boundary. Not checked: one entry per scenario
+    that did not run, saying why."""
+    allowed: bool = False
+    """For a ``not_checked`` cell: the team opted out of it explicitly
+    (``--allow-unchecked``), so it does not fail the run."""
 
     def to_dict(self) -> dict[str, Any]:
         """The cell as in ``docs/CHECK_FORMAT.md``."""
@@ -82,6 +100,7 @@ class Cell:
             "harness": self.harness,
             "status": self.status,
             "evidence": [e.to_dict() for e in self.evidence],
+            "allowed": self.allowed,
         }
 
 
@@ -95,7 +114,13 @@ class HarnessRun:
     outcomes: tuple[ScenarioOutcome, ...]
     """One per scenario that ran, in scenario order."""
     skipped: tuple[str, ...] = ()
-    """Scenarios not run: they need a capability the harness does not declare."""
+    """Scenarios not run: they need a capability the harness does not declare, or the
+    harness declares them not expressible (see :attr:`declared`)."""
+    declared: tuple[tuple[str, str], ...] = ()
+    """``(scenario, reason)`` for each scenario the harness declares it cannot express
+    (its ``not_expressible`` attribute): an explicit, visible opt-out."""
+    requirements: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """``(scenario, missing capabilities)`` for each scenario skipped for a capability."""
     description: str = ""
     """The registered harness's one-line description ("" for ``module:factory``)."""
 
@@ -127,14 +152,29 @@ class CheckReport:
 
     @property
     def broken(self) -> tuple[Cell, ...]:
-        """Broken cells on ``checked`` harnesses (these decide the exit code)."""
+        """Broken or crashed cells on ``checked`` harnesses (these decide the exit code)."""
         checked = {h.name for h in self.harnesses if h.role == "checked"}
-        return tuple(c for c in self.cells if c.status == "broken" and c.harness in checked)
+        return tuple(
+            c for c in self.cells if c.status in ("broken", "crashed") and c.harness in checked
+        )
+
+    @property
+    def not_checked(self) -> tuple[Cell, ...]:
+        """Not-checked cells on ``checked`` harnesses (allowed ones included)."""
+        checked = {h.name for h in self.harnesses if h.role == "checked"}
+        return tuple(c for c in self.cells if c.status == "not_checked" and c.harness in checked)
+
+    @property
+    def unchecked(self) -> tuple[Cell, ...]:
+        """Not-checked cells on ``checked`` harnesses the team did not opt out of: like a
+        broken cell, each fails the run (the pytest suite's strict-xfail rule)."""
+        return tuple(c for c in self.not_checked if not c.allowed)
 
     @property
     def exit_code(self) -> int:
-        """0 when every boundary holds (or is not checked) on every checked harness, else 5."""
-        return EXIT_CONTRACT_VIOLATION if self.broken else EXIT_OK
+        """0 when every boundary holds on every checked harness (a not-checked cell only
+        with an explicit opt-out), else 5."""
+        return EXIT_CONTRACT_VIOLATION if self.broken or self.unchecked else EXIT_OK
 
     @property
     def scenario_count(self) -> int:
@@ -188,22 +228,58 @@ def _observed(obs: Observation) -> str:
     return hide_planted("; ".join(parts))
 
 
-def _cell(boundary: str, run: HarnessRun) -> Cell:
-    problems = [
-        Evidence(scenario=o.scenario.name, observed=hide_planted(p.message))
+def _cell(
+    boundary: str, run: HarnessRun, allow_unchecked: Collection[str], boundary_of: Mapping[str, str]
+) -> Cell:
+    failed = [
+        (p, Evidence(scenario=o.scenario.name, observed=hide_planted(p.message)))
         for o in run.outcomes
         for p in o.problems
         if p.boundary == boundary
     ]
-    if problems:
-        return Cell(boundary=boundary, harness=run.name, status="broken", evidence=tuple(problems))
+    if failed:
+        crashed = all(p.verdict == "crashed" for p, _ in failed)
+        return Cell(
+            boundary=boundary,
+            harness=run.name,
+            status="crashed" if crashed else "broken",
+            evidence=tuple(e for _, e in failed),
+        )
     own = [o for o in run.outcomes if o.scenario.boundary == boundary]
-    if not own:
-        return Cell(boundary=boundary, harness=run.name, status="not_checked", evidence=())
+    missing = [
+        Evidence(scenario=name, observed=f"not run: needs {', '.join(needs)}")
+        for name, needs in run.requirements
+        if boundary_of.get(name) == boundary and set(needs) & set(COUNTED_CAPABILITIES)
+    ]
+    if not own or missing:
+        return Cell(
+            boundary=boundary,
+            harness=run.name,
+            status="not_checked",
+            evidence=tuple(missing),
+            allowed=boundary in allow_unchecked,
+        )
     evidence = tuple(
         Evidence(scenario=o.scenario.name, observed=_observed(o.observation)) for o in own
     )
     return Cell(boundary=boundary, harness=run.name, status="holds", evidence=evidence)
+
+
+def _compared(outcome: ScenarioOutcome, reference: ScenarioOutcome | None) -> ScenarioOutcome:
+    """``outcome`` with its differences from the reference's outcome added as problems."""
+    if reference is None or reference.harness == outcome.harness:
+        return outcome
+    found = differences(
+        outcome.scenario, outcome.observation, reference.observation, reference.harness
+    )
+    if not found:
+        return outcome
+    return ScenarioOutcome(
+        scenario=outcome.scenario,
+        harness=outcome.harness,
+        observation=outcome.observation,
+        problems=(*outcome.problems, *found),
+    )
 
 
 def run_check(
@@ -214,22 +290,37 @@ def run_check(
     runner: Runner | None = None,
     progress: Progress | None = None,
     finished: Finished | None = None,
+    allow_unchecked: Collection[str] = (),
+    reference: str | None = REFERENCE,
+    harnesses: Mapping[str, Harness] | None = None,
 ) -> CheckReport:
     """Run every scenario on every harness and build the checklist.
 
     Args:
         checked: harness names (see :func:`~agent_contract.registry.load_harness`) whose
-            broken boundaries make ``check`` fail.
+            broken or not-checked boundaries make ``check`` fail.
         control: harness names shown for comparison only (a control harness).
         scenarios: the scenarios to run (default: all).
         runner: ``runner(scenario, harness_name) -> ScenarioOutcome``; default loads each
             harness once and calls :func:`~agent_contract.conformance.run_scenario`. A harness may
             declare ``capabilities`` (an iterable of names; default
             :data:`~agent_contract.harnesses.CORE_CAPABILITIES`); scenarios requiring others
-            are skipped. Tests pass a caching runner.
+            are skipped, and a boundary whose scenario was skipped for a capability of
+            the contract (:data:`~agent_contract.harnesses.COUNTED_CAPABILITIES`) is
+            ``not_checked``. A harness may declare ``not_expressible`` (scenario name ->
+            reason): those scenarios are skipped and listed with the reason. Tests pass
+            a caching runner.
         progress: called as ``progress(done, total, harness, scenario)`` before each run.
         finished: called as ``finished(done, total, harness, scenario, outcome)`` after
             each scenario (outcome None when it was skipped).
+        allow_unchecked: boundary ids whose not-checked cells the team accepts (shown as
+            such; without it a not-checked cell fails the run).
+        reference: the harness each checked harness's observations are compared with,
+            scenario by scenario (:func:`~agent_contract.conformance.evaluate.differences`):
+            a difference is a problem with evidence. Run for the comparison even when
+            not named; scenarios it cannot express are not compared. None: no comparison.
+        harnesses: harness objects by name, used instead of loading those names from
+            the registry (a team's own harness built in process).
 
     Returns:
         The report; its :attr:`~CheckReport.exit_code` is 0 or 5.
@@ -237,30 +328,67 @@ def run_check(
     Raises:
         DependencyMissingError: a harness whose binding or framework is not installed
             (raised before any scenario runs).
-        ConfigurationError: an unknown harness name, or a name given twice.
+        ConfigurationError: an unknown harness name, a name given twice, or an
+            unknown boundary in ``allow_unchecked``.
     """
     names = [*checked, *control]
     if len(set(names)) != len(names):
         raise ConfigurationError(f"a harness is named twice: {names}")
-    loaded = {name: load_harness(name) for name in names}
+    known = {b.id for b in BOUNDARIES} | {s.boundary for s in scenarios}
+    unknown = sorted(set(allow_unchecked) - known)
+    if unknown:
+        raise ConfigurationError(f"--allow-unchecked names unknown boundaries: {unknown}")
+    given = dict(harnesses or {})
+    loaded = {name: given[name] if name in given else load_harness(name) for name in names}
     total = len(names) * len(scenarios)
     done = 0
     runs: list[HarnessRun] = []
+    references: dict[str, ScenarioOutcome | None] = {}
+
+    def run_one(scenario: Scenario, name: str) -> ScenarioOutcome:
+        if runner is not None:
+            return runner(scenario, name)
+        harness = loaded[name] if name in loaded else load_harness(name)
+        return run_scenario(scenario, harness, name)
+
+    def reference_of(scenario: Scenario) -> ScenarioOutcome | None:
+        if reference is None:
+            return None
+        if scenario.name not in references:
+            harness = loaded.get(reference) or load_harness(reference)
+            capable = set(scenario.requires) <= capabilities_of(harness)
+            declared = getattr(harness, "not_expressible", None) or {}
+            if capable and scenario.name not in declared:
+                references[scenario.name] = run_one(scenario, reference)
+            else:
+                references[scenario.name] = None
+        return references[scenario.name]
+
     for name in names:
         capabilities = capabilities_of(loaded[name])
+        declared_map = getattr(loaded[name], "not_expressible", None) or {}
         outcomes: list[ScenarioOutcome] = []
         skipped: list[str] = []
+        declared: list[tuple[str, str]] = []
+        requirements: list[tuple[str, tuple[str, ...]]] = []
         for scenario in scenarios:
             if progress is not None:
                 progress(done, total, name, scenario.name)
             done += 1
             outcome: ScenarioOutcome | None = None
-            if not set(scenario.requires) <= capabilities:
+            needs = tuple(c for c in scenario.requires if c not in capabilities)
+            if needs:
                 skipped.append(scenario.name)
-            elif runner is not None:
-                outcome = runner(scenario, name)
+                requirements.append((scenario.name, needs))
+            elif scenario.name in declared_map:
+                skipped.append(scenario.name)
+                declared.append((scenario.name, str(declared_map[scenario.name])))
             else:
-                outcome = run_scenario(scenario, loaded[name], name)
+                outcome = run_one(scenario, name)
+                if name == reference:
+                    references.setdefault(scenario.name, outcome)
+                elif name in checked:
+                    outcome = _compared(outcome, reference_of(scenario))
             if outcome is not None:
                 outcomes.append(outcome)
             if finished is not None:
@@ -274,6 +402,8 @@ def run_check(
                 outcomes=tuple(outcomes),
                 skipped=tuple(skipped),
                 description=plugin.description if plugin else "",
+                declared=tuple(declared),
+                requirements=tuple(requirements),
             )
         )
     if progress is not None:
@@ -287,5 +417,6 @@ def run_check(
         if p.boundary not in rows
     ]
     rows = (*rows, *dict.fromkeys(extra))
-    cells = tuple(_cell(b, run) for b in rows for run in runs)
+    boundary_of = {s.name: s.boundary for s in scenarios}
+    cells = tuple(_cell(b, run, allow_unchecked, boundary_of) for b in rows for run in runs)
     return CheckReport(harnesses=tuple(runs), rows=rows, cells=cells, versions=_versions())

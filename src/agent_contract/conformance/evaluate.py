@@ -13,9 +13,10 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from ..budget import Budget
+from ..faults import CrashPlan
 from ..harnesses import Observation, RunInput
 from ..messages import Message
 from ..runtime import AnswerFormat, Commentary, RunResult
@@ -39,6 +40,7 @@ __all__ = [
     "check_timeout",
     "check_truncated",
     "check_writes",
+    "differences",
     "evaluate",
     "observe",
     "tool_message_view",
@@ -104,6 +106,9 @@ class Problem:
     """Key of :data:`BOUNDARIES`."""
     message: str
     """What was expected and what was observed."""
+    verdict: Literal["broken", "crashed"] = "broken"
+    """``crashed``: the run raised instead of ending (its own verdict, filed under the
+    scenario's boundary only, never as a redaction failure too)."""
 
 
 Check = Callable[[Observation, FakeModel, Probe], list[Problem]]
@@ -170,16 +175,31 @@ class Scenario:
     runs the scenario without it; a scenario whose outcome depends on one lists the
     capability in :attr:`requires`."""
 
+    model_calls: int | None = None
+    """The exact number of model calls the run makes (None: not checked beyond the
+    trajectory); a harness that calls the model once more than the contract allows
+    breaks :attr:`boundary`."""
+    secrets: tuple[str, ...] = ()
+    """More values to redact, handed to the run beside the planted secret."""
+    crash_at: str | None = None
+    """A crash point (:data:`~agent_contract.faults.CRASH_POINTS`): the harness crashes
+    there once while resuming and resumes in a fresh instance (capability
+    ``crash_restart``; see :attr:`~agent_contract.harnesses.RunInput.crash`)."""
+
     def options(self, probe: Probe | None = None) -> RunInput:
         """The harness input for this scenario, with the planted secret (a decider needs
-        the run's probe)."""
+        the run's probe; a crash plan is noted on it)."""
         decider = ScriptedDecider(self.decisions, probe) if self.decisions and probe else None
+        crash = CrashPlan(self.crash_at) if self.crash_at else None
+        if probe is not None:
+            probe.crash = crash
         return RunInput(
             user=self.user,
             budget=self.budget,
             allowlist=self.allowlist,
             history=self.history,
-            secrets=(PLANTED_SECRET,),
+            secrets=(PLANTED_SECRET, *self.secrets),
+            crash=crash,
             decider=decider,
             commentary=self.commentary,
             answer_format=self.answer_format,
@@ -194,6 +214,20 @@ def evaluate(scenario: Scenario, obs: Observation, model: FakeModel, probe: Prob
     def fail(boundary: str, message: str) -> None:
         problems.append(Problem(boundary=boundary, message=message))
 
+    if obs.stop_reason.startswith("crashed:"):
+        # The run raised: one verdict, under the scenario's boundary. A leak in the
+        # exception's text is still a leak.
+        what = obs.emitted.splitlines()[0] if obs.emitted else ""
+        problems.append(
+            Problem(
+                boundary=scenario.boundary,
+                message=f"the run raised {obs.stop_reason.partition(':')[2]}: {what}"[:500],
+                verdict="crashed",
+            )
+        )
+        if _leaked(scenario, obs.emitted):
+            fail("trace_redaction", "the planted secret appears in the exception's text")
+        return problems
     if obs.stop_reason != scenario.stop_reason:
         fail(
             scenario.boundary, f"stop_reason {obs.stop_reason!r}, expected {scenario.stop_reason!r}"
@@ -228,32 +262,116 @@ def evaluate(scenario: Scenario, obs: Observation, model: FakeModel, probe: Prob
         fail("call_id_binding", f"tool messages answer {answered}, calls issued {unique_issued}")
     if len(answered) != len(set(answered)) and scenario.stop_reason != "invalid_history":
         fail("call_id_binding", f"an id is answered more than once: {answered}")
+    if scenario.model_calls is not None and len(model.calls) != scenario.model_calls:
+        fail(
+            scenario.boundary,
+            f"the model was called {len(model.calls)} times, expected {scenario.model_calls}",
+        )
     # Trace and redaction.
     if not obs.trace_types or obs.trace_types[0] != "run_started" or obs.trace_types[-1] != "stop":
         fail("trace_redaction", f"no complete trace (events: {list(obs.trace_types)[:3]}...)")
-    if PLANTED_SECRET in obs.emitted:
-        fail("trace_redaction", "the planted secret appears in what the run emitted")
+    elif (
+        obs.trace_types.count("model_call") != len(model.calls)
+        and "earlier_turns" not in scenario.extras  # earlier runs called the model too
+    ):
+        fail(
+            "trace_redaction",
+            f"the trace records {obs.trace_types.count('model_call')} model calls, the model "
+            f"was called {len(model.calls)} times",
+        )
+    if _leaked(scenario, obs.emitted):
+        fail("trace_redaction", "a planted secret appears in what the run emitted")
+    if scenario.crash_at is not None:
+        plan = probe.crash
+        fired, restarts = (plan.fired, plan.restarts) if plan else (0, 0)
+        if (fired, restarts) != (1, 1):
+            fail(
+                "write_approval",
+                f"asked to crash at {scenario.crash_at!r} and restart: crashed {fired} "
+                f"time(s), restarted {restarts} time(s), expected once each",
+            )
     for check in scenario.extra:
         problems.extend(check(obs, model, probe))
     return problems
 
 
+def _leaked(scenario: Scenario, emitted: str) -> bool:
+    return any(secret in emitted for secret in (PLANTED_SECRET, *scenario.secrets))
+
+
+_REFERENCE_FIELDS: Final = {
+    "stop_reason": "stop",
+    "output": "answer",
+    "trajectory": "trajectory",
+    "tool_messages": "bound tool messages (id, status, error kind, side effects)",
+    "trace_types": "trace events",
+}
+
+
+def differences(
+    scenario: Scenario, obs: Observation, reference: Observation, reference_name: str = "offline"
+) -> list[Problem]:
+    """How ``obs`` differs from the reference harness's observation of the same scenario
+    (:meth:`Observation.comparable`: stop, answer, trajectory, bound tool messages,
+    trace event types): one problem per differing field, under the scenario's boundary,
+    the trace's under ``trace_redaction`` and the tool messages' ids under
+    ``call_id_binding``. A crashed run has its own verdict and is not compared.
+
+    The pytest suite's agreement test and ``agent-contract check`` both use it."""
+    if obs.stop_reason.startswith("crashed:") or reference.stop_reason.startswith("crashed:"):
+        return []
+    mine, theirs = obs.comparable(), reference.comparable()
+    problems = []
+    for key, label in _REFERENCE_FIELDS.items():
+        if mine[key] == theirs[key]:
+            continue
+        boundary = scenario.boundary
+        if key == "trace_types":
+            boundary = "trace_redaction"
+        elif key == "tool_messages" and [m[0] for m in mine[key]] != [m[0] for m in theirs[key]]:
+            boundary = "call_id_binding"
+        problems.append(
+            Problem(
+                boundary=boundary,
+                message=f"{label} differ from the {reference_name} reference: "
+                f"{_short(mine[key])}, reference {_short(theirs[key])}",
+            )
+        )
+    return problems
+
+
+def _short(value: Any, limit: int = 400) -> str:
+    text = repr(list(value) if isinstance(value, tuple) else value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 # -- checks a scenario adds --------------------------------------------------------------
 
 
-def check_writes(amounts: Sequence[int], *, previews: int, refusals: int = 0) -> Check:
+def check_writes(
+    amounts: Sequence[int],
+    *,
+    previews: int,
+    refusals: int = 0,
+    boundary: str = "write_approval",
+    handler_runs: int | None = None,
+) -> Check:
+    """The writes applied (by amount), how often the handler and the preview ran
+    (``handler_runs`` defaults to one per write), and how many decisions were refused."""
+    runs = len(amounts) if handler_runs is None else handler_runs
+
     def check(obs: Observation, model: FakeModel, probe: Probe) -> list[Problem]:
         problems = []
         written = sorted(w["amount"] for w in probe.writes.values())
         if written != sorted(amounts):
             problems.append(f"writes applied {written}, expected {sorted(amounts)}")
-        if probe.write_calls != len(amounts):
-            problems.append(f"the write handler ran {probe.write_calls} times")
+        if probe.write_calls != runs:
+            problems.append(f"the write handler ran {probe.write_calls} times, expected {runs}")
         if probe.previews != previews:
             problems.append(f"preview ran {probe.previews} times, expected {previews}")
         if len(probe.refusals) != refusals:
             problems.append(f"{len(probe.refusals)} decisions refused, expected {refusals}")
-        return [Problem(boundary="write_approval", message=m) for m in problems]
+        return [Problem(boundary=boundary, message=m) for m in problems]
 
     return check
 
@@ -348,14 +466,15 @@ def check_truncated(obs: Observation, model: FakeModel, probe: Probe) -> list[Pr
     return []
 
 
-def check_contents(expected: Sequence[str]) -> Check:
+def check_contents(expected: Sequence[str], boundary: str = "serialization") -> Check:
+    """The first tool messages' contents are ``expected``, in order (a difference breaks
+    ``boundary``: the serialization, or the call-ID binding when the order is the point)."""
+
     def check(obs: Observation, model: FakeModel, probe: Probe) -> list[Problem]:
         got = [m["content"] for m in obs.tool_messages]
         if got[: len(expected)] != list(expected):
             return [
-                Problem(
-                    boundary="serialization", message=f"contents {got}, expected {list(expected)}"
-                )
+                Problem(boundary=boundary, message=f"contents {got}, expected {list(expected)}")
             ]
         return []
 

@@ -14,6 +14,7 @@ from typing import Any, Final
 
 from ..approval import Approval, PendingApproval, approval_token
 from ..errors import ApprovalError, NotFoundError, TransientError, UnauthorizedError
+from ..faults import CrashPlan
 from ..tools import ToolContext, ToolSpec
 
 __all__ = [
@@ -56,6 +57,8 @@ class Probe:
         self.write_calls = 0
         self.previews = 0
         self.refusals: list[str] = []
+        self.crash: CrashPlan | None = None
+        """The scenario's crash plan, if it asks the harness to crash and restart."""
         self._lock = threading.Lock()
 
     def record(self, name: str, arguments: Mapping[str, Any]) -> None:

@@ -71,7 +71,7 @@ def _case(cell: Mapping[str, Any], *, classname: str, control: bool) -> JUnitCas
     lines = _evidence_lines(cell)
     status = cell.get("status")
     name = str(cell.get("boundary"))
-    if status == "broken" and not control:
+    if status in ("broken", "crashed") and not control:
         return JUnitCase(
             classname=classname,
             name=name,
@@ -79,7 +79,7 @@ def _case(cell: Mapping[str, Any], *, classname: str, control: bool) -> JUnitCas
             message=lines[0] if lines else "broken",
             details="\n".join(lines),
         )
-    if status == "broken":
+    if status in ("broken", "crashed"):
         return JUnitCase(
             classname=classname,
             name=name,
@@ -88,13 +88,24 @@ def _case(cell: Mapping[str, Any], *, classname: str, control: bool) -> JUnitCas
             + (lines[0] if lines else ""),
             output="\n".join(lines),
         )
+    if status == "not_checked" and not control and not cell.get("allowed"):
+        return JUnitCase(
+            classname=classname,
+            name=name,
+            outcome="failure",
+            message="not checked, and not opted out of (--allow-unchecked): "
+            + (lines[0] if lines else "no scenario of this boundary ran on this harness"),
+            details="\n".join(lines),
+        )
     if status == "not_checked":
         return JUnitCase(
             classname=classname,
             name=name,
             outcome="skipped",
-            message="not checked: no scenario of this boundary ran on this harness "
-            "(it lacks a capability they require)",
+            message="not checked"
+            + (" (opted out with --allow-unchecked)" if cell.get("allowed") else "")
+            + ": "
+            + (lines[0] if lines else "no scenario of this boundary ran on this harness"),
         )
     return JUnitCase(classname=classname, name=name, output="\n".join(lines))
 

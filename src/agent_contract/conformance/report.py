@@ -52,20 +52,52 @@ def _intro(report: CheckReport) -> list[str]:
                 f"{run.name} is a control column: {what}, expected to break; it does not "
                 "affect the exit code."
             )
-        if run.skipped:
+        if run.requirements:
             lines.append(
-                f"{run.name}: skipped {len(run.skipped)} scenario(s) needing capabilities it "
-                f"does not declare: {', '.join(run.skipped)}"
+                f"{run.name}: skipped {len(run.requirements)} scenario(s) needing capabilities "
+                f"it does not declare: {', '.join(n for n, _ in run.requirements)}"
             )
+        for name, reason in run.declared:
+            lines.append(f"{run.name}: declares {name} not expressible: {reason}")
     return lines
 
 
 def _result_line(report: CheckReport) -> str:
     checked = [h.name for h in report.harnesses if h.role == "checked"]
-    if not report.broken:
-        return f"result: every boundary holds on {', '.join(checked)} (exit 0)"
-    where = ", ".join(f"{boundary_label(c.boundary)} on {c.harness}" for c in report.broken)
-    return f"result: broken: {where} (exit {report.exit_code})"
+    allowed = [c for c in report.not_checked if c.allowed]
+    opted = (
+        f"; {len(allowed)} cell(s) not checked, opted out: "
+        + ", ".join(f"{boundary_label(c.boundary)} on {c.harness}" for c in allowed)
+        if allowed
+        else ""
+    )
+    if not report.broken and not report.unchecked:
+        return f"result: every boundary holds on {', '.join(checked)}{opted} (exit 0)"
+    parts = []
+    if report.broken:
+        parts.append(
+            "broken: "
+            + ", ".join(
+                f"{boundary_label(c.boundary)} on {c.harness}"
+                + (" (crashed)" if c.status == "crashed" else "")
+                for c in report.broken
+            )
+        )
+    if report.unchecked:
+        parts.append(
+            f"{len(report.unchecked)} cell(s) not checked: "
+            + ", ".join(f"{boundary_label(c.boundary)} on {c.harness}" for c in report.unchecked)
+            + " (opt out with --allow-unchecked BOUNDARY)"
+        )
+    return f"result: {'; '.join(parts)}{opted} (exit {report.exit_code})"
+
+
+_STATUS_TEXT: Final = {
+    "holds": "holds",
+    "broken": "BROKEN",
+    "crashed": "CRASHED",
+    "not_checked": "not checked",
+}
 
 
 def render_text(report: CheckReport) -> str:
@@ -78,7 +110,9 @@ def render_text(report: CheckReport) -> str:
         row = [f"{boundary_label(boundary)} ({counts.get(boundary, 0)})"]
         for run in report.harnesses:
             status = report.cell(boundary, run.name).status
-            row.append({"holds": "holds", "broken": "BROKEN", "not_checked": "not checked"}[status])
+            cell = report.cell(boundary, run.name)
+            text = _STATUS_TEXT[status]
+            row.append(f"{text} (allowed)" if cell.allowed else text)
         table.append(row)
     widths = [max(len(r[i]) for r in table) for i in range(len(header))]
     lines = [*_intro(report), ""]
@@ -86,9 +120,16 @@ def render_text(report: CheckReport) -> str:
         lines.append("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
         if index == 0:
             lines.append("  ".join("-" * w for w in widths))
-    broken = [c for c in report.cells if c.status == "broken"]
+    broken = [
+        c
+        for c in report.cells
+        if c.status in ("broken", "crashed") or (c.status == "not_checked" and c.evidence)
+    ]
     if broken:
-        lines += ["", "evidence (scenario: what was observed; first of each broken cell):"]
+        lines += [
+            "",
+            "evidence (scenario: what was observed; first of each broken or unchecked cell):",
+        ]
         for cell in broken:
             first = cell.evidence[0]
             more = f" (+{len(cell.evidence) - 1} more)" if len(cell.evidence) > 1 else ""
@@ -108,10 +149,13 @@ def _md_cell(cell: Cell) -> str:
     if cell.status == "holds":
         return f"holds ({len(cell.evidence)} scenario{'s' if len(cell.evidence) != 1 else ''})"
     if cell.status == "not_checked":
-        return "not checked"
+        label = "not checked (allowed)" if cell.allowed else "**not checked**"
+        if not cell.evidence:
+            return label
+        return f"{label}: `{cell.evidence[0].scenario}`: {_md(cell.evidence[0].observed)}"
     first = cell.evidence[0]
     more = f" (+{len(cell.evidence) - 1} more)" if len(cell.evidence) > 1 else ""
-    return f"**broken**: `{first.scenario}`: {_md(first.observed)}{more}"
+    return f"**{cell.status}**: `{first.scenario}`: {_md(first.observed)}{more}"
 
 
 def render_markdown(report: CheckReport) -> str:
@@ -141,6 +185,7 @@ def to_json_data(report: CheckReport) -> dict[str, Any]:
                 "role": h.role,
                 "scenarios_run": [o.scenario.name for o in h.outcomes],
                 "scenarios_skipped": list(h.skipped),
+                "not_expressible": {n: r for n, r in h.declared},
             }
             for h in report.harnesses
         ],
@@ -149,6 +194,10 @@ def to_json_data(report: CheckReport) -> dict[str, Any]:
         ],
         "cells": [c.to_dict() for c in report.cells],
         "broken": [{"boundary": c.boundary, "harness": c.harness} for c in report.broken],
+        "not_checked": [
+            {"boundary": c.boundary, "harness": c.harness, "allowed": c.allowed}
+            for c in report.not_checked
+        ],
         "exit_code": report.exit_code,
     }
 

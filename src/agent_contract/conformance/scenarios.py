@@ -2,7 +2,9 @@
 
 Each is a :class:`~agent_contract.conformance.evaluate.Scenario`: a script of model
 replies, tools, a budget and the expected outcome. The write-approval scenarios are in
-:mod:`~agent_contract.conformance.approvals`.
+:mod:`~agent_contract.conformance.approvals`, the ones that pin the contract exactly
+(names, messages, spellings, crashes, counts) in
+:mod:`~agent_contract.conformance.exactness`.
 
 Every scenario plants :data:`~agent_contract.conformance.fixtures.PLANTED_SECRET` (in
 arguments, tool results or exception text) and checks that it appears nowhere a run
@@ -29,6 +31,7 @@ from .evaluate import (
     check_timeout,
     check_truncated,
 )
+from .exactness import build_exactness_scenarios
 from .fixtures import (
     PLANTED_SECRET,
     basic_tools,
@@ -93,7 +96,7 @@ def build_scenarios() -> list[Scenario]:
             stop_reason="answered",
             trajectory=("slow_echo", "slow_echo"),
             results=(("success", None), ("success", None)),
-            extra=(check_contents(["slow: first", "slow: second"]),),
+            extra=(check_contents(["slow: first", "slow: second"], "call_id_binding"),),
         ),
         Scenario(
             name="unknown_tool",
@@ -291,6 +294,8 @@ def build_scenarios() -> list[Scenario]:
             stop_reason="max_model_steps",
             trajectory=("echo",) * 3,
             results=(("success", None),) * 3,
+            model_calls=3,
+            extra=(check_ran("echo", 3, "model_step_budget"),),
         ),
         Scenario(
             name="tool_call_budget_parallel_batch",
@@ -366,6 +371,7 @@ SCENARIOS: Final[tuple[Scenario, ...]] = tuple(
     + build_value_scenarios()
     + build_approval_scenarios()
     + build_stack_scenarios()
+    + build_exactness_scenarios()
 )
 """Every scenario, by stable name order of definition."""
 

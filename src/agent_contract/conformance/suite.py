@@ -161,6 +161,11 @@ class ContractSuite:
     """Capability ``pauses``: a tool may pause the run on a framework interrupt."""
     supports_threads: ClassVar[bool] = False
     """Capability ``threads``: runs continue a checkpointed thread."""
+    supports_crash_restart: ClassVar[bool] = False
+    """Capability ``crash_restart``: the harness honours ``RunInput.crash`` (crashes at
+    the named point while resuming, then resumes in a fresh instance from what it
+    stored; :func:`agent_contract.harnesses.settle_approvals` does it given a
+    ``restart``). Off by default: the crash scenarios are then skipped, visibly."""
 
     # -- hooks ------------------------------------------------------------------------
 
@@ -286,6 +291,15 @@ class ContractSuite:
 
         If this fails: check ``Budget(max_identical_calls=...)`` and that arguments
         are compared canonically.
+        """
+        self.check_scenario(scenario)
+
+    def test_deadline(self, scenario: Scenario) -> None:
+        """The run's ``deadline_seconds`` cuts a slow tool short (``timeout``, outcome
+        unknown) and stops the run with ``deadline`` before the model is called again.
+
+        If this fails: the deadline was switched off or not handed to the Contract
+        (``Budget(deadline_seconds=...)``), or the harness called the model after it.
         """
         self.check_scenario(scenario)
 

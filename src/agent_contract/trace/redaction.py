@@ -159,8 +159,11 @@ class RedactionPolicy:
                 forms.add(ascii(secret + quote)[1:-2])
             for form in forms:
                 variants.add(form)
-                variants.add(json.dumps(form)[1:-1])  # as it appears inside JSON text
-                variants.add(json.dumps(form, ensure_ascii=False)[1:-1])
+                for escaped in (json.dumps(form)[1:-1], json.dumps(form, ensure_ascii=False)[1:-1]):
+                    variants.add(escaped)  # as it appears inside JSON text
+                    # and as JSON text inside a JSON string (a tool returning json.dumps)
+                    variants.add(json.dumps(escaped)[1:-1])
+                    variants.add(json.dumps(escaped, ensure_ascii=False)[1:-1])
         parts = [re.escape(v) for v in sorted(variants, key=len, reverse=True)]
         keys = tuple(self.secret_keys)
         object.__setattr__(self, "secret_keys", keys)

@@ -273,25 +273,42 @@ def suite_harness(mode: Mode = "invoke") -> Harness:
     """
 
     def harness(model: Model, tools: list[ToolSpec], options: RunInput) -> RunResult:
-        contract = options.contract(tools)
-        graph = build_agent(
-            model,
-            contract,
-            checkpointer=InMemorySaver(),
-            middleware=extra_middleware(options.extras),
-            tools=suite_tools(contract, options.extras),
-        )
-        return run_options(graph, contract, options, mode=mode)
+        saver = InMemorySaver()  # the durable store: it outlives a crashed instance
 
-    harness.capabilities = CAPABILITIES  # type: ignore[attr-defined]
+        def build() -> tuple[Any, Contract]:
+            contract = options.contract(tools)
+            graph = build_agent(
+                model,
+                contract,
+                checkpointer=saver,
+                middleware=extra_middleware(options.extras),
+                tools=suite_tools(contract, options.extras),
+            )
+            return graph, contract
+
+        graph, contract = build()
+        return run_options(graph, contract, options, mode=mode, rebuild=build)
+
+    harness.capabilities = (*CAPABILITIES, "crash_restart")  # type: ignore[attr-defined]
     return harness
 
 
-def run_options(graph: Any, contract: Contract, options: RunInput, *, mode: Mode) -> RunResult:
+def run_options(
+    graph: Any,
+    contract: Contract,
+    options: RunInput,
+    *,
+    mode: Mode,
+    rebuild: Callable[[], tuple[Any, Contract]] | None = None,
+) -> RunResult:
     """Run a suite scenario's options on a checkpointed contract graph: run its earlier
     turns on the thread first (``options.extras["earlier_turns"]``), then start a run as
     ``options.caller``, drive it, and answer approvals with the options' decider through
-    :func:`resume_graph` until the run ends."""
+    :func:`resume_graph` until the run ends.
+
+    ``rebuild() -> (graph, contract)`` builds a fresh instance over the same
+    checkpointer: with it the crash/restart hook (``options.crash``) is honoured (see
+    :func:`agent_contract.harnesses.settle_approvals`)."""
     thread = f"run-{uuid.uuid4().hex[:12]}"
     config = {"configurable": {"thread_id": thread}}
     for text in options.extras.get("earlier_turns", ()):
@@ -300,8 +317,18 @@ def run_options(graph: Any, contract: Contract, options: RunInput, *, mode: Mode
     state = contract.start(run_id=thread, caller=options.caller)
     turns = options.turns() if not options.extras.get("earlier_turns") else [options.turns()[-1]]
     result = run_graph(graph, state, turns, mode=mode, config=config)
+
+    def restart(snapshot: Mapping[str, Any], approvals: list[Approval]) -> RunResult:
+        if rebuild is None:  # settle_approvals passes no crash plan without a restart
+            raise CheckpointError("no fresh instance to restart in")
+        fresh, fresh_contract = rebuild()
+        return resume_graph(fresh, fresh_contract, snapshot, approvals, mode=mode)
+
     return settle_approvals(
         result,
-        lambda snapshot, approvals: resume_graph(graph, contract, snapshot, approvals, mode=mode),
+        lambda snapshot, approvals, checkpoint=None: resume_graph(
+            graph, contract, snapshot, approvals, mode=mode, checkpoint=checkpoint
+        ),
         options,
+        restart=restart if rebuild is not None else None,
     )

@@ -43,7 +43,7 @@ from agent_contract.conformance.suite import ContractSuite
 from agent_contract.errors import ConfigurationError
 from agent_contract.harnesses import Harness, RunInput
 from agent_contract.model import Model
-from agent_contract.runtime import RunResult
+from agent_contract.runtime import Contract, RunResult
 from agent_contract.tools import ToolSpec
 
 from .chat_model import ContractChatModel
@@ -69,6 +69,9 @@ class CreateAgentContractSuite(ContractSuite):
     """Pausing tools are part of the scenario's tools."""
     supports_threads: ClassVar[bool] = True
     """Runs continue a checkpointed thread (the suite attaches an in-memory one)."""
+    supports_crash_restart: ClassVar[bool] = True
+    """The crash scenarios crash a resume at a named point and resume in a fresh graph
+    from :meth:`build_agent` over the same (in-memory) checkpointer."""
     has_write_tools: ClassVar[bool] = True
     """The write-approval scenarios pause on ``interrupt()`` and resume through an
     in-memory checkpointer that the suite attaches to your compiled graph (a checkpointer
@@ -96,16 +99,21 @@ class CreateAgentContractSuite(ContractSuite):
         """Runs each scenario through :meth:`build_agent`'s graph in :attr:`mode`."""
 
         def run(model: Model, tools: list[ToolSpec], options: RunInput) -> RunResult:
-            contract = options.contract(tools)
-            contract_mw = ContractMiddleware(contract)
-            graph = self.build_agent(
-                ContractChatModel(model=model),
-                suite_tools(contract, options.extras),
-                [contract_mw, contract_mw.inner()],
-            )
-            graph = graph.copy(update={"checkpointer": InMemorySaver()})
+            saver = InMemorySaver()
+
+            def build() -> tuple[Any, Contract]:
+                contract = options.contract(tools)
+                contract_mw = ContractMiddleware(contract)
+                graph = self.build_agent(
+                    ContractChatModel(model=model),
+                    suite_tools(contract, options.extras),
+                    [contract_mw, contract_mw.inner()],
+                )
+                return graph.copy(update={"checkpointer": saver}), contract
+
+            graph, contract = build()
             try:
-                result = run_options(graph, contract, options, mode=self.mode)
+                result = run_options(graph, contract, options, mode=self.mode, rebuild=build)
             except ConfigurationError as exc:
                 if "gate" in str(exc):
                     self._miswired = str(exc)

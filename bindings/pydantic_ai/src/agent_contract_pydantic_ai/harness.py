@@ -209,10 +209,13 @@ def suite_harness(mode: Mode = "run_sync") -> Harness:
             check_streamed(result, streamed)
         return settle_approvals(
             result,
-            lambda snapshot, approvals: resume_agent(
-                model, contract, snapshot, approvals, mode=mode
+            lambda snapshot, approvals, checkpoint=None: resume_agent(
+                model, contract, snapshot, approvals, mode=mode, checkpoint=checkpoint
             ),
             options,
+            restart=lambda snapshot, approvals: resume_agent(
+                model, options.contract(tools), snapshot, approvals, mode=mode
+            ),
         )
 
     return harness

@@ -44,9 +44,10 @@ __all__ = [
 STACK: Final = ("pydantic-ai-slim",)
 """The distributions whose versions a report of these harnesses shows."""
 
-CAPABILITIES: Final[tuple[str, ...]] = tuple(CORE_CAPABILITIES)
+CAPABILITIES: Final[tuple[str, ...]] = (*CORE_CAPABILITIES, "crash_restart")
 """What the contract harnesses express: the contract's own features (timeouts, write
-tools). The framework pieces of the suite's stack scenarios are named after LangChain's
+tools) and the crash/restart hook (a resume crashed at a named point continues in a
+fresh agent from the stored snapshot). The framework pieces of the suite's stack scenarios are named after LangChain's
 (middleware, graph commands, interrupts, checkpointed threads) and are not applied here."""
 
 CONTROL_CAPABILITIES: Final[tuple[str, ...]] = tuple(CORE_CAPABILITIES)

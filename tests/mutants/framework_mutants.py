@@ -1,0 +1,122 @@
+"""Broken ``create_agent`` wirings: a subclass of ``ContractMiddleware`` with one
+defect, and stock middleware used in the contract's place. Imported only when the
+LangChain binding is installed."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from langchain.agents import create_agent
+from langchain.agents.middleware import ModelCallLimitMiddleware, ToolCallLimitMiddleware
+from langchain_core.messages import ToolMessage
+from langgraph.checkpoint.memory import InMemorySaver
+
+from agent_contract.harnesses import Harness, RunInput
+from agent_contract.model import Model
+from agent_contract.runtime import Contract, RunResult
+from agent_contract.tools import ToolSpec
+from agent_contract_langchain.chat_model import ContractChatModel
+from agent_contract_langchain.middleware import ContractMiddleware
+from agent_contract_langchain.resuming import run_options
+from agent_contract_langchain.structured import response_format_for
+from agent_contract_langchain.tools import to_langchain_tools
+
+GENERIC = json.dumps(
+    {
+        "error": "invalid_arguments",
+        "message": "invalid arguments, please try again",
+        "outcome": "not_run",
+        "side_effects_possible": False,
+    }
+)
+
+
+class TerseValidationMiddleware(ContractMiddleware):
+    """A team's subclass that 'simplifies' validation errors for the model."""
+
+    def wrap_tool_call(self, request: Any, handler: Any) -> Any:
+        reply = super().wrap_tool_call(request, handler)
+        if isinstance(reply, ToolMessage) and '"invalid_arguments"' in str(reply.content):
+            return reply.model_copy(update={"content": GENERIC})
+        return reply
+
+
+class EchoingRefusalMiddleware(ContractMiddleware):
+    """A team's subclass that adds the refused call's arguments to its error, 'for
+    debugging'."""
+
+    def wrap_tool_call(self, request: Any, handler: Any) -> Any:
+        reply = super().wrap_tool_call(request, handler)
+        if isinstance(reply, ToolMessage) and reply.status == "error":
+            args = json.dumps(request.tool_call.get("args", {}))
+            return reply.model_copy(update={"content": f"{reply.content} (arguments: {args})"})
+        return reply
+
+
+class PlainMiddleware(ContractMiddleware):
+    """The correct twin: a subclass that changes nothing."""
+
+    def wrap_tool_call(self, request: Any, handler: Any) -> Any:
+        return super().wrap_tool_call(request, handler)
+
+
+def create_agent_harness(
+    middleware_class: type[ContractMiddleware] = ContractMiddleware,
+    *,
+    extra: Callable[[RunInput], Sequence[Any]] = lambda o: (),
+    options: Callable[[RunInput], RunInput] = lambda o: o,
+) -> Harness:
+    """A team's ``create_agent`` wiring (invoke), through the suite's runner."""
+
+    def harness(model: Model, tools: list[ToolSpec], base: RunInput) -> RunResult:
+        opts = options(base)
+        saver = InMemorySaver()
+
+        def build() -> tuple[Any, Contract]:
+            contract = opts.contract(tools)
+            contract_mw = middleware_class(contract)
+            more: dict[str, Any] = {}
+            if contract.answer_format is not None:
+                more["response_format"] = response_format_for(contract.answer_format)
+            graph = create_agent(
+                ContractChatModel(model=model),
+                tools=to_langchain_tools(contract.registry),
+                middleware=contract_mw.around(*extra(base)),
+                checkpointer=saver,
+                **more,
+            )
+            return graph, contract
+
+        graph, contract = build()
+        return run_options(graph, contract, opts, mode="invoke", rebuild=build)
+
+    harness.capabilities = ("timeouts", "write_tools", "crash_restart")  # type: ignore[attr-defined]
+    return harness
+
+
+def _budget(**changes: Any) -> Callable[[RunInput], RunInput]:
+    def swap(o: RunInput) -> RunInput:
+        return dataclasses.replace(o, budget=dataclasses.replace(o.budget, **changes))
+
+    return swap
+
+
+def stock_tool_limit() -> Harness:
+    """ToolCallLimitMiddleware in place of the contract's tool-call budget."""
+    return create_agent_harness(
+        extra=lambda o: [ToolCallLimitMiddleware(run_limit=o.budget.max_tool_calls)],
+        options=_budget(max_tool_calls=1000),
+    )
+
+
+def stock_model_limit() -> Harness:
+    """ModelCallLimitMiddleware in place of the contract's step budget."""
+    return create_agent_harness(
+        extra=lambda o: [
+            ModelCallLimitMiddleware(run_limit=o.budget.max_model_steps, exit_behavior="end")
+        ],
+        options=_budget(max_model_steps=1000),
+    )

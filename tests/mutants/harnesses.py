@@ -1,0 +1,405 @@
+"""Deliberately broken harnesses, one defect each, and their correct twins.
+
+Each :class:`Mutant` is a harness a team could plausibly write (a fork of the offline
+loop, a tool adapter, a model adapter, a run driver, an approval endpoint, a subclass of
+``ContractMiddleware``, a stock middleware in its place) with exactly one thing wrong,
+and the boundary the suite must report it under. Each family also has a correct twin
+(the same wrapper with the defect switched off): it must hold everywhere (no false
+alarm).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent_contract.approval import Approval, PendingApproval
+from agent_contract.errors import ApprovalError
+from agent_contract.conformance.evaluate import observe
+from agent_contract.harnesses import (
+    OFFLINE_CAPABILITIES,
+    Harness,
+    Observation,
+    RunInput,
+    offline_harness,
+    settle_approvals,
+)
+from agent_contract.loop import resume, run
+from agent_contract.messages import Completion, Message
+from agent_contract.model import Model
+from agent_contract.runtime import Contract, RunResult, Stop
+from agent_contract.tools import ToolContext, ToolSpec
+from agent_contract.trace import RedactionPolicy
+
+Wrap = Callable[[Harness], Harness]
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One broken harness."""
+
+    name: str
+    kind: str
+    """Which part of a team's wiring holds the defect."""
+    defect: str
+    boundary: str
+    """The boundary the suite must report it under."""
+    build: Callable[[], Harness]
+    needs_framework: str | None = None
+    """``langchain`` or ``pydantic_ai`` when it needs that binding."""
+    unchecked: bool = False
+    """Caught as a not-checked cell (the harness leaves the boundary out) rather than a
+    broken one."""
+
+
+@dataclass(frozen=True)
+class Twin:
+    """A correct harness of a mutant family: it must hold everywhere."""
+
+    name: str
+    build: Callable[[], Harness]
+    needs_framework: str | None = None
+
+
+def _with_caps(harness: Any, capabilities: Sequence[str] = OFFLINE_CAPABILITIES) -> Harness:
+    harness.capabilities = tuple(capabilities)
+    return harness  # type: ignore[no-any-return]
+
+
+# -- a run driver over the offline loop: its options and contract ----------------------
+
+
+def driver(
+    *,
+    options: Callable[[RunInput], RunInput] = lambda o: o,
+    contract: Callable[[RunInput, list[ToolSpec]], Contract] | None = None,
+    model: Callable[[Model], Model] = lambda m: m,
+    tools: Callable[[list[ToolSpec]], list[ToolSpec]] = lambda t: t,
+    result: Callable[[RunResult], RunResult | Observation] = lambda r: r,
+    capabilities: Sequence[str] = OFFLINE_CAPABILITIES,
+) -> Harness:
+    """The offline harness with one piece of the team's wiring swapped in."""
+
+    def harness(
+        base_model: Model, base_tools: list[ToolSpec], base: RunInput
+    ) -> RunResult | Observation:
+        opts = options(base)
+        adapted = tools(base_tools)
+        make = contract or (lambda o, t: o.contract(t))
+        wrapped = model(base_model)
+        current = make(opts, adapted)
+        first = run(wrapped, current, opts.user, history=opts.history, caller=opts.caller)
+        settled = settle_approvals(
+            first,
+            lambda snapshot, approvals, checkpoint=None: resume(
+                wrapped, current, snapshot, approvals, checkpoint=checkpoint
+            ),
+            opts,
+            restart=lambda snapshot, approvals: resume(
+                wrapped, make(opts, tools(base_tools)), snapshot, approvals
+            ),
+        )
+        return result(settled)
+
+    return _with_caps(harness, capabilities)
+
+
+# -- model adapters (what the contract is shown of the model's reply) ------------------
+
+
+class RenamingModel:
+    """A model adapter that rewrites each tool call's name (``fix`` gets the name and
+    the offered names) and, optionally, its id (``new_id``)."""
+
+    def __init__(
+        self,
+        inner: Model,
+        fix: Callable[[str, list[str]], str] = lambda n, offered: n,
+        new_id: Callable[[str | None, set[str]], str | None] = lambda i, seen: i,
+    ) -> None:
+        self.inner = inner
+        self.fix = fix
+        self.new_id = new_id
+        self.seen: set[str] = set()
+
+    def complete(self, messages: list[Message], **kwargs: Any) -> Completion:
+        completion = self.inner.complete(messages, **kwargs)
+        offered = [t["function"]["name"] for t in (kwargs.get("tools") or [])]
+        calls = []
+        for call in completion.tool_calls:
+            call_id = self.new_id(call.id, self.seen)
+            if call_id:
+                self.seen.add(call_id)
+            calls.append(dataclasses.replace(call, name=self.fix(call.name, offered), id=call_id))
+        return dataclasses.replace(completion, tool_calls=tuple(calls))
+
+
+def _casefold_names(name: str, offered: list[str]) -> str:
+    return next((o for o in offered if o.lower() == name.lower()), name)
+
+
+_LOOK_ALIKES = str.maketrans({"\u0435": "e", "\u0430": "a", "\u043e": "o", "\u0441": "c"})
+
+
+def _latin_names(name: str, offered: list[str]) -> str:
+    return name.translate(_LOOK_ALIKES)
+
+
+def _prefix_names(name: str, offered: list[str]) -> str:
+    return next((o for o in offered if o.startswith(name) or name.startswith(o)), name)
+
+
+def _fresh_on_reuse(call_id: str | None, seen: set[str]) -> str | None:
+    return f"{call_id}-{uuid.uuid4().hex[:6]}" if call_id in seen else call_id
+
+
+def one_call_past_budget() -> Harness:
+    """A fork of the offline loop that asks the model before checking the step budget:
+    at the budget it makes one more model call, then stops with ``max_model_steps``."""
+    from agent_contract.loop import _steps  # the reference step loop
+
+    def harness(model: Model, tools: list[ToolSpec], options: RunInput) -> RunResult:
+        contract = options.contract(tools)
+        state = contract.start(caller=options.caller)
+        budget = contract.budget.max_model_steps
+
+        class Peeking:
+            def complete(self, messages: list[Message], **kwargs: Any) -> Completion:
+                return model.complete(messages, **kwargs)
+
+        peek = Peeking()
+        original = state.check_before_model_call
+
+        def check(transcript: Any, **kwargs: Any) -> Stop | None:
+            if budget is not None and state.usage().model_steps >= budget:
+                peek.complete(list(transcript), tools=None, max_output_tokens=1, temperature=0)
+            return original(transcript, **kwargs)
+
+        state.check_before_model_call = check  # type: ignore[method-assign]
+        transcript = [*options.history, Message(role="user", content=options.user)]
+        return _steps(peek, state, transcript, 512, 0.0)
+
+    return _with_caps(harness, ("timeouts",))
+
+
+# -- tool adapters -------------------------------------------------------------------
+
+
+def _adapt_writes(tools: list[ToolSpec], adapt: Callable[[ToolSpec], ToolSpec]) -> list[ToolSpec]:
+    return [adapt(t) if t.effect == "write" else t for t in tools]
+
+
+def remembered_verify(spec: ToolSpec) -> ToolSpec:
+    """A write adapter whose ``verify`` never reads the store: it answers from what this
+    adapter instance saw its own handler return."""
+    seen: dict[str, Any] = {}
+    handler = spec.handler
+
+    def write(context: ToolContext, **arguments: Any) -> Any:
+        value = handler(context, **arguments)
+        seen[context.idempotency_key or ""] = value
+        return value
+
+    def verify(context: ToolContext, **arguments: Any) -> Any:
+        return seen.get(context.idempotency_key or "")
+
+    return dataclasses.replace(spec, handler=write, verify=verify)
+
+
+def fresh_key(spec: ToolSpec) -> ToolSpec:
+    """A write adapter that mints a fresh idempotency key for every attempt."""
+    handler, check = spec.handler, spec.verify
+
+    def rekey(context: ToolContext) -> ToolContext:
+        return dataclasses.replace(context, idempotency_key=uuid.uuid4().hex)
+
+    def write(context: ToolContext, **arguments: Any) -> Any:
+        return handler(rekey(context), **arguments)
+
+    def verify(context: ToolContext, **arguments: Any) -> Any:
+        return check(rekey(context), **arguments) if check else None
+
+    return dataclasses.replace(spec, handler=write, verify=verify)
+
+
+def passthrough_write(spec: ToolSpec) -> ToolSpec:
+    """The correct twin of the write adapters: handler and verify as they are."""
+    handler, check = spec.handler, spec.verify
+
+    def write(context: ToolContext, **arguments: Any) -> Any:
+        return handler(context, **arguments)
+
+    def verify(context: ToolContext, **arguments: Any) -> Any:
+        return check(context, **arguments) if check else None
+
+    return dataclasses.replace(spec, handler=write, verify=verify)
+
+
+# -- redaction ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ExactSpellingRedaction(RedactionPolicy):
+    """Redaction that replaces each secret's exact spelling only."""
+
+    plain: tuple[str, ...] = field(default=())
+
+    def redact(self, text: str) -> str:
+        for secret in self.plain:
+            text = text.replace(secret, self.replacement)
+        return text
+
+
+def exact_spelling_contract(options: RunInput, tools: list[ToolSpec]) -> Contract:
+    redaction = ExactSpellingRedaction(plain=options.secrets)
+    return Contract(
+        tools,
+        budget=options.budget,
+        allowlist=options.allowlist,
+        redaction=redaction,
+        commentary=options.commentary,
+        answer_format=options.answer_format,
+    )
+
+
+# -- history ------------------------------------------------------------------------
+
+
+def text_turns_only(options: RunInput) -> RunInput:
+    """A driver that replays only the text turns of the history."""
+    kept = tuple(
+        m for m in options.history if m.role in ("user", "assistant") and not m.tool_calls
+    )
+    return dataclasses.replace(options, history=kept)
+
+
+# -- trace ---------------------------------------------------------------------------
+
+
+def without_tool_results(result: RunResult) -> Observation:
+    """A driver whose trace leaves out the tool-result events."""
+    obs = observe(result)
+    events = [e for e in result.trace.events if e["type"] != "tool_result"]
+    return dataclasses.replace(obs, trace_types=tuple(e["type"] for e in events))
+
+
+# -- approval endpoints --------------------------------------------------------------
+
+
+@dataclass
+class EditDroppingEndpoint:
+    """An approval endpoint that turns a human's edit into a plain approval."""
+
+    inner: Any
+
+    def __call__(self, pending: Sequence[PendingApproval]) -> list[Approval]:
+        approvals = self.inner(pending)
+        by_id = {p.tool_call_id: p for p in pending}
+        return [
+            Approval.for_pending(by_id[a.tool_call_id], "approve")
+            if a.decision == "edit"
+            else a
+            for a in approvals
+        ]
+
+    def refused(self, exc: ApprovalError) -> None:
+        self.inner.refused(exc)
+
+
+@dataclass
+class PassthroughEndpoint:
+    """The correct twin: decisions as the human gave them."""
+
+    inner: Any
+
+    def __call__(self, pending: Sequence[PendingApproval]) -> list[Approval]:
+        return list(self.inner(pending))
+
+    def refused(self, exc: ApprovalError) -> None:
+        self.inner.refused(exc)
+
+
+def endpoint(kind: Callable[[Any], Any]) -> Callable[[RunInput], RunInput]:
+    def swap(options: RunInput) -> RunInput:
+        if options.decider is None:
+            return options
+        return dataclasses.replace(options, decider=kind(options.decider))
+
+    return swap
+
+
+# -- the offline families ------------------------------------------------------------
+
+
+def _budget(**changes: Any) -> Callable[[RunInput], RunInput]:
+    def swap(options: RunInput) -> RunInput:
+        return dataclasses.replace(options, budget=dataclasses.replace(options.budget, **changes))
+
+    return swap
+
+
+def _call(**kwargs: Any) -> Callable[[], Harness]:
+    return lambda: driver(**kwargs)
+
+
+CORE_MUTANTS: tuple[Mutant, ...] = (
+    # model / tool-name adapters
+    Mutant("casefold_tool_names", "tool adapter", "tool names matched ignoring case",
+           "allowlist", _call(model=lambda m: RenamingModel(m, _casefold_names))),
+    Mutant("look_alike_tool_names", "tool adapter", "Cyrillic look-alike letters folded to Latin",
+           "allowlist", _call(model=lambda m: RenamingModel(m, _latin_names))),
+    Mutant("prefix_tool_names", "tool adapter", "a tool name resolved by a shared prefix",
+           "allowlist", _call(model=lambda m: RenamingModel(m, _prefix_names))),
+    Mutant("prefix_allowlist", "run driver", "the allowlist widened to names that start with an allowed one",
+           "allowlist", _call(options=lambda o: dataclasses.replace(
+               o, allowlist=None if o.allowlist is None else (*o.allowlist, "echo_admin")))),
+    Mutant("allowlist_dropped", "run driver", "the run's allowlist not handed to the contract",
+           "allowlist", _call(options=lambda o: dataclasses.replace(o, allowlist=None))),
+    Mutant("ids_renamed_on_reuse", "model adapter", "a reused call id silently renamed so the call runs",
+           "response_shape", _call(model=lambda m: RenamingModel(m, new_id=_fresh_on_reuse))),
+    # redaction
+    Mutant("exact_spelling_redaction", "run driver", "redaction of each secret's exact spelling only",
+           "trace_redaction", _call(contract=exact_spelling_contract)),
+    Mutant("secrets_not_handed", "run driver", "the run's secrets never handed to the contract",
+           "trace_redaction", _call(options=lambda o: dataclasses.replace(o, secrets=o.secrets[:1]))),
+    # history
+    Mutant("text_only_history", "run driver", "history replayed without tool calls and tool messages",
+           "history", _call(options=text_turns_only)),
+    # writes
+    Mutant("write_never_read_back", "tool adapter", "verify answers from memory, never reads the store",
+           "write_approval", _call(tools=lambda t: _adapt_writes(t, remembered_verify))),
+    Mutant("fresh_idempotency_key", "tool adapter", "a fresh idempotency key per attempt",
+           "write_approval", _call(tools=lambda t: _adapt_writes(t, fresh_key))),
+    Mutant("approval_drops_edits", "approval endpoint", "a human's edit turned into a plain approval",
+           "write_approval", _call(options=endpoint(EditDroppingEndpoint))),
+    # budgets
+    Mutant("deadline_off", "run driver", "the run deadline switched off",
+           "deadline", _call(options=_budget(deadline_seconds=None))),
+    Mutant("one_model_call_past_budget", "offline loop fork", "the model called before the step budget is checked",
+           "model_step_budget", one_call_past_budget),
+    Mutant("identical_calls_unbounded", "run driver", "max_identical_calls not handed to the contract",
+           "repeated_calls", _call(options=_budget(max_identical_calls=1000))),
+    Mutant("tool_budget_off", "run driver", "max_tool_calls not handed to the contract",
+           "tool_call_budget", _call(options=_budget(max_tool_calls=1000))),
+    # trace
+    Mutant("trace_without_tool_results", "offline loop fork", "the trace leaves out tool-result events",
+           "trace_redaction", _call(result=without_tool_results)),
+    # capabilities
+    Mutant("timeouts_undeclared", "run driver", "the harness does not declare the timeouts capability",
+           "timeouts", _call(capabilities=("write_tools", "crash_restart")), unchecked=True),
+)
+
+CORE_TWINS: tuple[Twin, ...] = (
+    Twin("offline_driver", _call()),
+    Twin("identity_model_adapter", _call(model=lambda m: RenamingModel(m))),
+    Twin("passthrough_write_adapter", _call(tools=lambda t: _adapt_writes(t, passthrough_write))),
+    Twin("passthrough_endpoint", _call(options=endpoint(PassthroughEndpoint))),
+)
+
+
+def offline_reference() -> Harness:
+    return offline_harness

@@ -1,0 +1,147 @@
+"""Mutation testing of the contract suite: every deliberately broken harness of
+``harnesses.py`` / ``framework_mutants.py`` is caught, under the boundary its defect
+breaks, by ``check``'s own measurement (scenarios, then the comparison with the offline
+reference, then not-checked cells); every correct twin holds everywhere.
+
+The score is printed at the end of the run (``mutation score: N/M ...``).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Sequence
+
+import pytest
+
+from agent_contract.conformance import SCENARIOS, Scenario, ScenarioOutcome, run_check, run_scenario
+from agent_contract.conformance.check import CheckReport
+from agent_contract.harnesses import Harness, Observation, RunInput, offline_harness
+from agent_contract.model import Model
+from agent_contract.tools import ToolSpec
+
+from .harnesses import CORE_MUTANTS, CORE_TWINS, Mutant, Twin
+
+HAS_LANGCHAIN = importlib.util.find_spec("agent_contract_langchain") is not None
+
+_reference: dict[str, ScenarioOutcome] = {}
+
+
+def _check(
+    name: str, harness: Harness, scenarios: Sequence[Scenario], **options: object
+) -> CheckReport:
+    def runner(scenario: Scenario, harness_name: str) -> ScenarioOutcome:
+        if harness_name == "offline":
+            if scenario.name not in _reference:
+                _reference[scenario.name] = run_scenario(scenario, offline_harness, "offline")
+            return _reference[scenario.name]
+        return run_scenario(scenario, harness, harness_name)
+
+    return run_check(
+        [name], harnesses={name: harness}, scenarios=scenarios, runner=runner, **options
+    )  # type: ignore[arg-type]
+
+
+def _framework_mutants() -> tuple[list[Mutant], list[Twin]]:
+    if not HAS_LANGCHAIN:
+        return [], []
+    from . import framework_mutants as fw
+
+    mutants = [
+        Mutant(
+            "subclass_terse_validation",
+            "ContractMiddleware subclass",
+            "validation errors replaced by a message without path or constraint",
+            "argument_validation",
+            lambda: fw.create_agent_harness(fw.TerseValidationMiddleware),
+        ),
+        Mutant(
+            "subclass_echoes_refused_arguments",
+            "ContractMiddleware subclass",
+            "a refused call's arguments appended to its error",
+            "trace_redaction",
+            lambda: fw.create_agent_harness(fw.EchoingRefusalMiddleware),
+        ),
+        Mutant(
+            "stock_tool_call_limit",
+            "stock middleware in its place",
+            "ToolCallLimitMiddleware instead of the contract's tool-call budget",
+            "tool_call_budget",
+            fw.stock_tool_limit,
+        ),
+        Mutant(
+            "stock_model_call_limit",
+            "stock middleware in its place",
+            "ModelCallLimitMiddleware instead of the contract's step budget",
+            "model_step_budget",
+            fw.stock_model_limit,
+        ),
+    ]
+    twins = [
+        Twin("create_agent_plain_subclass", lambda: fw.create_agent_harness(fw.PlainMiddleware))
+    ]
+    return mutants, twins
+
+
+FW_MUTANTS, FW_TWINS = _framework_mutants()
+MUTANTS = (*CORE_MUTANTS, *FW_MUTANTS)
+TWINS = (*CORE_TWINS, *FW_TWINS)
+
+
+@pytest.mark.parametrize("mutant", MUTANTS, ids=[m.name for m in MUTANTS])
+def test_mutant_is_caught_under_its_boundary(
+    mutant: Mutant, mutation_score: dict[str, list[str]]
+) -> None:
+    """The mutant's boundary is broken (or crashed: a run that raised, filed under the
+    scenario's boundary; or, for a harness that leaves the boundary out, not checked,
+    which fails the run) in ``check``'s measurement."""
+    scenarios = [s for s in SCENARIOS if s.boundary == mutant.boundary]
+    report = _check(mutant.name, mutant.build(), scenarios)
+    cell = report.cell(mutant.boundary, mutant.name)
+    wanted = ("not_checked",) if mutant.unchecked else ("broken", "crashed")
+    others = sorted({c.boundary for c in report.cells if c.status in ("broken", "crashed")})
+    if cell.status in wanted:
+        mutation_score["caught"].append(mutant.name)
+    elif others:
+        mutation_score["wrong"].append(f"{mutant.name} ({', '.join(others)})")
+    else:
+        mutation_score["escaped"].append(mutant.name)
+    assert cell.status in wanted, f"{mutant.name} ({mutant.defect}): {cell.status}, {others}"
+    assert report.exit_code == 5
+
+
+@pytest.mark.parametrize("twin", TWINS, ids=[t.name for t in TWINS])
+def test_correct_twin_holds_everywhere(twin: Twin, mutation_score: dict[str, list[str]]) -> None:
+    """The same wiring without the defect: no false alarm on any scenario it can express."""
+    report = _check(twin.name, twin.build(), SCENARIOS)
+    bad = [(c.boundary, c.status, c.evidence[:1]) for c in report.cells if c.status != "holds"]
+    if bad:
+        mutation_score["false_alarms"].append(twin.name)
+    assert bad == []
+
+
+def test_an_undeclared_capability_fails_the_run_unless_opted_out() -> None:
+    """``timeouts_undeclared`` leaves the timeouts boundary not checked: exit 5, unless
+    the team opts out with ``allow_unchecked`` (then it is shown as allowed, exit 0)."""
+    mutant = next(m for m in CORE_MUTANTS if m.name == "timeouts_undeclared")
+    scenarios = [s for s in SCENARIOS if s.boundary in ("timeouts", "allowlist")]
+    report = _check(mutant.name, mutant.build(), scenarios)
+    assert [(c.boundary, c.allowed) for c in report.unchecked] == [("timeouts", False)]
+    assert report.exit_code == 5
+    allowed = _check(mutant.name, mutant.build(), scenarios, allow_unchecked=("timeouts",))
+    assert allowed.unchecked == ()
+    assert allowed.cell("timeouts", mutant.name).allowed
+    assert allowed.exit_code == 0
+
+
+def test_a_crash_is_its_own_verdict() -> None:
+    """A harness that raises: its cell is ``crashed`` under the scenario's boundary, and
+    no other boundary (trace redaction) is blamed for it."""
+
+    def raising(model: Model, tools: list[ToolSpec], options: RunInput) -> Observation:
+        raise RuntimeError("the team's driver fell over")
+
+    scenarios = [s for s in SCENARIOS if s.name in ("unknown_tool", "single_tool_call")]
+    report = _check("raising", raising, scenarios)
+    statuses = {c.boundary: c.status for c in report.cells}
+    assert statuses == {"allowlist": "crashed", "call_id_binding": "crashed"}
+    assert "raised RuntimeError" in report.cell("allowlist", "raising").evidence[0].observed
