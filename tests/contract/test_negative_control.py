@@ -26,66 +26,78 @@ EXPECTED_BROKEN: dict[str, set[str]] = {
     "parallel_calls_issue_order": {T},
     "unknown_tool": {"allowlist", T},
     "outside_allowlist": {"allowlist", T},
-    "invalid_arguments_missing_field": {"argument_validation", T},
+    "invalid_arguments_missing_field": {"argument_validation"},
     "invalid_arguments_wrong_type": {"argument_validation", T},
-    "invalid_arguments_extra_property": {"argument_validation", T},
+    "invalid_arguments_extra_property": {"argument_validation"},
     "invalid_arguments_failed_constraint": {"argument_validation", T},
     "malformed_json_arguments": {"response_shape", T},
     "arguments_not_object": {"response_shape", T},
     "missing_call_id": {"response_shape", T},
-    "duplicate_call_ids": {"response_shape", T},
+    "duplicate_call_ids": {"response_shape"},
     "empty_response": {"response_shape", T},
-    "text_and_tool_calls": {"response_shape", T},
+    "text_and_tool_calls": {"response_shape"},
     "tool_raises": {"tool_errors", T},
-    "classified_unauthorized": {"tool_errors", T},
-    "classified_not_found": {"tool_errors", T},
-    "classified_transient": {"tool_errors", T},
+    "classified_unauthorized": {"tool_errors"},
+    "classified_not_found": {"tool_errors"},
+    "classified_transient": {"tool_errors"},
     "tool_timeout": {"timeouts", T},
     "oversized_result": {"result_size", T},
     "non_string_results": {"serialization", T},
     "non_ascii": {T},
     "lone_surrogate_arguments": {"argument_validation", T},
     "lone_surrogate_result": {"serialization", T},
-    "step_budget": {"model_step_budget", T},
-    "tool_call_budget_parallel_batch": {"tool_call_budget", T},
-    "repeated_identical_calls": {"repeated_calls", T},
+    "step_budget": {"model_step_budget"},
+    "tool_call_budget_parallel_batch": {"tool_call_budget"},
+    "repeated_identical_calls": {"repeated_calls"},
     "repeated_calls_number_forms": {"repeated_calls", T},
     "history_replayed": {T},
     "history_with_tool_calls": {T},
     "history_orphan_tool_result": {"history", T},
     "history_unanswered_call": {"history", T},
     "history_duplicate_ids": {"history", T},
-    "history_id_reused_by_the_model": {"response_shape", T},
+    "history_id_reused_by_the_model": {"response_shape"},
     "tool_schemas_offered": {T},
     "secret_in_result": {T},
     "secret_keys_redacted": {T},
     "cross_field_check": {"argument_validation", T},
-    "async_tool": {"serialization", T},
-    "async_tool_timeout": {"timeouts", T},
+    "async_tool": {"serialization"},
+    "async_tool_timeout": {"timeouts"},
     "return_direct_ends_the_run": {"response_shape", T},
-    "return_direct_failure_goes_on": {"response_shape", T},
+    "return_direct_failure_goes_on": {"response_shape"},
     # Write tools: a stock tool writes at once, with no preview, approval or key.
-    "write_waits_for_approval": {"write_approval", T},
+    "write_waits_for_approval": {"write_approval"},
     "write_approved": {"write_approval", T},
     "write_rejected": {"write_approval", T},
     "write_edited": {"write_approval", T},
     "approval_replay_refused": {"write_approval", T},
-    "write_budget_across_resumes": {"write_approval", T},
+    "write_budget_across_resumes": {"tool_call_budget"},
     # The agent stack (issue 10). A bare create_agent runs tools beside commentary, but
     # has no structured answer (no response_format), loops past the budget beside a
     # middleware, and keeps no trace.
     "commentary_with_tool_calls": {T},
-    "structured_answer": {"response_shape", T},
-    "structured_answer_retried": {"response_shape", T},
-    "structured_answer_with_tool_calls": {"response_shape", T},
+    "structured_answer": {"response_shape"},
+    "structured_answer_retried": {"response_shape"},
+    "structured_answer_with_tool_calls": {"response_shape"},
     "after_model_middleware_keeps_the_stop": {"repeated_calls", T},
-    "stock_limit_beside_the_budget": {"model_step_budget", T},
+    "stock_limit_beside_the_budget": {"model_step_budget"},
     # Not run on the control (it declares no middleware, commands, pauses or threads).
     "stock_limit_ends_the_run": set(),
     "retry_layer_timeout": set(),
     "command_tool_result": set(),
     "pausing_tool": set(),
     "second_turn_on_a_thread": set(),
+    # Issue 14: scenarios that pin the contract exactly.
+    "look_alike_tool_names": {"allowlist", T},
+    "allowlist_prefix": {"allowlist", T},
+    "validation_error_names_path_and_constraint": {"argument_validation", T},
+    "validation_error_names_missing_field": {"argument_validation"},
+    "secrets_in_every_spelling": {T},
+    "refused_call_arguments_redacted": {T},
+    "history_tool_turns_replayed": {T},
+    "call_id_reused_in_a_later_turn": {"call_id_binding", "response_shape", T},
+    "run_deadline": {"deadline", T},
+    "write_acknowledgement_lost": {"write_approval"},
+    "write_crash_after_write": set(),
 }
 
 
@@ -108,8 +120,9 @@ def test_map_covers_every_scenario() -> None:
 
 
 def test_control_breaks_every_enforced_boundary(outcomes: Outcomes) -> None:
-    """Every boundary the contract enforces is broken somewhere on the control, except
-    the one a bare create_agent keeps by itself (call-ID binding)."""
+    """Every boundary the contract enforces is broken somewhere on the control (call-ID
+    binding only where the model reuses an id from an earlier turn: both calls get a
+    message with that id)."""
     seen: set[str] = set()
     for scenario in SCENARIOS:
         if expresses(scenario, "plain-create-agent"):
@@ -117,6 +130,8 @@ def test_control_breaks_every_enforced_boundary(outcomes: Outcomes) -> None:
     assert seen == {
         "allowlist",
         "argument_validation",
+        "call_id_binding",
+        "deadline",
         "history",
         "model_step_budget",
         "repeated_calls",

@@ -34,32 +34,32 @@ EXPECTED_BROKEN: dict[str, set[str]] = {
     "parallel_calls_issue_order": {T},  # answered
     "unknown_tool": {"allowlist", T},  # answered
     "outside_allowlist": {"allowlist", T},  # answered
-    "invalid_arguments_missing_field": {"argument_validation", T},  # crashed:TypeError
+    "invalid_arguments_missing_field": {"argument_validation"},  # crashed:TypeError
     "invalid_arguments_wrong_type": {"argument_validation", T},  # answered
-    "invalid_arguments_extra_property": {"argument_validation", T},  # crashed:TypeError
+    "invalid_arguments_extra_property": {"argument_validation"},  # crashed:TypeError
     "invalid_arguments_failed_constraint": {"argument_validation", T},  # answered
-    "malformed_json_arguments": {"response_shape", T},  # crashed:ScriptExhaustedError
-    "arguments_not_object": {"response_shape", T},  # crashed:TypeError
-    "missing_call_id": {"response_shape", T},  # crashed:ConfigurationError
-    "duplicate_call_ids": {"response_shape", T},  # crashed:UnexpectedModelBehavior
-    "empty_response": {"response_shape", T},  # crashed:ScriptExhaustedError
+    "malformed_json_arguments": {"response_shape"},  # crashed:ScriptExhaustedError
+    "arguments_not_object": {"response_shape"},  # crashed:TypeError
+    "missing_call_id": {"response_shape"},  # crashed:ConfigurationError
+    "duplicate_call_ids": {"response_shape"},  # crashed:UnexpectedModelBehavior
+    "empty_response": {"response_shape"},  # crashed:ScriptExhaustedError
     "tool_raises": {"tool_errors", T},  # crashed:RuntimeError
-    "classified_unauthorized": {"tool_errors", T},  # crashed:UnauthorizedError
-    "classified_not_found": {"tool_errors", T},  # crashed:NotFoundError
-    "classified_transient": {"tool_errors", T},  # crashed:TransientError
+    "classified_unauthorized": {"tool_errors"},  # crashed:UnauthorizedError
+    "classified_not_found": {"tool_errors"},  # crashed:NotFoundError
+    "classified_transient": {"tool_errors"},  # crashed:TransientError
     "tool_timeout": {"timeouts", T},  # answered
     "oversized_result": {"result_size", T},  # answered
     "non_string_results": {"serialization", T},  # answered
     "non_ascii": {T},  # answered
-    "step_budget": {"model_step_budget", T},  # crashed:ScriptExhaustedError
-    "tool_call_budget_parallel_batch": {"tool_call_budget", T},  # crashed:ScriptExhaustedError
-    "repeated_identical_calls": {"repeated_calls", T},  # crashed:ScriptExhaustedError
+    "step_budget": {"model_step_budget"},  # crashed:ScriptExhaustedError
+    "tool_call_budget_parallel_batch": {"tool_call_budget"},  # crashed:ScriptExhaustedError
+    "repeated_identical_calls": {"repeated_calls"},  # crashed:ScriptExhaustedError
     "history_replayed": {T},  # answered
     "tool_schemas_offered": {T},  # answered
     "secret_in_result": {T},  # answered
     "cross_field_check": {"argument_validation", T},  # answered
     "return_direct_ends_the_run": {"response_shape", T},  # answered
-    "return_direct_failure_goes_on": {"response_shape", T},  # crashed:NotFoundError
+    "return_direct_failure_goes_on": {"response_shape"},  # crashed:NotFoundError
     "secret_keys_redacted": {T},  # answered
     "repeated_calls_number_forms": {"repeated_calls", T},  # answered
     "lone_surrogate_arguments": {"argument_validation", T},  # answered
@@ -68,29 +68,41 @@ EXPECTED_BROKEN: dict[str, set[str]] = {
     "history_orphan_tool_result": {"history", T},  # answered
     "history_unanswered_call": {"history", T},  # answered
     "history_duplicate_ids": {"history", T},  # answered
-    "history_id_reused_by_the_model": {"response_shape", T},  # crashed:ScriptExhaustedError
-    "write_waits_for_approval": {"write_approval", T},  # crashed:ScriptExhaustedError
+    "history_id_reused_by_the_model": {"response_shape"},  # crashed:ScriptExhaustedError
+    "write_waits_for_approval": {"write_approval"},  # crashed:ScriptExhaustedError
     "write_approved": {"write_approval", T},  # answered
     "write_rejected": {"write_approval", T},  # answered
     "write_edited": {"write_approval", T},  # answered
     "approval_replay_refused": {"write_approval", T},  # answered
-    "write_budget_across_resumes": {"write_approval", T},  # crashed:ScriptExhaustedError
+    "write_budget_across_resumes": {"tool_call_budget"},  # crashed:ScriptExhaustedError
     # An async handler: PydanticAI awaits it (its dict serialized compactly, not the
     # contract's JSON) and waits as long as it takes (no timeout by default).
     "async_tool": {"serialization", T},  # answered
     "async_tool_timeout": {"timeouts", T},  # answered
     "commentary_with_tool_calls": {T},  # answered
-    "text_and_tool_calls": {"response_shape", T},  # crashed:ScriptExhaustedError
-    "structured_answer": {"response_shape", T},  # crashed:ScriptExhaustedError
-    "structured_answer_retried": {"response_shape", T},  # crashed:UnexpectedModelBehavior
-    "structured_answer_with_tool_calls": {"response_shape", T},  # crashed:ScriptExhaustedError
+    "text_and_tool_calls": {"response_shape"},  # crashed:ScriptExhaustedError
+    "structured_answer": {"response_shape"},  # crashed:ScriptExhaustedError
+    "structured_answer_retried": {"response_shape"},  # crashed:UnexpectedModelBehavior
+    "structured_answer_with_tool_calls": {"response_shape"},  # crashed:ScriptExhaustedError
     "after_model_middleware_keeps_the_stop": {"repeated_calls", T},  # answered
-    "stock_limit_beside_the_budget": {"model_step_budget", T},  # crashed:ScriptExhaustedError
+    "stock_limit_beside_the_budget": {"model_step_budget"},  # crashed:ScriptExhaustedError
     "stock_limit_ends_the_run": set(),
     "retry_layer_timeout": set(),
     "command_tool_result": set(),
     "pausing_tool": set(),
     "second_turn_on_a_thread": set(),
+    # Issue 14: scenarios that pin the contract exactly.
+    "look_alike_tool_names": {"allowlist", T},
+    "allowlist_prefix": {"allowlist", T},
+    "validation_error_names_path_and_constraint": {"argument_validation", T},
+    "validation_error_names_missing_field": {"argument_validation"},
+    "secrets_in_every_spelling": {T},
+    "refused_call_arguments_redacted": {T},
+    "history_tool_turns_replayed": {T},
+    "call_id_reused_in_a_later_turn": {"call_id_binding", "response_shape", T},
+    "run_deadline": {"deadline", T},
+    "write_acknowledgement_lost": {"write_approval"},
+    "write_crash_after_write": set(),
 }
 
 
@@ -116,8 +128,9 @@ def test_map_covers_every_scenario() -> None:
 
 
 def test_control_breaks_every_enforced_boundary(outcomes: Outcomes) -> None:
-    """Every boundary the contract enforces is broken somewhere on the control, except
-    the one a plain Agent keeps by itself (call-ID binding)."""
+    """Every boundary the contract enforces is broken somewhere on the control (call-ID
+    binding only where the model reuses an id from an earlier turn: both calls get a
+    message with that id)."""
     seen: set[str] = set()
     for scenario in SCENARIOS:
         if expresses(scenario, CONTROL):
@@ -125,6 +138,8 @@ def test_control_breaks_every_enforced_boundary(outcomes: Outcomes) -> None:
     assert seen == {
         "allowlist",
         "argument_validation",
+        "call_id_binding",
+        "deadline",
         "history",
         "model_step_budget",
         "repeated_calls",
