@@ -77,7 +77,7 @@ def test_control_column_breaks_but_does_not_count(default_report: CheckReport) -
     }
     plain = {c.boundary: c.status for c in default_report.cells if c.harness == "plain-pydantic-ai"}
     assert plain["allowlist"] == "broken"
-    assert plain["call_id_binding"] == "holds"
+    assert plain["call_id_binding"] == "broken"  # an id reused in a later turn is answered twice
 
 
 def test_rows_follow_boundaries_with_scenarios(default_report: CheckReport) -> None:
@@ -130,8 +130,13 @@ def test_capabilities_a_harness_lacks_skip_scenarios(monkeypatch: pytest.MonkeyP
     report = run_check(["limited"], scenarios=needing)
     assert report.harnesses[0].skipped == tuple(s.name for s in needing)
     assert {c.status for c in report.cells} == {"not_checked"}
-    assert report.exit_code == 0
+    assert report.exit_code == 5  # not checked, and not opted out of
+    assert "cell(s) not checked" in render_text(report)
     assert "skipped" in render_text(report)
+    opted = run_check(["limited"], scenarios=needing, allow_unchecked=report.rows)
+    assert opted.exit_code == 0
+    assert all(c.allowed for c in opted.cells)
+    assert "not checked, opted out" in render_text(opted)
 
 
 def test_repeated_harness_names_are_folded() -> None:
@@ -161,7 +166,7 @@ def test_cli_default_prints_the_table_and_exits_0() -> None:
     assert "plain-create-agent is a control column" in out
     assert "does not affect the exit code" in out
     assert "plain-pydantic-ai is a control column" in out
-    assert re.search(r"^allowlist \(3\)\s+holds\s+holds\s+holds\s+BROKEN\s+BROKEN$", out, re.M)
+    assert re.search(r"^allowlist \(5\)\s+holds\s+holds\s+holds\s+BROKEN\s+BROKEN$", out, re.M)
     assert "result: every boundary holds on offline, langchain, pydantic-ai (exit 0)" in out
 
 
@@ -253,17 +258,24 @@ def test_json_shape(default_report: CheckReport) -> None:
         "boundaries",
         "cells",
         "broken",
+        "not_checked",
         "exit_code",
     ]
     assert (data["format"], data["version"]) == ("agent-contract-check", 1)
     assert len(data["cells"]) == len(data["boundaries"]) * len(data["harnesses"])
     for cell in data["cells"]:
-        assert set(cell) == {"boundary", "harness", "status", "evidence"}
-        assert cell["status"] in {"holds", "broken", "not_checked"}
+        assert set(cell) == {"boundary", "harness", "status", "evidence", "allowed"}
+        assert cell["status"] in {"holds", "broken", "crashed", "not_checked"}
         for item in cell["evidence"]:
             assert set(item) == {"scenario", "observed"}
     for harness in data["harnesses"]:
-        assert set(harness) == {"name", "role", "scenarios_run", "scenarios_skipped"}
+        assert set(harness) == {
+            "name",
+            "role",
+            "scenarios_run",
+            "scenarios_skipped",
+            "not_expressible",
+        }
     for boundary in data["boundaries"]:
         assert set(boundary) == {"key", "label", "rule"}
 

@@ -94,21 +94,23 @@ def test_the_control_harness_is_skipped_with_the_reason(default_report: CheckRep
     skipped = found[("agent-contract.check.plain-create-agent", "allowlist")].find("skipped")
     assert skipped is not None
     assert "control harness: broken, as expected" in (skipped.get("message") or "")
-    holds = found[("agent-contract.check.plain-create-agent", "call_id_binding")]
+    holds = found[("agent-contract.check.offline", "call_id_binding")]
     assert holds.find("skipped") is None
+    assert holds.find("failure") is None
 
 
-def test_not_checked_is_skipped() -> None:
-    document = {
-        "harnesses": [{"name": "h", "role": "checked"}],
-        "cells": [
-            {"boundary": "timeouts", "harness": "h", "status": "not_checked", "evidence": []}
-        ],
-    }
+def test_not_checked_fails_unless_opted_out() -> None:
+    cell = {"boundary": "timeouts", "harness": "h", "status": "not_checked", "evidence": []}
+    document = {"harnesses": [{"name": "h", "role": "checked"}], "cells": [cell]}
     xml = render_junit(check_suites(document))
+    failure = cases(xml)[("agent-contract.check.h", "timeouts")].find("failure")
+    assert failure is not None
+    assert "not checked" in (failure.get("message") or "")
+    allowed = {**document, "cells": [{**cell, "allowed": True}]}
+    xml = render_junit(check_suites(allowed))
     skipped = cases(xml)[("agent-contract.check.h", "timeouts")].find("skipped")
     assert skipped is not None
-    assert "not checked" in (skipped.get("message") or "")
+    assert "opted out" in (skipped.get("message") or "")
 
 
 def test_errors_and_counts() -> None:

@@ -67,8 +67,9 @@ def needing(*capabilities: str, boundary: str | None = None) -> int:
 
 
 FRAMEWORK = ("middleware", "graph_commands", "pauses", "threads")
-OFFLINE_SKIPPED = needing(*FRAMEWORK)
-"""Scenarios a plain ContractSuite skips: they need a framework's pieces (flags off)."""
+OFFLINE_SKIPPED = needing(*FRAMEWORK, "crash_restart")
+"""Scenarios a plain ContractSuite skips: they need a framework's pieces or the
+crash/restart hook (flags off by default)."""
 CREATE_AGENT_SKIPPED = needing("middleware")
 """Scenarios the create_agent suite skips: middleware placed by the suite."""
 RETRY_TIMEOUTS = needing(*FRAMEWORK, boundary="timeouts")
@@ -215,7 +216,7 @@ class TestLeaky(ContractSuite):
         return everything_allowed
 """
     result = run(pytester, source, "-k", "allowlist")
-    result.assert_outcomes(passed=2, failed=1)
+    result.assert_outcomes(passed=3, failed=2)
     result.stdout.fnmatch_lines(
         [
             "*scenario 'outside_allowlist'*broke on harness 'user'*",

@@ -105,11 +105,7 @@ class LineProgress:
     ) -> None:
         """Write the line for one finished scenario."""
         if outcome is None:
-            verdict = (
-                f"skipped (needs {', '.join(scenario.requires)})"
-                if scenario.requires
-                else "skipped (declared not expressible)"
-            )
+            verdict = f"skipped (needs {', '.join(scenario.requires)})"
         elif outcome.problems:
             first = outcome.problems[0]
             text = hide_planted(first.message).replace("\n", " ")
