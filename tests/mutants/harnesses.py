@@ -271,9 +271,7 @@ def exact_spelling_contract(options: RunInput, tools: list[ToolSpec]) -> Contrac
 
 def text_turns_only(options: RunInput) -> RunInput:
     """A driver that replays only the text turns of the history."""
-    kept = tuple(
-        m for m in options.history if m.role in ("user", "assistant") and not m.tool_calls
-    )
+    kept = tuple(m for m in options.history if m.role in ("user", "assistant") and not m.tool_calls)
     return dataclasses.replace(options, history=kept)
 
 
@@ -300,9 +298,7 @@ class EditDroppingEndpoint:
         approvals = self.inner(pending)
         by_id = {p.tool_call_id: p for p in pending}
         return [
-            Approval.for_pending(by_id[a.tool_call_id], "approve")
-            if a.decision == "edit"
-            else a
+            Approval.for_pending(by_id[a.tool_call_id], "approve") if a.decision == "edit" else a
             for a in approvals
         ]
 
@@ -348,49 +344,143 @@ def _call(**kwargs: Any) -> Callable[[], Harness]:
 
 CORE_MUTANTS: tuple[Mutant, ...] = (
     # model / tool-name adapters
-    Mutant("casefold_tool_names", "tool adapter", "tool names matched ignoring case",
-           "allowlist", _call(model=lambda m: RenamingModel(m, _casefold_names))),
-    Mutant("look_alike_tool_names", "tool adapter", "Cyrillic look-alike letters folded to Latin",
-           "allowlist", _call(model=lambda m: RenamingModel(m, _latin_names))),
-    Mutant("prefix_tool_names", "tool adapter", "a tool name resolved by a shared prefix",
-           "allowlist", _call(model=lambda m: RenamingModel(m, _prefix_names))),
-    Mutant("prefix_allowlist", "run driver", "the allowlist widened to names that start with an allowed one",
-           "allowlist", _call(options=lambda o: dataclasses.replace(
-               o, allowlist=None if o.allowlist is None else (*o.allowlist, "echo_admin")))),
-    Mutant("allowlist_dropped", "run driver", "the run's allowlist not handed to the contract",
-           "allowlist", _call(options=lambda o: dataclasses.replace(o, allowlist=None))),
-    Mutant("ids_renamed_on_reuse", "model adapter", "a reused call id silently renamed so the call runs",
-           "response_shape", _call(model=lambda m: RenamingModel(m, new_id=_fresh_on_reuse))),
+    Mutant(
+        "casefold_tool_names",
+        "tool adapter",
+        "tool names matched ignoring case",
+        "allowlist",
+        _call(model=lambda m: RenamingModel(m, _casefold_names)),
+    ),
+    Mutant(
+        "look_alike_tool_names",
+        "tool adapter",
+        "Cyrillic look-alike letters folded to Latin",
+        "allowlist",
+        _call(model=lambda m: RenamingModel(m, _latin_names)),
+    ),
+    Mutant(
+        "prefix_tool_names",
+        "tool adapter",
+        "a tool name resolved by a shared prefix",
+        "allowlist",
+        _call(model=lambda m: RenamingModel(m, _prefix_names)),
+    ),
+    Mutant(
+        "prefix_allowlist",
+        "run driver",
+        "the allowlist widened to names that start with an allowed one",
+        "allowlist",
+        _call(
+            options=lambda o: dataclasses.replace(
+                o, allowlist=None if o.allowlist is None else (*o.allowlist, "echo_admin")
+            )
+        ),
+    ),
+    Mutant(
+        "allowlist_dropped",
+        "run driver",
+        "the run's allowlist not handed to the contract",
+        "allowlist",
+        _call(options=lambda o: dataclasses.replace(o, allowlist=None)),
+    ),
+    Mutant(
+        "ids_renamed_on_reuse",
+        "model adapter",
+        "a reused call id silently renamed so the call runs",
+        "response_shape",
+        _call(model=lambda m: RenamingModel(m, new_id=_fresh_on_reuse)),
+    ),
     # redaction
-    Mutant("exact_spelling_redaction", "run driver", "redaction of each secret's exact spelling only",
-           "trace_redaction", _call(contract=exact_spelling_contract)),
-    Mutant("secrets_not_handed", "run driver", "the run's secrets never handed to the contract",
-           "trace_redaction", _call(options=lambda o: dataclasses.replace(o, secrets=o.secrets[:1]))),
+    Mutant(
+        "exact_spelling_redaction",
+        "run driver",
+        "redaction of each secret's exact spelling only",
+        "trace_redaction",
+        _call(contract=exact_spelling_contract),
+    ),
+    Mutant(
+        "secrets_not_handed",
+        "run driver",
+        "the run's secrets never handed to the contract",
+        "trace_redaction",
+        _call(options=lambda o: dataclasses.replace(o, secrets=o.secrets[:1])),
+    ),
     # history
-    Mutant("text_only_history", "run driver", "history replayed without tool calls and tool messages",
-           "history", _call(options=text_turns_only)),
+    Mutant(
+        "text_only_history",
+        "run driver",
+        "history replayed without tool calls and tool messages",
+        "history",
+        _call(options=text_turns_only),
+    ),
     # writes
-    Mutant("write_never_read_back", "tool adapter", "verify answers from memory, never reads the store",
-           "write_approval", _call(tools=lambda t: _adapt_writes(t, remembered_verify))),
-    Mutant("fresh_idempotency_key", "tool adapter", "a fresh idempotency key per attempt",
-           "write_approval", _call(tools=lambda t: _adapt_writes(t, fresh_key))),
-    Mutant("approval_drops_edits", "approval endpoint", "a human's edit turned into a plain approval",
-           "write_approval", _call(options=endpoint(EditDroppingEndpoint))),
+    Mutant(
+        "write_never_read_back",
+        "tool adapter",
+        "verify answers from memory, never reads the store",
+        "write_approval",
+        _call(tools=lambda t: _adapt_writes(t, remembered_verify)),
+    ),
+    Mutant(
+        "fresh_idempotency_key",
+        "tool adapter",
+        "a fresh idempotency key per attempt",
+        "write_approval",
+        _call(tools=lambda t: _adapt_writes(t, fresh_key)),
+    ),
+    Mutant(
+        "approval_drops_edits",
+        "approval endpoint",
+        "a human's edit turned into a plain approval",
+        "write_approval",
+        _call(options=endpoint(EditDroppingEndpoint)),
+    ),
     # budgets
-    Mutant("deadline_off", "run driver", "the run deadline switched off",
-           "deadline", _call(options=_budget(deadline_seconds=None))),
-    Mutant("one_model_call_past_budget", "offline loop fork", "the model called before the step budget is checked",
-           "model_step_budget", one_call_past_budget),
-    Mutant("identical_calls_unbounded", "run driver", "max_identical_calls not handed to the contract",
-           "repeated_calls", _call(options=_budget(max_identical_calls=1000))),
-    Mutant("tool_budget_off", "run driver", "max_tool_calls not handed to the contract",
-           "tool_call_budget", _call(options=_budget(max_tool_calls=1000))),
+    Mutant(
+        "deadline_off",
+        "run driver",
+        "the run deadline switched off",
+        "deadline",
+        _call(options=_budget(deadline_seconds=None)),
+    ),
+    Mutant(
+        "one_model_call_past_budget",
+        "offline loop fork",
+        "the model called before the step budget is checked",
+        "model_step_budget",
+        one_call_past_budget,
+    ),
+    Mutant(
+        "identical_calls_unbounded",
+        "run driver",
+        "max_identical_calls not handed to the contract",
+        "repeated_calls",
+        _call(options=_budget(max_identical_calls=1000)),
+    ),
+    Mutant(
+        "tool_budget_off",
+        "run driver",
+        "max_tool_calls not handed to the contract",
+        "tool_call_budget",
+        _call(options=_budget(max_tool_calls=1000)),
+    ),
     # trace
-    Mutant("trace_without_tool_results", "offline loop fork", "the trace leaves out tool-result events",
-           "trace_redaction", _call(result=without_tool_results)),
+    Mutant(
+        "trace_without_tool_results",
+        "offline loop fork",
+        "the trace leaves out tool-result events",
+        "trace_redaction",
+        _call(result=without_tool_results),
+    ),
     # capabilities
-    Mutant("timeouts_undeclared", "run driver", "the harness does not declare the timeouts capability",
-           "timeouts", _call(capabilities=("write_tools", "crash_restart")), unchecked=True),
+    Mutant(
+        "timeouts_undeclared",
+        "run driver",
+        "the harness does not declare the timeouts capability",
+        "timeouts",
+        _call(capabilities=("write_tools", "crash_restart")),
+        unchecked=True,
+    ),
 )
 
 CORE_TWINS: tuple[Twin, ...] = (

@@ -188,7 +188,7 @@ def test_cli_markdown() -> None:
         "| plain-pydantic-ai (control) |"
     ) in out
     assert (
-        "| allowlist | holds (3 scenarios) | holds (3 scenarios) | holds (3 scenarios) "
+        "| allowlist | holds (5 scenarios) | holds (5 scenarios) | holds (5 scenarios) "
         "| **broken**: `unknown_tool`:"
     ) in out
 

@@ -75,7 +75,7 @@ class Column:
         cells = [c for c in self.check.get("cells", ()) if c.get("boundary") == boundary]
         if not cells:
             return "no scenario"
-        broken = [c["harness"] for c in cells if c.get("status") == "broken"]
+        broken = [c["harness"] for c in cells if c.get("status") in ("broken", "crashed")]
         if broken:
             return f"broken ({', '.join(broken)})"
         if all(c.get("status") == "not_checked" for c in cells):
@@ -254,7 +254,7 @@ def _boundary_case(column: Column, boundary: str, classname: str) -> JUnitCase:
     evidence = [
         f"{c['harness']}: {e['scenario']}: {e['observed']}"
         for c in cells
-        if c.get("status") == "broken"
+        if c.get("status") in ("broken", "crashed")
         for e in c.get("evidence", ())
     ]
     if evidence:

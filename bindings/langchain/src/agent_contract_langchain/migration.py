@@ -148,7 +148,7 @@ def render_migration(report: CheckReport) -> str:
         raise KeyError(f"the report needs harnesses {CONTROL_HARNESS!r} and {CONTRACT_HARNESS!r}")
     versions = report.versions
     stack = ", ".join(f"{k} {versions.get(k)}" for k in STACK)
-    broken_by_default = [b for b in report.rows if control[b].status == "broken"]
+    broken_by_default = [b for b in report.rows if control[b].status in ("broken", "crashed")]
     lines = [
         "# Migrating a tool-calling loop to `create_agent`: the checklist",
         "",
@@ -214,8 +214,8 @@ def render_migration(report: CheckReport) -> str:
         if rule:
             lines += ["", f"The rule: {rule}."]
         lines += ["", f"- [ ] **Keep it:** {keep_it(boundary_id)}"]
-        if plain.status == "broken":
-            lines.append("- **Plain `create_agent` (measured): broken.**")
+        if plain.status in ("broken", "crashed"):
+            lines.append(f"- **Plain `create_agent` (measured): {plain.status}.**")
             seen: set[str] = set()
             for item in plain.evidence:
                 if item.scenario in seen:
