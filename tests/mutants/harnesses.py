@@ -11,15 +11,15 @@ alarm).
 from __future__ import annotations
 
 import dataclasses
-import json
+import inspect
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from agent_contract.approval import Approval, PendingApproval
-from agent_contract.errors import ApprovalError
 from agent_contract.conformance.evaluate import observe
+from agent_contract.errors import ApprovalError
 from agent_contract.harnesses import (
     OFFLINE_CAPABILITIES,
     Harness,
@@ -138,6 +138,22 @@ class RenamingModel:
         return dataclasses.replace(completion, tool_calls=tuple(calls))
 
 
+class ReorderingModel:
+    """A model adapter that hands the model the last batch's tool messages in completion
+    order (here: reversed), not in issue order."""
+
+    def __init__(self, inner: Model) -> None:
+        self.inner = inner
+
+    def complete(self, messages: list[Message], **kwargs: Any) -> Completion:
+        tail = 0
+        while tail < len(messages) and messages[len(messages) - 1 - tail].role == "tool":
+            tail += 1
+        if tail > 1:
+            messages = [*messages[:-tail], *reversed(messages[-tail:])]
+        return self.inner.complete(messages, **kwargs)
+
+
 def _casefold_names(name: str, offered: list[str]) -> str:
     return next((o for o in offered if o.lower() == name.lower()), name)
 
@@ -237,6 +253,59 @@ def passthrough_write(spec: ToolSpec) -> ToolSpec:
         return check(context, **arguments) if check else None
 
     return dataclasses.replace(spec, handler=write, verify=verify)
+
+
+def _replace_tools(**changes: Any) -> Callable[[list[ToolSpec]], list[ToolSpec]]:
+    return lambda tools: [dataclasses.replace(t, **changes) for t in tools]
+
+
+def permissive_schema(tools: list[ToolSpec]) -> list[ToolSpec]:
+    """A tool adapter that hands the contract an open schema (validation is 'the tool's
+    job')."""
+    return [
+        dataclasses.replace(t, parameters={"type": "object", "additionalProperties": True})
+        for t in tools
+    ]
+
+
+def _is_async(spec: ToolSpec) -> bool:
+    return inspect.iscoroutinefunction(spec.handler)
+
+
+def _adapt_reads(tools: list[ToolSpec], adapt: Callable[[ToolSpec], ToolSpec]) -> list[ToolSpec]:
+    return [t if t.effect == "write" or _is_async(t) else adapt(t) for t in tools]
+
+
+def str_results(tools: list[ToolSpec]) -> list[ToolSpec]:
+    """A tool adapter that turns every result into ``str(value)``."""
+
+    def adapt(spec: ToolSpec) -> ToolSpec:
+        handler = spec.handler
+
+        def stringify(*args: Any, **kwargs: Any) -> Any:
+            value = handler(*args, **kwargs)
+            return value if isinstance(value, str) else str(value)
+
+        return dataclasses.replace(spec, handler=stringify)
+
+    return _adapt_reads(tools, adapt)
+
+
+def errors_as_text(tools: list[ToolSpec]) -> list[ToolSpec]:
+    """A tool adapter that catches a tool's exception and returns its text."""
+
+    def adapt(spec: ToolSpec) -> ToolSpec:
+        handler = spec.handler
+
+        def caught(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return handler(*args, **kwargs)
+            except Exception as exc:  # noqa: BLE001 - the defect
+                return f"error: {exc}"
+
+        return dataclasses.replace(spec, handler=caught)
+
+    return _adapt_reads(tools, adapt)
 
 
 # -- redaction ----------------------------------------------------------------------
@@ -389,6 +458,49 @@ CORE_MUTANTS: tuple[Mutant, ...] = (
         "a reused call id silently renamed so the call runs",
         "response_shape",
         _call(model=lambda m: RenamingModel(m, new_id=_fresh_on_reuse)),
+    ),
+    Mutant(
+        "batch_reordered_for_the_model",
+        "model adapter",
+        "the model gets a batch's tool messages in completion order",
+        "call_id_binding",
+        _call(model=ReorderingModel),
+    ),
+    # tool adapters of the kinds the suite caught before
+    Mutant(
+        "permissive_schema",
+        "tool adapter",
+        "an open schema handed to the contract",
+        "argument_validation",
+        _call(tools=permissive_schema),
+    ),
+    Mutant(
+        "str_results",
+        "tool adapter",
+        "results turned into str(value)",
+        "serialization",
+        _call(tools=str_results),
+    ),
+    Mutant(
+        "errors_as_text",
+        "tool adapter",
+        "a tool's exception returned as its text",
+        "tool_errors",
+        _call(tools=errors_as_text),
+    ),
+    Mutant(
+        "no_result_limit",
+        "tool adapter",
+        "max_result_chars raised past any result",
+        "result_size",
+        _call(tools=_replace_tools(max_result_chars=1_000_000)),
+    ),
+    Mutant(
+        "no_tool_timeout",
+        "tool adapter",
+        "per-tool timeouts raised to a minute",
+        "timeouts",
+        _call(tools=_replace_tools(timeout_seconds=60.0)),
     ),
     # redaction
     Mutant(

@@ -262,6 +262,8 @@ def evaluate(scenario: Scenario, obs: Observation, model: FakeModel, probe: Prob
         fail("call_id_binding", f"tool messages answer {answered}, calls issued {unique_issued}")
     if len(answered) != len(set(answered)) and scenario.stop_reason != "invalid_history":
         fail("call_id_binding", f"an id is answered more than once: {answered}")
+    for message in _unbound_turns(model):
+        fail("call_id_binding", message)
     if scenario.model_calls is not None and len(model.calls) != scenario.model_calls:
         fail(
             scenario.boundary,
@@ -292,6 +294,31 @@ def evaluate(scenario: Scenario, obs: Observation, model: FakeModel, probe: Prob
             )
     for check in scenario.extra:
         problems.extend(check(obs, model, probe))
+    return problems
+
+
+def _unbound_turns(model: FakeModel) -> list[str]:
+    """What the model was actually sent, checked for the binding: in each call's input,
+    the tool messages after an assistant turn with tool calls answer exactly those calls,
+    in issue order (the first difference per model call)."""
+    problems = []
+    for number, call in enumerate(model.calls, start=1):
+        messages = list(call["messages"])
+        for index, message in enumerate(messages):
+            if message.role != "assistant" or not message.tool_calls:
+                continue
+            answers = []
+            for later in messages[index + 1 :]:
+                if later.role != "tool":
+                    break
+                answers.append(later.tool_call_id)
+            issued = [c.id for c in message.tool_calls]
+            if answers != issued:
+                problems.append(
+                    f"model call {number} got tool messages {answers} after calls {issued} "
+                    "(every call answered once, in issue order)"
+                )
+                break
     return problems
 
 
