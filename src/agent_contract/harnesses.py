@@ -39,6 +39,8 @@ __all__ = [
     "HarnessPlugin",
     "Observation",
     "OfflineRunner",
+    "Restart",
+    "Resume",
     "Role",
     "RunInput",
     "capabilities_of",

@@ -44,12 +44,16 @@ FACTORY = textwrap.dedent(
 )
 
 
+OPT_OUT = ("--allow-unchecked", "write_approval")
+"""The factory has no crash/restart hook: its crash scenario is opted out, visibly."""
+
+
 def test_check_on_a_factory_with_a_stock_limit_gives_a_verdict(tmp_path: Path) -> None:
     (tmp_path / "team_agent.py").write_text(FACTORY, encoding="utf-8")
     cli = Path(sys.executable).parent / "agent-contract"
     env = {**os.environ, "AGENT_CONTRACT_DATA_DIR": str(tmp_path / "data")}
     done = subprocess.run(
-        [str(cli), "check", "--harness", "team_agent:make_harness"],
+        [str(cli), "check", "--harness", "team_agent:make_harness", *OPT_OUT],
         cwd=tmp_path,
         capture_output=True,
         text=True,
@@ -59,6 +63,7 @@ def test_check_on_a_factory_with_a_stock_limit_gives_a_verdict(tmp_path: Path) -
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "team_agent:make_harness" in done.stdout
+    assert "not checked (allowed)" in done.stdout
 
 
 def test_a_scenario_past_its_wall_clock_limit_is_timed_out() -> None:

@@ -34,6 +34,7 @@ from .runner import ScenarioOutcome, run_scenario
 from .scenarios import SCENARIOS
 
 __all__ = [
+    "REFERENCE",
     "Cell",
     "CheckReport",
     "Evidence",

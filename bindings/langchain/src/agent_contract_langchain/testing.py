@@ -39,7 +39,7 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from agent_contract.conformance import Scenario, ScenarioOutcome
-from agent_contract.conformance.suite import ContractSuite
+from agent_contract.conformance.suite import ContractSuite, capability_flag
 from agent_contract.errors import ConfigurationError
 from agent_contract.harnesses import Harness, RunInput
 from agent_contract.model import Model
@@ -53,6 +53,19 @@ from .resuming import run_options
 from .suite_extras import suite_tools
 
 __all__ = ["CreateAgentContractSuite"]
+
+_CAPABILITIES = (
+    "timeouts",
+    "write_tools",
+    "crash_restart",
+    "middleware",
+    "graph_commands",
+    "pauses",
+    "threads",
+)
+"""The capabilities the suite's flags declare; :meth:`CreateAgentContractSuite.harness`
+hands ``check`` the ones turned on (so ``check --harness module:factory`` on a suite's
+harness runs what the pytest suite runs)."""
 
 
 class CreateAgentContractSuite(ContractSuite):
@@ -128,6 +141,11 @@ class CreateAgentContractSuite(ContractSuite):
                 )
             return result
 
+        run.capabilities = tuple(  # type: ignore[attr-defined]
+            capability
+            for capability in _CAPABILITIES
+            if (flag := capability_flag(type(self), capability)) is not None and flag[1]
+        )
         return run
 
     def run_contract_scenario(self, scenario: Scenario) -> ScenarioOutcome:
