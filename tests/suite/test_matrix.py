@@ -174,7 +174,7 @@ def test_checked_release(check_doc: dict[str, object]) -> None:
     assert [runner.role(a) for a in runner.seen] == ["venv", "install", "smoke", "check"]
     # The control column of the document is broken; it is reported as such per harness.
     assert column.cell("allowlist") == "broken (plain-create-agent)"
-    assert column.cell("call_id_binding") == "holds"
+    assert column.cell("call_id_binding") == "broken (plain-create-agent)"  # an id reused later
     assert column.cell("no_such_boundary") == "no scenario"
     assert report.exit_code == 5
 

@@ -361,7 +361,9 @@ def test_matrix_junit_has_an_install_case_and_one_per_boundary(
     failure = cases[(new, "allowlist")].find("failure")
     assert failure is not None
     assert (failure.text or "").startswith("plain-create-agent: unknown_tool: ")
-    assert cases[(new, "call_id_binding")].find("failure") is None
+    reused = cases[(new, "call_id_binding")].find("failure")  # an id reused in a later turn
+    assert reused is not None
+    assert "call_id_reused_in_a_later_turn" in (reused.text or "")
 
 
 def test_matrix_junit_ignores_the_control_harness(check_doc: dict[str, object]) -> None:

@@ -262,8 +262,10 @@ def evaluate(scenario: Scenario, obs: Observation, model: FakeModel, probe: Prob
         fail("call_id_binding", f"tool messages answer {answered}, calls issued {unique_issued}")
     if len(answered) != len(set(answered)) and scenario.stop_reason != "invalid_history":
         fail("call_id_binding", f"an id is answered more than once: {answered}")
-    for message in _unbound_turns(model):
-        fail("call_id_binding", message)
+    # A broken history's unanswered call is the history's problem, not the binding's.
+    history_ids = {c.id for m in scenario.history for c in m.tool_calls}
+    for message, ids in _unbound_turns(model):
+        fail("history" if set(ids) & history_ids else "call_id_binding", message)
     if scenario.model_calls is not None and len(model.calls) != scenario.model_calls:
         fail(
             scenario.boundary,
@@ -297,11 +299,11 @@ def evaluate(scenario: Scenario, obs: Observation, model: FakeModel, probe: Prob
     return problems
 
 
-def _unbound_turns(model: FakeModel) -> list[str]:
+def _unbound_turns(model: FakeModel) -> list[tuple[str, list[str | None]]]:
     """What the model was actually sent, checked for the binding: in each call's input,
     the tool messages after an assistant turn with tool calls answer exactly those calls,
-    in issue order (the first difference per model call)."""
-    problems = []
+    in issue order. The first difference per model call, with the calls' ids."""
+    problems: list[tuple[str, list[str | None]]] = []
     for number, call in enumerate(model.calls, start=1):
         messages = list(call["messages"])
         for index, message in enumerate(messages):
@@ -315,8 +317,11 @@ def _unbound_turns(model: FakeModel) -> list[str]:
             issued = [c.id for c in message.tool_calls]
             if answers != issued:
                 problems.append(
-                    f"model call {number} got tool messages {answers} after calls {issued} "
-                    "(every call answered once, in issue order)"
+                    (
+                        f"model call {number} got tool messages {answers} after calls "
+                        f"{issued} (every call answered once, in issue order)",
+                        list(issued),
+                    )
                 )
                 break
     return problems

@@ -80,6 +80,13 @@ KEEP_IT: Final[dict[str, str]] = {
         "`Budget(max_identical_calls=N)`: the same tool with the same canonical arguments "
         "(key order ignored) beyond N is refused with `repeated_call`."
     ),
+    "deadline": (
+        "`Budget(deadline_seconds=S)` in the `Contract`: a call in flight gets at most the "
+        "time left (then `timeout`, outcome unknown) and the run stops with `deadline` "
+        "before the next model call. Not a timeout around `invoke` (it leaves the tool "
+        "thread running and the run unrecorded) and not `max_execution_time` (gone with "
+        "`AgentExecutor`)."
+    ),
     "timeouts": (
         "`ToolSpec(timeout_seconds=...)`: each call runs on the contract's executor, and a "
         "call past its limit reports `timeout` with `outcome: unknown` and "
