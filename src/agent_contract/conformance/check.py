@@ -14,7 +14,7 @@ from __future__ import annotations
 import importlib.metadata
 import platform
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final, Literal
 
 from ..errors import ConfigurationError, DependencyMissingError
@@ -28,7 +28,7 @@ from ..harnesses import (
 )
 from ..registry import DISTRIBUTION, harness_names, harness_plugin, load_harness
 from .boundaries import BOUNDARIES, boundary_rows
-from .evaluate import Scenario, differences
+from .evaluate import Problem, Scenario, differences
 from .fixtures import hide_planted
 from .runner import ScenarioOutcome, run_scenario
 from .scenarios import SCENARIOS
@@ -119,7 +119,8 @@ class HarnessRun:
     harness declares them not expressible (see :attr:`declared`)."""
     declared: tuple[tuple[str, str], ...] = ()
     """``(scenario, reason)`` for each scenario the harness declares it cannot express
-    (its ``not_expressible`` attribute): an explicit, visible opt-out."""
+    (its ``not_expressible`` attribute) and that broke there, as declared: an explicit,
+    visible opt-out (one that holds is reported as a stale declaration instead)."""
     requirements: tuple[tuple[str, tuple[str, ...]], ...] = ()
     """``(scenario, missing capabilities)`` for each scenario skipped for a capability."""
     description: str = ""
@@ -382,8 +383,20 @@ def run_check(
                 skipped.append(scenario.name)
                 requirements.append((scenario.name, needs))
             elif scenario.name in declared_map:
-                skipped.append(scenario.name)
-                declared.append((scenario.name, str(declared_map[scenario.name])))
+                # Declared not expressible: it runs and must break (a strict xfail); a
+                # declaration that stopped being true is a problem of its own.
+                reason = str(declared_map[scenario.name])
+                ran = run_one(scenario, name)
+                if ran.problems:
+                    skipped.append(scenario.name)
+                    declared.append((scenario.name, reason))
+                else:
+                    stale = Problem(
+                        boundary=scenario.boundary,
+                        message=f"declared not expressible ({reason}) but it holds: "
+                        "remove the declaration",
+                    )
+                    outcome = replace(ran, problems=(stale,))
             else:
                 outcome = run_one(scenario, name)
                 if name == reference:

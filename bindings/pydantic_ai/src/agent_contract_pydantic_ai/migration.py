@@ -19,7 +19,7 @@ import sys
 from collections.abc import Sequence
 from typing import Final
 
-from agent_contract.conformance import CheckReport, boundary, boundary_label, run_check
+from agent_contract.conformance import SCENARIOS, CheckReport, boundary, boundary_label, run_check
 from agent_contract.conformance.check import Cell
 from agent_contract.exitcodes import EXIT_OK, EXIT_USAGE
 
@@ -91,6 +91,12 @@ KEEP_IT: Final[dict[str, str]] = {
         "`Budget(max_identical_calls=N)`: the same tool with the same canonical arguments "
         "beyond N is refused with `repeated_call`. PydanticAI has no counterpart."
     ),
+    "deadline": (
+        "`Budget(deadline_seconds=S)` in the `Contract`: a call in flight gets at most the "
+        "time left (then `timeout`, outcome unknown) and the run stops with `deadline` "
+        "before the next model call. A plain `Agent` has no run deadline (`UsageLimits` "
+        "counts requests and tokens, not time)."
+    ),
     "timeouts": (
         "`ToolSpec(timeout_seconds=...)`: each call runs on the contract's executor and one "
         "past its limit reports `timeout` with `outcome: unknown`, side effects possible. "
@@ -143,13 +149,14 @@ def _status(text: str) -> str:
     return text.replace("_", " ")
 
 
-def _verdict(cell: Cell) -> str:
-    """A contract cell's status; a cell broken only by scenarios its harness declares not
-    expressible reads ``holds (not expressible: ...)``."""
-    declared = NOT_EXPRESSIBLE[_MODES[cell.harness]]
-    shown = sorted({e.scenario for e in cell.evidence})
-    if cell.status == "broken" and shown and set(shown) <= set(declared):
-        return f"holds (not expressible: {', '.join(shown)})"
+def _verdict(cell: Cell, report: CheckReport) -> str:
+    """A contract cell's status; a holding cell whose boundary has scenarios the harness
+    declares not expressible (they broke there, as declared) reads ``holds (not
+    expressible: ...)``."""
+    declared = {n for run in report.harnesses if run.name == cell.harness for n, _ in run.declared}
+    here = sorted(s.name for s in SCENARIOS if s.name in declared and s.boundary == cell.boundary)
+    if cell.status == "holds" and here:
+        return f"holds (not expressible: {', '.join(here)})"
     return _status(cell.status)
 
 
@@ -165,7 +172,7 @@ def render_migration(report: CheckReport) -> str:
     if missing:
         raise KeyError(f"the report needs harnesses {missing}")
     stack = ", ".join(f"{k} {report.versions.get(k)}" for k in STACK)
-    broken = [b for b in report.rows if cells[CONTROL_HARNESS, b].status == "broken"]
+    broken = [b for b in report.rows if cells[CONTROL_HARNESS, b].status in ("broken", "crashed")]
     lines = [
         "# Moving a tool-calling loop onto PydanticAI's `Agent`: the checklist",
         "",
@@ -209,7 +216,7 @@ def render_migration(report: CheckReport) -> str:
     ]
     for b in report.rows:
         row = [_status(cells[CONTROL_HARNESS, b].status)]
-        row += [_verdict(cells[n, b]) for n in CONTRACT_HARNESSES]
+        row += [_verdict(cells[n, b], report) for n in CONTRACT_HARNESSES]
         lines.append(f"| {boundary_label(b)} | " + " | ".join(row) + " |")
     lines += [
         "",
@@ -233,8 +240,8 @@ def render_migration(report: CheckReport) -> str:
         with contextlib.suppress(KeyError):
             lines += ["", f"The rule: {boundary(b).rule}."]
         lines += ["", f"- [ ] **Keep it:** {_keep_it(b)}"]
-        if plain.status == "broken":
-            lines.append("- **Plain `Agent` (measured): broken.**")
+        if plain.status in ("broken", "crashed"):
+            lines.append(f"- **Plain `Agent` (measured): {plain.status}.**")
             seen: set[str] = set()
             for item in plain.evidence:
                 if item.scenario not in seen:
@@ -249,7 +256,7 @@ def render_migration(report: CheckReport) -> str:
                 lines.append(f"- {mode}: holds ({len(ours.evidence)} scenarios).")
             else:
                 shown = sorted({e.scenario for e in ours.evidence})
-                verdict = _verdict(ours)
+                verdict = _verdict(ours, report)
                 listed = "" if verdict.startswith("holds") else f" ({', '.join(shown)})"
                 lines.append(f"- {mode}: {verdict}{listed}.")
     return "\n".join(lines) + "\n"
