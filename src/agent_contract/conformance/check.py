@@ -274,14 +274,7 @@ def _compared(outcome: ScenarioOutcome, reference: ScenarioOutcome | None) -> Sc
     found = differences(
         outcome.scenario, outcome.observation, reference.observation, reference.harness
     )
-    if not found:
-        return outcome
-    return ScenarioOutcome(
-        scenario=outcome.scenario,
-        harness=outcome.harness,
-        observation=outcome.observation,
-        problems=(*outcome.problems, *found),
-    )
+    return replace(outcome, problems=(*outcome.problems, *found)) if found else outcome
 
 
 def run_check(
@@ -348,10 +341,8 @@ def run_check(
     references: dict[str, ScenarioOutcome | None] = {}
 
     def run_one(scenario: Scenario, name: str) -> ScenarioOutcome:
-        if runner is not None:
-            return runner(scenario, name)
         harness = loaded[name] if name in loaded else load_harness(name)
-        return run_scenario(scenario, harness, name)
+        return runner(scenario, name) if runner else run_scenario(scenario, harness, name)
 
     def reference_of(scenario: Scenario) -> ScenarioOutcome | None:
         if reference is None:
