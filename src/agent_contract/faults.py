@@ -40,6 +40,7 @@ __all__ = [
 
 CRASH_ENV: Final = "AGENT_CONTRACT_CRASH_AT"
 CRASH_POINTS: Final[tuple[str, ...]] = ("after_approval", "after_write", "before_finish_record")
+"""The named crash points (see the module doc)."""
 CRASH_SIGNALS: Final[tuple[str, ...]] = ("SIGKILL", "SIGINT", "SIGTERM")
 """What a crash point can send: ``NAME`` alone is ``SIGKILL``."""
 
@@ -79,7 +80,7 @@ class CrashPlan:
     @contextmanager
     def armed(self) -> Iterator[None]:
         """Inside this block (and the threads and tasks it starts with a copy of its
-        context), reaching :attr:`point` raises :class:`SimulatedCrash`, once."""
+        context), reaching the plan's ``point`` raises :class:`SimulatedCrash`, once."""
         token = _ARMED.set(self)
         try:
             yield
