@@ -85,7 +85,7 @@ def rewrite(run: Run, planned: PlannedCall, arguments: dict[str, Any], by: str) 
             "a write's arguments were changed after the contract previewed them; edit a "
             "write through its approval"
         )
-    run.trace.append(
+    run.trace.record(
         "arguments_rewritten",
         id=planned.call_id,
         name=spec.name,
@@ -131,7 +131,7 @@ def record_attempt(
         return log.refusal
 
     if run.halted is not None:
-        run.trace.append(
+        run.trace.record(
             "refused_after_stop", what="tool_call", id=call_id, reason=run.halted.reason
         )
         return refuse("not_allowed", f"not run: the run has stopped ({run.halted.reason})")
@@ -146,7 +146,7 @@ def record_attempt(
                 f"{name!r} was not run",
             )
         run.counters.tool_calls += 1
-        run.trace.append("tool_retry", id=call_id, name=name, attempt=log.count)
+        run.trace.record("tool_retry", id=call_id, name=name, attempt=log.count)
     if arguments is not None:
         updated = rewrite(run, planned, arguments, by)
         if updated.refusal is not None:

@@ -173,7 +173,7 @@ class Contract:
             caller=caller,
             context=dict(context or {}),
         )
-        run.trace.append(
+        run.trace.record(
             "run_started",
             run_id=run.run_id,
             tools_offered=self.offered_names(),

@@ -57,7 +57,7 @@ def finish(
     fields: dict[str, Any] = {"reason": stop.reason, "detail": detail}
     if escaped:
         fields["escaped_chars"] = escaped
-    run.trace.append("stop", **fields)
+    run.trace.record("stop", **fields)
     pending = tuple(p.approval for p in run.ledger.waiting() if p.approval is not None)
     return RunResult(
         run_id=run.run_id,

@@ -161,7 +161,7 @@ def history_stop(run: Run, messages: Sequence[Message]) -> Stop | None:
         run.conversation_ids = frozenset(c.id for m in messages for c in m.tool_calls if c.id)
         return None
     for problem in problems:
-        run.trace.append("contract_violation", **problem.to_dict())
+        run.trace.record("contract_violation", **problem.to_dict())
     return Stop(reason="invalid_history", detail="; ".join(p.message for p in problems))
 
 

@@ -25,7 +25,7 @@ def _invalid(
     run: Run, calls: tuple[ToolCall, ...], violations: tuple[Violation, ...]
 ) -> ResponseVerdict:
     for violation in violations:
-        run.trace.append("contract_violation", **_violation_fields(run, violation))
+        run.trace.record("contract_violation", **_violation_fields(run, violation))
     return ResponseVerdict(
         shape="invalid",
         calls=calls,
@@ -102,7 +102,7 @@ def judge(run: Run, completion: Completion, answer: AnswerFormat | None) -> Resp
         fields["commentary"] = commentary[:PREVIEW_CHARS]
     if answering:
         fields["answer"] = calls[0].name
-    run.trace.append("model_response", **fields)
+    run.trace.record("model_response", **fields)
     if shape == "invalid":
         return _invalid(run, calls, violations)
     if shape == "refused_answer":

@@ -28,7 +28,7 @@ class LayerOps:
             stop = self._run.halted
             if stop is None:
                 return None
-            self._run.trace.append(
+            self._run.trace.record(
                 "refused_after_stop", what="tool_call", id=planned.call_id, reason=stop.reason
             )
             recorded = self._run.ledger.answered.get(planned.call_id)
@@ -97,7 +97,7 @@ class LayerOps:
         """Trace that a call's successful result came with a framework state update
         (``state_update``: the key names only, never the values)."""
         with self._run.lock:
-            self._run.trace.append("state_update", id=tool_call_id, keys=list(keys))
+            self._run.trace.record("state_update", id=tool_call_id, keys=list(keys))
 
     def refuse_unrun(self, tool_call_id: str, message: str) -> ToolResult | None:
         """Record that an admitted call was answered by another layer without running

@@ -270,7 +270,7 @@ class CallLedger:
             )
         self.records.append(record)
         if result is not None:
-            self.trace.append(
+            self.trace.record(
                 "tool_result", **result.summary(), preview=result.content[:PREVIEW_CHARS]
             )
 
@@ -287,7 +287,7 @@ class CallLedger:
         }
         if planned.refusal is not None:
             fields["error_kind"] = planned.refusal.error_kind
-        self.trace.append("tool_call", **fields)
+        self.trace.record("tool_call", **fields)
 
     # -- snapshots -------------------------------------------------------------------------
 

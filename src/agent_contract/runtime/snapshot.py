@@ -87,5 +87,5 @@ def load(
         raise
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise CheckpointError(f"corrupt run snapshot: {type(exc).__name__}: {exc}") from exc
-    run.trace.append("run_resumed", run_id=run.run_id)
+    run.trace.record("run_resumed", run_id=run.run_id)
     return run, transcript

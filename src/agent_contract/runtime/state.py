@@ -154,7 +154,7 @@ class RunState(LayerOps, RunLookups):
         """
         with self._run.lock:
             if self._run.halted is not None:
-                self._run.trace.append(
+                self._run.trace.record(
                     "refused_after_stop", what="model_call", reason=self._run.halted.reason
                 )
                 return self._run.halted
@@ -174,7 +174,7 @@ class RunState(LayerOps, RunLookups):
                 self._run.counters.model_steps += 1
                 escaped = sum(m.escaped_chars for m in messages)
                 extra = {"escaped_chars": escaped} if escaped else {}
-                self._run.trace.append("model_call", step=self._run.counters.model_steps, **extra)
+                self._run.trace.record("model_call", step=self._run.counters.model_steps, **extra)
             return None
 
     # -- 3. accept response --------------------------------------------------------------

@@ -63,7 +63,7 @@ def plan_write(run: Run, call: ToolCall, spec: ToolSpec) -> PlannedCall:
         preview=redaction.redact_value(escape_value(preview)[0]),
         token=approval_token(run.run_id, call_id, spec.name, arguments),
     )
-    run.trace.append(
+    run.trace.record(
         "approval_requested",
         id=pending.tool_call_id,
         name=pending.name,
@@ -129,7 +129,7 @@ def decide(run: Run, approvals: Sequence[Approval]) -> None:
     checked = [_checked(run, waiting, approval) for approval in approvals]
     for planned, approval in checked:
         run.decisions[planned.call_id] = approval.to_dict()
-        run.trace.append(
+        run.trace.record(
             "approval_decided",
             id=planned.call_id,
             name=planned.call.name,
@@ -286,7 +286,7 @@ def execute_write(run: Run, call_id: str) -> ToolResult:
     edited = run.decisions.get(call_id, {}).get("decision") == "edit"
     if edited:
         result = _stating_edit(result, planned.arguments, spec, redaction)
-    run.trace.append(
+    run.trace.record(
         "write_settled",
         id=call_id,
         name=name,

@@ -91,32 +91,68 @@ class Trace:
                 ``offset_seconds`` (set by the trace).
             Exception: whatever the sink raises (see :class:`TraceSink`).
         """
+        with self._lock:
+            line = self._add(type_, fields)
+            event = _event(line)
+            if self._sink is not None:
+                self._sink.emit(self.run_id, event)
+            return event
+
+    def record(self, type_: str, **fields: Any) -> None:
+        """:meth:`append` without building the returned event (the runtime's hot path:
+        the event is built only when there is a sink to hand it to).
+
+        Raises:
+            ConfigurationError: as :meth:`append`.
+            Exception: whatever the sink raises (see :class:`TraceSink`).
+        """
+        with self._lock:
+            line = self._add(type_, fields)
+            if self._sink is not None:
+                self._sink.emit(self.run_id, _event(line))
+
+    def _add(self, type_: str, fields: dict[str, Any]) -> str:
+        """Redact, time, encode and store one event; its stored line. The caller holds
+        the lock.
+
+        Fast path: the whole line (header included) encoded once; when the redaction's
+        literal prefilter finds nothing it could match and the line has no lone
+        surrogate, that line is stored as it is (redaction would leave it unchanged).
+        Otherwise the fields are redacted first (:meth:`_redacted`, or value by value),
+        then timed and encoded again.
+        """
         reserved = HEADER_KEYS & fields.keys()
         if reserved:
             raise ConfigurationError(f"trace event fields may not be named {sorted(reserved)}")
-        with self._lock:
-            seq = len(self._lines)
+        seq = len(self._lines)
+        moment = datetime.now(UTC)
+        offset = round(self._clock(), 6)
+        try:
+            line = json_line(
+                {
+                    "seq": seq,
+                    "type": type_,
+                    **fields,
+                    "time": format_time(moment),
+                    "offset_seconds": offset,
+                }
+            )
+        except (TypeError, ValueError):
+            line = ""
+        kind = type_
+        if not line or has_surrogates(line) or not self.redaction.is_clean(line):
             stored = self._redacted({"seq": seq, "type": type_, **fields})
             if stored is None:
                 # Slow path: walk the values (lone surrogates, numbers holding a secret,
                 # objects, or a redaction that cut through JSON syntax).
                 escaped, _ = escape_value(fields)
                 stored = {"seq": seq, "type": type_, **self.redaction.redact_value(escaped)}
-            moment = datetime.now(UTC)
-            offset = round(self._clock(), 6)
             stored["time"] = format_time(moment)
             stored["offset_seconds"] = offset
-            self._store(str(stored["type"]), json_line(stored))
-            event = TraceEvent(
-                seq=seq,
-                type=str(stored["type"]),
-                time=moment,
-                offset_seconds=offset,
-                fields=MappingProxyType({k: v for k, v in stored.items() if k not in HEADER_KEYS}),
-            )
-            if self._sink is not None:
-                self._sink.emit(self.run_id, event)
-            return event
+            line = json_line(stored)
+            kind = str(stored["type"])
+        self._store(kind, line)
+        return line
 
     def _redacted(self, event: dict[str, Any]) -> dict[str, Any] | None:
         """Fast path: redact the event's JSON line in one pass and decode it back.
@@ -174,3 +210,8 @@ class Trace:
 
     def __len__(self) -> int:
         return len(self._lines)
+
+
+def _event(line: str) -> TraceEvent:
+    """The :class:`TraceEvent` a stored line holds (a fresh copy)."""
+    return TraceEvent.from_dict(json.loads(line))

@@ -59,6 +59,18 @@ DEFAULT_PATTERNS: Final[tuple[str, ...]] = (
 )
 """Secret shapes redacted in every run, on top of the secrets a run is given."""
 
+_PATTERN_NEEDLES: Final[dict[str, tuple[tuple[str, ...], tuple[str, ...]]]] = {
+    DEFAULT_PATTERNS[0]: (("sk-",), ()),
+    DEFAULT_PATTERNS[1]: (("AKIA",), ()),
+    DEFAULT_PATTERNS[2]: (tuple(f"gh{c}_" for c in "pousr"), ()),
+    DEFAULT_PATTERNS[3]: (tuple(f"xox{c}-" for c in "abprs"), ()),
+    DEFAULT_PATTERNS[4]: ((), ("bearer",)),
+}
+"""For each default pattern, literals one of which every match holds: ``(exact,
+lowercase)``, the second compared with the lowercased text (the literal prefilter:
+a text holding none of them skips the pattern alternation). A pattern not listed here
+(a caller's own) turns the prefilter off."""
+
 DEFAULT_SECRET_KEYS: Final[tuple[str, ...]] = (
     "password",
     "passwd",
@@ -186,6 +198,18 @@ class RedactionPolicy:
             full = re.compile("|".join(parts + key_parts + shapes)) if key_parts else plain
         except re.error as exc:
             raise ConfigurationError(f"bad redaction pattern: {exc}") from exc
+        exact: set[str] = set(variants)
+        folded: set[str] = set(words)
+        prefilter = True
+        for pattern in self.patterns:
+            needles = _PATTERN_NEEDLES.get(pattern)
+            if needles is None:
+                prefilter = False
+                break
+            exact.update(needles[0])
+            folded.update(needles[1])
+        object.__setattr__(self, "_needles", tuple(exact) if prefilter else None)
+        object.__setattr__(self, "_folded_needles", tuple(folded))
         object.__setattr__(self, "_regex", plain)
         object.__setattr__(self, "_keyed_regex", full)
         object.__setattr__(self, "_key_words", words)
@@ -197,7 +221,7 @@ class RedactionPolicy:
     def redact(self, text: str) -> str:
         """``text`` with every secret, secret-shaped span and secret key's value replaced
         (a key's value keeps the key, its quotes and an authorization scheme)."""
-        if not text:
+        if not text or self.is_clean(text):
             return text
         regex: re.Pattern[str] | None = getattr(
             self, "_keyed_regex" if self._may_hold_key(text) else "_regex"
@@ -205,6 +229,27 @@ class RedactionPolicy:
         if regex is None:
             return text
         return regex.sub(self._replace, text)
+
+    def is_clean(self, text: str) -> bool:
+        """True when :meth:`redact` leaves ``text`` as it is, decided by the literal
+        prefilter alone: ``text`` holds none of the run's secrets (in any of their
+        forms), none of the literals every default pattern's match holds (``sk-``,
+        ``AKIA``, ``ghp_``, ``bearer`` in any case, ...) and no secret key's last word
+        (any case, compared casefolded). ``False`` means "maybe not": the patterns decide. Always ``False``
+        with a pattern of the caller's own (its literals are not known)."""
+        needles: tuple[str, ...] | None = getattr(self, "_needles")  # noqa: B009
+        if needles is None:
+            return False
+        for needle in needles:
+            if needle in text:
+                return False
+        folded: tuple[str, ...] = getattr(self, "_folded_needles")  # noqa: B009
+        if folded:
+            lower = text.casefold()
+            for needle in folded:
+                if needle in lower:
+                    return False
+        return True
 
     def _replace(self, match: re.Match[str]) -> str:
         groups = match.groupdict()
@@ -238,7 +283,7 @@ class RedactionPolicy:
         words: tuple[str, ...] = getattr(self, "_key_words")  # noqa: B009 (set in __post_init__)
         if not words:
             return False
-        lower = text.lower()
+        lower = text.casefold()  # casefold: the key rules match case-insensitively
         return any(word in lower for word in words)
 
     def redact_value(self, value: Any) -> Any:
