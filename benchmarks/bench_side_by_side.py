@@ -1,0 +1,574 @@
+"""What the contract costs per model step, side by side with the frameworks it runs in.
+
+One process, every variant on the same scripted workload, runs interleaved round by
+round in a shuffled (seeded) order after warm-up runs; figures are **process CPU time**
+(``time.process_time``: all threads, so a worker-thread hop is counted) per model step,
+medians over the rounds. The machine this runs on may be shared: CPU time and
+interleaving keep the ratios stable where wall-clock time is not.
+
+The workload (the issue's): ``--steps`` model steps that each call a trivial ``echo``
+tool, then one answer. Every variant uses the same stateless scripted model
+(``FakeModel``; on LangChain wrapped in ``ContractChatModel``, on PydanticAI in
+``contract_model``) and the same handler; graphs and agents are built once.
+
+Tables printed (Markdown):
+
+1. **side by side**: the pure-Python floor (a loop calling the script and the handler),
+   the offline loop (as shipped; with an ``async def`` tool; with handlers inline, which
+   is for measurement only: it shows what the worker-thread hop of a sync tool costs),
+   bare ``create_agent`` on ``invoke`` / ``ainvoke`` / ``stream``, ``create_agent`` with
+   an empty middleware (LangChain's own hook cost), the contract's middleware on
+   ``invoke`` / ``ainvoke`` / ``stream`` (``build_agent`` + ``run_graph`` /
+   ``arun_graph``: the RunResult included), ``run_graph(mode="ainvoke")`` (an event loop
+   per run), PydanticAI bare and with the binding, and the OpenAI Agents SDK when it is
+   installed (it is not a dependency).
+2. **growth**: per-step cost over run length (steps 1-1000, and first tenth vs last
+   tenth of the longest run), offered tools (1-100), result size (100 B-1 MB) and
+   parallel calls per step (1-50), for the offline loop, bare ``create_agent`` and the
+   middleware.
+3. **memory**: ``tracemalloc`` peak of one long run with 10 KB results.
+
+Usage::
+
+    uv run python benchmarks/bench_side_by_side.py            # everything
+    uv run python benchmarks/bench_side_by_side.py --quick    # a subset, for a quick look
+    uv run python benchmarks/bench_side_by_side.py --only side --rounds 60
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import random
+import statistics
+import sys
+import time
+import tracemalloc
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+import _common
+from langchain.agents import create_agent
+from langchain.agents.middleware import AgentMiddleware
+
+from agent_contract import Budget, Completion, Contract, Message, ToolExecutor, ToolSpec, run
+from agent_contract.executor import Invocation
+from agent_contract.testing import FakeModel, tool_call, tool_calls
+from agent_contract_langchain import build_agent
+from agent_contract_langchain.baseline import plain_agent, plain_tool
+from agent_contract_langchain.chat_model import ContractChatModel
+from agent_contract_langchain.harness import arun_graph, run_graph
+from agent_contract_langchain.messages import to_langchain_messages
+
+Run = Callable[[], Any]
+
+# -- the workload -------------------------------------------------------------------------
+
+
+def echo_spec(
+    name: str = "echo", *, payload: str | None = None, is_async: bool = False
+) -> ToolSpec:
+    """A trivial tool: returns its ``text`` (or a fixed ``payload`` of a given size)."""
+
+    def handler(text: str) -> str:
+        return text if payload is None else payload
+
+    async def ahandler(text: str) -> str:
+        return text if payload is None else payload
+
+    return ToolSpec(
+        name=name,
+        description="Echo the text.",
+        parameters={"type": "object", "properties": {"text": {"type": "string"}}},
+        handler=ahandler if is_async else handler,
+    )
+
+
+def script(steps: int, parallel: int = 1, tool: str = "echo") -> list[Any]:
+    """``steps`` tool-call replies (``parallel`` calls each), then an answer."""
+    replies: list[Any] = []
+    for i in range(steps):
+        if parallel == 1:
+            replies.append(tool_call(tool, {"text": f"step {i}"}))
+        else:
+            replies.append(
+                tool_calls(*((tool, {"text": f"step {i} call {j}"}) for j in range(parallel)))
+            )
+    replies.append("done")
+    return replies
+
+
+def payload_of(size: int) -> str:
+    """Clean text of ``size`` characters (words, no secret-like literal)."""
+    words = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor "
+    return (words * (size // len(words) + 1))[:size]
+
+
+class InlineExecutor(ToolExecutor):
+    """Runs each handler in the calling thread, with no timeout: for measurement only
+    (what the worker-thread hop of the real executor costs)."""
+
+    def submit(self, fn: Callable[[], Any]) -> Any:
+        start = time.monotonic()
+        try:
+            invocation = Invocation(value=fn())
+        except Exception as exc:  # noqa: BLE001 - reported like the real executor does
+            invocation = Invocation(error=exc)
+        return _Done(replace(invocation, duration_seconds=time.monotonic() - start))
+
+
+class _Done:
+    def __init__(self, invocation: Invocation) -> None:
+        self.invocation = invocation
+
+    def result(self, timeout: float) -> Invocation:
+        return self.invocation
+
+
+class EmptyWrap(AgentMiddleware):  # type: ignore[type-arg]
+    """wrap_model_call + wrap_tool_call that only call the handler."""
+
+    def wrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+        return handler(request)
+
+    def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+        return handler(request)
+
+
+def _answered(result: Any) -> Any:
+    if result.stop_reason != "answered":
+        raise RuntimeError(f"the run stopped with {result.stop_reason}: {result.stop_detail}")
+    return result
+
+
+def _messages_checked(expected: int) -> Callable[[Any], Any]:
+    def check(final: Any) -> Any:
+        got = len(final["messages"])
+        if got != expected:
+            raise RuntimeError(f"unexpected transcript of {got} messages (expected {expected})")
+        return final
+
+    return check
+
+
+class Harnesses:
+    """Builds the runnable variants of one workload (graphs and agents built once)."""
+
+    def __init__(
+        self,
+        steps: int,
+        *,
+        parallel: int = 1,
+        tools: int = 1,
+        payload: str | None = None,
+        loop: asyncio.AbstractEventLoop,
+    ) -> None:
+        self.steps = steps
+        self.loop = loop
+        specs = [echo_spec(payload=payload)] + [
+            echo_spec(f"echo_{i}", payload=payload) for i in range(1, tools)
+        ]
+        self.specs = specs
+        calls = steps * parallel
+        self.budget = Budget(
+            max_model_steps=steps + 1,
+            max_tool_calls=calls,
+            deadline_seconds=None,
+            max_trace_bytes=10**12,
+            max_identical_calls=calls + 1,
+        )
+        self.contract = Contract(specs, budget=self.budget)
+        self.replies = script(steps, parallel)
+        self.user = [Message(role="user", content="go")]
+        self.lc_input = {"messages": to_langchain_messages(self.user)}
+        self.expect = _messages_checked(2 + steps * (1 + parallel))
+        self._graph: Any = None
+        self._bare: Any = None
+
+    def model(self) -> FakeModel:
+        return FakeModel(self.replies, stateless=True)
+
+    # offline
+    def offline(self, *, inline: bool = False, is_async: bool = False) -> Run:
+        contract = self.contract
+        if inline or is_async:
+            specs = [
+                replace(s, handler=echo_spec(is_async=True).handler) if is_async else s
+                for s in self.specs
+            ]
+            executor = InlineExecutor(max_workers=1) if inline else None
+            contract = Contract(specs, budget=self.budget, executor=executor)
+        model = self.model()
+        return lambda: _answered(run(model, contract, "go"))
+
+    # LangChain
+    def bare_graph(self) -> Any:
+        if self._bare is None:
+            self._bare = plain_agent(self.model(), self.specs)
+        return self._bare
+
+    def mw_graph(self) -> Any:
+        if self._graph is None:
+            self._graph = build_agent(self.model(), self.contract)
+        return self._graph
+
+    def bare(self, mode: str = "invoke") -> Run:
+        graph, expect, payload = self.bare_graph(), self.expect, self.lc_input
+        if mode == "invoke":
+            return lambda: expect(graph.invoke(payload))
+        if mode == "ainvoke":
+            return lambda: expect(self.loop.run_until_complete(graph.ainvoke(payload)))
+        if mode == "stream":
+
+            def streamed() -> Any:
+                final = None
+                for final in graph.stream(payload, stream_mode="values"):
+                    pass
+                return expect(final)
+
+            return streamed
+        raise ValueError(mode)
+
+    def empty_wrap(self) -> Run:
+        graph = create_agent(
+            ContractChatModel(model=self.model()),
+            tools=[plain_tool(t) for t in self.specs],
+            middleware=[EmptyWrap()],
+        )
+        return lambda: self.expect(graph.invoke(self.lc_input))
+
+    def middleware(self, mode: str = "invoke") -> Run:
+        graph, contract, user = self.mw_graph(), self.contract, self.user
+        if mode == "ainvoke":  # on the caller's loop, as bare ainvoke is measured
+            return lambda: _answered(
+                self.loop.run_until_complete(arun_graph(graph, contract.start(), user))
+            )
+        if mode == "run_graph-ainvoke":  # run_graph's own loop per run
+            return lambda: _answered(run_graph(graph, contract.start(), user, mode="ainvoke"))
+        return lambda: _answered(run_graph(graph, contract.start(), user, mode=mode))  # type: ignore[arg-type]
+
+    # PydanticAI
+    def pydantic(self, *, contract: bool) -> Run | None:
+        try:
+            from agent_contract_pydantic_ai.baseline import plain_agent as plain_pa
+            from agent_contract_pydantic_ai.harness import build_agent as build_pa
+            from agent_contract_pydantic_ai.harness import drive_agent, run_sync_on_own_loop
+        except ImportError:
+            return None
+        if contract:
+            agent = build_pa(self.model(), self.contract)
+            return lambda: _answered(drive_agent(agent, self.contract.start(), self.user))
+        plain = plain_pa(self.model(), self.specs)
+
+        def bare_run() -> Any:
+            result = run_sync_on_own_loop(plain, {"user_prompt": "go"})
+            if result.output != "done":
+                raise RuntimeError(f"unexpected output {result.output!r}")
+            return result
+
+        return bare_run
+
+    def openai_agents(self) -> Run | None:
+        try:
+            import agents  # noqa: F401  (the OpenAI Agents SDK; not a dependency)
+        except ImportError:
+            return None
+        return None  # not wired: the SDK is not installed where these figures were made
+
+    # the floor
+    def floor(self) -> Run:
+        replies, handler = self.replies, self.specs[0].handler
+
+        def loop() -> Any:
+            transcript: list[dict[str, Any]] = [{"role": "user", "content": "go"}]
+            for reply in replies:
+                if isinstance(reply, str):
+                    transcript.append({"role": "assistant", "content": reply})
+                    return transcript
+                completion: Completion = reply
+                transcript.append({"role": "assistant", "calls": completion.tool_calls})
+                for call in completion.tool_calls:
+                    transcript.append(
+                        {"role": "tool", "id": call.id, "content": handler(**call.arguments)}
+                    )
+            return transcript
+
+        return loop
+
+
+# -- measurement --------------------------------------------------------------------------
+
+
+def measure(
+    variants: dict[str, Run], *, rounds: int, warmup: int, seed: int = 0
+) -> dict[str, list[float]]:
+    """CPU seconds per run, by variant, interleaved round by round (shuffled, seeded)."""
+    rng = random.Random(seed)
+    for fn in variants.values():
+        for _ in range(warmup):
+            fn()
+    cpu: dict[str, list[float]] = {name: [] for name in variants}
+    names = list(variants)
+    for _ in range(rounds):
+        rng.shuffle(names)
+        for name in names:
+            fn = variants[name]
+            start = time.process_time()
+            fn()
+            cpu[name].append(time.process_time() - start)
+        gc.collect()
+    return cpu
+
+
+def med(values: Sequence[float]) -> float:
+    return statistics.median(values)
+
+
+def us(seconds: float) -> str:
+    return f"{seconds * 1e6:,.1f}"
+
+
+def side_by_side(args: argparse.Namespace, loop: asyncio.AbstractEventLoop) -> None:
+    h = Harnesses(args.steps, loop=loop)
+    variants: dict[str, Run] = {
+        "floor: pure-Python loop (script + handler + a list)": h.floor(),
+        "offline loop (sync tool, worker-thread hop)": h.offline(),
+        "offline loop, async def tool": h.offline(is_async=True),
+        "offline loop, handlers inline (measurement only)": h.offline(inline=True),
+        "bare create_agent, invoke": h.bare("invoke"),
+        "bare create_agent, ainvoke": h.bare("ainvoke"),
+        "bare create_agent, stream": h.bare("stream"),
+        "create_agent + empty wrap middleware, invoke": h.empty_wrap(),
+        "contract middleware (build_agent + run_graph), invoke": h.middleware("invoke"),
+        "contract middleware (build_agent + arun_graph), ainvoke": h.middleware("ainvoke"),
+        "contract middleware (build_agent + run_graph), stream": h.middleware("stream"),
+        "contract middleware, run_graph(mode='ainvoke') (a loop per run)": h.middleware(
+            "run_graph-ainvoke"
+        ),
+    }
+    pa_bare, pa_contract = h.pydantic(contract=False), h.pydantic(contract=True)
+    if pa_bare is not None and pa_contract is not None:
+        variants["PydanticAI Agent + FunctionModel, bare (run_sync)"] = pa_bare
+        variants["PydanticAI + contract binding (run_sync)"] = pa_contract
+    oa = h.openai_agents()
+    if oa is not None:
+        variants["OpenAI Agents SDK"] = oa
+    cpu = measure(variants, rounds=args.rounds, warmup=args.warmup)
+    model_steps = args.steps + 1
+    per_step = {name: med(v) / model_steps for name, v in cpu.items()}
+    bare = {m: per_step[f"bare create_agent, {m}"] for m in ("invoke", "ainvoke", "stream")}
+    reference = {
+        "contract middleware (build_agent + run_graph), invoke": "invoke",
+        "contract middleware (build_agent + arun_graph), ainvoke": "ainvoke",
+        "contract middleware (build_agent + run_graph), stream": "stream",
+        "bare create_agent, ainvoke": "ainvoke",
+        "bare create_agent, stream": "stream",
+    }
+    rows = []
+    for name, value in per_step.items():
+        same_mode = reference.get(name)
+        rows.append(
+            [
+                name,
+                us(value),
+                f"{value / bare['invoke']:.3f}",
+                f"{value / bare[same_mode]:.3f}" if same_mode else "",
+            ]
+        )
+    print(
+        f"### Side by side: {args.steps} tool steps + 1 answer, {args.rounds} rounds, "
+        "CPU median per model step\n"
+    )
+    print(_common.table(["variant", "CPU us/step", "vs bare invoke", "vs bare, same mode"], rows))
+    if oa is None:
+        print("\n(OpenAI Agents SDK: not installed, not measured.)")
+    offline = per_step["offline loop (sync tool, worker-thread hop)"]
+    inline = per_step["offline loop, handlers inline (measurement only)"]
+    print(
+        f"\nworker-thread hop of a sync tool: {us(offline - inline)} us per call "
+        f"(offline as shipped minus handlers inline); offline is {bare['invoke'] / offline:.0f}x "
+        f"faster than bare invoke, {bare['invoke'] / per_step['offline loop, async def tool']:.0f}x "
+        "with an async def tool\n"
+    )
+
+
+def _per_step_times(model: FakeModel) -> Callable[[], list[float]]:
+    """Wrap ``model.complete`` to stamp the process CPU time of each call; the returned
+    function gives the per-step durations of the last run."""
+    stamps: list[float] = []
+    original = model.complete
+
+    def complete(*args: Any, **kwargs: Any) -> Any:
+        stamps.append(time.process_time())
+        return original(*args, **kwargs)
+
+    model.complete = complete  # type: ignore[method-assign]
+
+    def durations() -> list[float]:
+        found = [b - a for a, b in zip(stamps, stamps[1:], strict=False)]
+        stamps.clear()
+        return found
+
+    return durations
+
+
+def growth_steps(args: argparse.Namespace, loop: asyncio.AbstractEventLoop) -> None:
+    lengths = [1, 10, 100] if args.quick else [1, 10, 100, 1000]
+    rows = []
+    within: dict[str, float] = {}
+    for steps in lengths:
+        h = Harnesses(steps, loop=loop)
+        rounds = max(2, args.rounds // max(1, steps // 10)) if steps > 10 else args.rounds
+        rounds = min(rounds, args.rounds)
+        variants = {"offline": h.offline(), "bare": h.bare(), "middleware": h.middleware()}
+        cpu = measure(variants, rounds=rounds, warmup=1 if steps >= 100 else args.warmup)
+        rows.append(
+            [steps, rounds, *(us(med(cpu[n]) / (steps + 1)) for n in variants)]
+            + [f"{med(cpu['middleware']) / med(cpu['bare']):.3f}"]
+        )
+        if steps == lengths[-1]:
+            within = _within_run(steps, loop)
+    print("### Growth over run length (CPU us per model step, median)\n")
+    print(
+        _common.table(
+            ["steps", "rounds", "offline", "bare invoke", "middleware invoke", "middleware / bare"],
+            rows,
+        )
+    )
+    print(
+        f"\nWithin one {lengths[-1]}-step run, mean step of the last tenth / the first tenth: "
+        + ", ".join(f"{name} {ratio:.2f}x" for name, ratio in within.items())
+        + "\n"
+    )
+
+
+def _within_run(steps: int, loop: asyncio.AbstractEventLoop) -> dict[str, float]:
+    h = Harnesses(steps, loop=loop)
+    found: dict[str, float] = {}
+    models = {name: h.model() for name in ("offline", "bare", "middleware")}
+    timers = {name: _per_step_times(m) for name, m in models.items()}
+    runs = {
+        "offline": lambda: _answered(run(models["offline"], h.contract, "go")),
+        "bare": lambda: h.expect(plain_agent(models["bare"], h.specs).invoke(h.lc_input)),
+        "middleware": lambda: _answered(
+            run_graph(build_agent(models["middleware"], h.contract), h.contract.start(), h.user)
+        ),
+    }
+    for name, fn in runs.items():
+        fn()
+        steps_cpu = timers[name]()
+        tenth = max(1, len(steps_cpu) // 10)
+        first = statistics.fmean(steps_cpu[:tenth])
+        last = statistics.fmean(steps_cpu[-tenth:])
+        found[name] = last / first if first else float("nan")
+    return found
+
+
+def growth_other(args: argparse.Namespace, loop: asyncio.AbstractEventLoop) -> None:
+    steps = args.steps
+    tools = [1, 10, 100]
+    sizes = [100, 10_000] if args.quick else [100, 10_000, 100_000, 1_000_000]
+    parallel = [1, 10] if args.quick else [1, 10, 50]
+    rounds = max(5, args.rounds // 4)
+
+    def table_for(title: str, header: str, cells: list[tuple[Any, Harnesses]], per: str) -> None:
+        rows = []
+        base: dict[str, float] = {}
+        for value, h in cells:
+            divisor = h.steps + 1 if per == "step" else h.steps * int(value)
+            variants = {"offline": h.offline(), "bare": h.bare(), "middleware": h.middleware()}
+            cpu = measure(variants, rounds=rounds, warmup=2)
+            figures = {n: med(cpu[n]) / divisor for n in variants}
+            if not base:
+                base = figures
+            rows.append(
+                [value]
+                + [f"{us(figures[n])} ({figures[n] / base[n]:.2f}x)" for n in variants]
+                + [f"{figures['middleware'] / figures['bare']:.3f}"]
+            )
+        print(
+            f"### {title} (CPU us per {per}, median of {rounds}; in brackets: vs the first row)\n"
+        )
+        print(
+            _common.table(
+                [header, "offline", "bare invoke", "middleware invoke", "middleware / bare"], rows
+            )
+        )
+        print()
+
+    table_for(
+        "Offered tools", "tools", [(n, Harnesses(steps, tools=n, loop=loop)) for n in tools], "step"
+    )
+    table_for(
+        "Result size",
+        "result chars",
+        [(n, Harnesses(steps, payload=payload_of(n), loop=loop)) for n in sizes],
+        "step",
+    )
+    table_for(
+        "Parallel calls per step",
+        "calls per step",
+        [(n, Harnesses(5, parallel=n, loop=loop)) for n in parallel],
+        "call",
+    )
+
+
+def memory(args: argparse.Namespace, loop: asyncio.AbstractEventLoop) -> None:
+    steps = 200 if args.quick else 1000
+    h = Harnesses(steps, payload=payload_of(10_000), loop=loop)
+    variants = {"offline": h.offline(), "bare": h.bare(), "middleware": h.middleware()}
+    rows = []
+    peaks: dict[str, float] = {}
+    for name, fn in variants.items():
+        fn()  # warm caches outside the measurement
+        gc.collect()
+        tracemalloc.start()
+        fn()
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        peaks[name] = peak
+    for name, peak in peaks.items():
+        rows.append([name, f"{peak / 1e6:.1f}", f"{peak / peaks['bare']:.2f}"])
+    print(f"### Memory: one {steps}-step run, 10 KB results (tracemalloc peak)\n")
+    print(_common.table(["variant", "peak MB", "vs bare"], rows))
+    print()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--steps", type=int, default=20, help="tool steps per run")
+    parser.add_argument("--rounds", type=int, default=40, help="timed runs per variant")
+    parser.add_argument("--warmup", type=int, default=5, help="untimed runs per variant")
+    parser.add_argument("--quick", action="store_true", help="smaller growth and memory runs")
+    parser.add_argument(
+        "--only",
+        choices=["side", "steps", "other", "memory"],
+        action="append",
+        help="run only these tables (repeatable)",
+    )
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.rounds = min(args.rounds, 15)
+        args.warmup = min(args.warmup, 3)
+    print(_common.environment())
+    print(f"command: python benchmarks/bench_side_by_side.py {' '.join(argv or sys.argv[1:])}\n")
+    loop = asyncio.new_event_loop()
+    try:
+        chosen = args.only or ["side", "steps", "other", "memory"]
+        for part, fn in (
+            ("side", side_by_side),
+            ("steps", growth_steps),
+            ("other", growth_other),
+            ("memory", memory),
+        ):
+            if part in chosen:
+                fn(args, loop)
+    finally:
+        loop.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
