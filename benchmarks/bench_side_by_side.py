@@ -40,6 +40,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import itertools
 import random
 import statistics
 import sys
@@ -223,10 +224,8 @@ class Harnesses:
         if mode == "stream":
 
             def streamed() -> Any:
-                final = None
-                for final in graph.stream(payload, stream_mode="values"):
-                    pass
-                return expect(final)
+                chunks = list(graph.stream(payload, stream_mode="values"))
+                return expect(chunks[-1])
 
             return streamed
         raise ValueError(mode)
@@ -407,7 +406,7 @@ def _per_step_times(model: FakeModel) -> Callable[[], list[float]]:
     model.complete = complete  # type: ignore[method-assign]
 
     def durations() -> list[float]:
-        found = [b - a for a, b in zip(stamps, stamps[1:], strict=False)]
+        found = [b - a for a, b in itertools.pairwise(stamps)]
         stamps.clear()
         return found
 
@@ -425,8 +424,12 @@ def growth_steps(args: argparse.Namespace, loop: asyncio.AbstractEventLoop) -> N
         variants = {"offline": h.offline(), "bare": h.bare(), "middleware": h.middleware()}
         cpu = measure(variants, rounds=rounds, warmup=1 if steps >= 100 else args.warmup)
         rows.append(
-            [steps, rounds, *(us(med(cpu[n]) / (steps + 1)) for n in variants)]
-            + [f"{med(cpu['middleware']) / med(cpu['bare']):.3f}"]
+            [
+                steps,
+                rounds,
+                *(us(med(cpu[n]) / (steps + 1)) for n in variants),
+                f"{med(cpu['middleware']) / med(cpu['bare']):.3f}",
+            ]
         )
         if steps == lengths[-1]:
             within = _within_run(steps, loop)
