@@ -66,11 +66,32 @@ def escape_surrogates(text: str) -> str:
     return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
+def _clean(item: Any, depth: int) -> bool:
+    """True when no string in ``item`` (walked as :func:`escape_value` walks it) holds a
+    lone surrogate: the common case, answered without building anything."""
+    if isinstance(item, str):
+        return item.isascii() or _SURROGATE.search(item) is None
+    if depth > MAX_JSON_DEPTH * 2:
+        return True
+    if isinstance(item, dict):
+        for key, inner in item.items():
+            if not (_clean(key, depth + 1) and _clean(inner, depth + 1)):
+                return False
+        return True
+    if isinstance(item, list | tuple):
+        for inner in item:
+            if not _clean(inner, depth + 1):
+                return False
+    return True
+
+
 def escape_value(value: Any) -> tuple[Any, int]:
     """``(escaped, count)``: ``value`` with :func:`escape_surrogates` applied to every
     string in it (dict keys included, walking dicts, lists and tuples; tuples stay
     tuples), and how many surrogates were escaped. ``value`` itself is returned when
     there is nothing to escape; anything else is left as it is."""
+    if _clean(value, 0):
+        return value, 0
     count = 0
 
     def walk(item: Any, depth: int) -> Any:

@@ -22,7 +22,7 @@ Providers reject a conversation that breaks any of these; the run stops with
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -36,6 +36,7 @@ __all__ = [
     "DirectAnswer",
     "HistoryCode",
     "HistoryProblem",
+    "HistoryScan",
     "check_history",
     "direct_answer",
     "history_stop",
@@ -66,18 +67,36 @@ class HistoryProblem:
         return {"code": self.code, "message": self.message, "tool_call_id": self.tool_call_id}
 
 
-def check_history(messages: Sequence[Message]) -> tuple[HistoryProblem, ...]:
-    """Every way ``messages`` breaks the history boundary (see the module doc), in
-    transcript order; empty when the history is well-formed."""
-    problems: list[HistoryProblem] = []
-    seen_ids: set[str] = set()
-    open_calls: dict[str, int] = {}  # calls of the current assistant turn -> its position
-    answered: set[str] = set()
+class HistoryScan:
+    """The history check's state machine, fed one message at a time (what
+    :func:`check_history` runs); :meth:`copy` lets a run resume a scan of a prefix it
+    checked before instead of walking the whole history on every step."""
 
-    def close_turn() -> None:
-        for call_id, where in open_calls.items():
-            if call_id not in answered:
-                problems.append(
+    __slots__ = ("answered", "open_calls", "position", "problems", "seen_ids")
+
+    def __init__(self) -> None:
+        self.problems: list[HistoryProblem] = []
+        self.seen_ids: set[str] = set()
+        self.open_calls: dict[str, int] = {}  # calls of the current turn -> its position
+        self.answered: set[str] = set()
+        self.position = 0
+
+    def copy(self) -> HistoryScan:
+        """An independent copy of the state."""
+        twin = HistoryScan()
+        twin.problems = list(self.problems)
+        twin.seen_ids = set(self.seen_ids)
+        twin.open_calls = dict(self.open_calls)
+        twin.answered = set(self.answered)
+        twin.position = self.position
+        return twin
+
+    def close_turn(self) -> None:
+        """End the current assistant turn: each of its calls without an answer is a
+        problem."""
+        for call_id, where in self.open_calls.items():
+            if call_id not in self.answered:
+                self.problems.append(
                     HistoryProblem(
                         code="unanswered_call",
                         message=(
@@ -87,82 +106,116 @@ def check_history(messages: Sequence[Message]) -> tuple[HistoryProblem, ...]:
                         tool_call_id=call_id,
                     )
                 )
-        open_calls.clear()
-        answered.clear()
+        self.open_calls.clear()
+        self.answered.clear()
 
-    for position, message in enumerate(messages):
-        if message.role == "tool":
-            call_id = message.tool_call_id or ""
-            if call_id not in open_calls:
-                earlier = "an earlier turn" if call_id in seen_ids else "no assistant turn"
-                problems.append(
-                    HistoryProblem(
-                        code="orphan_tool_message",
-                        message=(
-                            f"the tool message at position {position} answers {call_id!r}, "
-                            f"a call of {earlier}, not of the assistant turn just before it"
-                        ),
-                        tool_call_id=call_id,
+    def feed(self, messages: Iterable[Message]) -> None:
+        """Check the next ``messages`` (continuing at :attr:`position`)."""
+        problems, seen_ids = self.problems, self.seen_ids
+        open_calls, answered = self.open_calls, self.answered
+        position = self.position - 1
+        for position, message in enumerate(messages, start=self.position):
+            if message.role == "tool":
+                call_id = message.tool_call_id or ""
+                if call_id not in open_calls:
+                    earlier = "an earlier turn" if call_id in seen_ids else "no assistant turn"
+                    problems.append(
+                        HistoryProblem(
+                            code="orphan_tool_message",
+                            message=(
+                                f"the tool message at position {position} answers {call_id!r}, "
+                                f"a call of {earlier}, not of the assistant turn just before it"
+                            ),
+                            tool_call_id=call_id,
+                        )
                     )
-                )
-            elif call_id in answered:
-                problems.append(
-                    HistoryProblem(
-                        code="duplicate_answer",
-                        message=(
-                            f"call {call_id!r} is answered again by the tool message at "
-                            f"position {position}"
-                        ),
-                        tool_call_id=call_id,
+                elif call_id in answered:
+                    problems.append(
+                        HistoryProblem(
+                            code="duplicate_answer",
+                            message=(
+                                f"call {call_id!r} is answered again by the tool message at "
+                                f"position {position}"
+                            ),
+                            tool_call_id=call_id,
+                        )
                     )
-                )
-            else:
-                answered.add(call_id)
-            continue
-        close_turn()
-        if message.role != "assistant":
-            continue
-        for call in message.tool_calls:
-            if not call.id:
-                problems.append(
-                    HistoryProblem(
-                        code="missing_call_id",
-                        message=(
-                            f"a call to {call.name!r} in the assistant turn at position "
-                            f"{position} has no id"
-                        ),
-                    )
-                )
+                else:
+                    answered.add(call_id)
                 continue
-            if call.id in seen_ids:
-                problems.append(
-                    HistoryProblem(
-                        code="duplicate_call_id",
-                        message=(
-                            f"tool_call_id {call.id!r} in the assistant turn at position "
-                            f"{position} is used earlier in the conversation"
-                        ),
-                        tool_call_id=call.id,
-                    )
-                )
+            self.close_turn()
+            if message.role != "assistant":
                 continue
-            seen_ids.add(call.id)
-            open_calls[call.id] = position
-    close_turn()
-    return tuple(problems)
+            for call in message.tool_calls:
+                if not call.id:
+                    problems.append(
+                        HistoryProblem(
+                            code="missing_call_id",
+                            message=(
+                                f"a call to {call.name!r} in the assistant turn at position "
+                                f"{position} has no id"
+                            ),
+                        )
+                    )
+                    continue
+                if call.id in seen_ids:
+                    problems.append(
+                        HistoryProblem(
+                            code="duplicate_call_id",
+                            message=(
+                                f"tool_call_id {call.id!r} in the assistant turn at position "
+                                f"{position} is used earlier in the conversation"
+                            ),
+                            tool_call_id=call.id,
+                        )
+                    )
+                    continue
+                seen_ids.add(call.id)
+                open_calls[call.id] = position
+        self.position = position + 1
+
+
+def check_history(messages: Sequence[Message]) -> tuple[HistoryProblem, ...]:
+    """Every way ``messages`` breaks the history boundary (see the module doc), in
+    transcript order; empty when the history is well-formed."""
+    scan = HistoryScan()
+    scan.feed(messages)
+    scan.close_turn()
+    return tuple(scan.problems)
 
 
 def history_stop(run: Run, messages: Sequence[Message]) -> Stop | None:
     """The ``invalid_history`` stop when ``messages`` breaks the boundary (each problem
     traced as a ``contract_violation``), else ``None`` (and the run notes the history's
     call ids, which a new call may not reuse). The caller holds the run's lock."""
-    problems = check_history(messages)
+    scan = _resumed_scan(run, messages)
+    done = scan.copy()
+    done.close_turn()
+    problems = tuple(done.problems)
     if not problems:
-        run.conversation_ids = frozenset(c.id for m in messages for c in m.tool_calls if c.id)
+        run.history_memo = (tuple(messages), scan)
+        run.conversation_ids = frozenset(scan.seen_ids)
         return None
     for problem in problems:
         run.trace.record("contract_violation", **problem.to_dict())
     return Stop(reason="invalid_history", detail="; ".join(p.message for p in problems))
+
+
+def _resumed_scan(run: Run, messages: Sequence[Message]) -> HistoryScan:
+    """The scan of ``messages`` (before its last turn is closed), resumed from the scan
+    of the clean history this run checked last when that one is a prefix of
+    ``messages`` (so a step checks only the messages added since), else from the start.
+    Messages are immutable: a prefix that compares equal checks the same."""
+    memo = run.history_memo
+    if memo is not None:
+        prefix, scanned = memo
+        if len(messages) >= len(prefix) and tuple(messages[: len(prefix)]) == prefix:
+            scan = scanned.copy()
+            scan.feed(messages[len(prefix) :])
+            return scan
+    scan = HistoryScan()
+    scan.feed(messages)
+    return scan
 
 
 @dataclass(frozen=True)

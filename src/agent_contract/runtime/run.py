@@ -19,8 +19,10 @@ from .ledger import CallLedger
 from .records import Stop
 
 if TYPE_CHECKING:  # annotations only: the contract starts runs
+    from ..messages import Message
     from .attempts import AttemptLog
     from .contract import Contract
+    from .history import HistoryScan
 
 __all__ = ["Run"]
 
@@ -62,6 +64,9 @@ class Run:
     """The structured answer's value that came with an ``answered`` halt."""
     attempts: dict[str, AttemptLog] = field(default_factory=dict)
     """Executions a framework reported per call id (see :mod:`.attempts`); not stored."""
+    history_memo: tuple[tuple[Message, ...], HistoryScan] | None = None
+    """The clean history checked last and its scan (see
+    :func:`~agent_contract.runtime.history.history_stop`); not stored."""
 
     @classmethod
     def create(

@@ -46,6 +46,8 @@ from langchain_core.messages.tool import invalid_tool_call, tool_call
 from agent_contract.errors import ConfigurationError
 from agent_contract.messages import Completion, Message, TokenUsage, ToolCall
 
+from .memo import memoized
+
 __all__ = [
     "CALL_ORDER_KEY",
     "ESCAPED_KEY",
@@ -304,6 +306,10 @@ def from_langchain(message: BaseMessage) -> Message:
     """
     if not isinstance(message, BaseMessage):
         raise ConfigurationError(f"expected a LangChain BaseMessage, got {type(message)!r}")
+    return memoized(message, (ESCAPED_KEY, CALL_ORDER_KEY), _convert)
+
+
+def _convert(message: BaseMessage) -> Message:  # from_langchain without the memo
     text = _text(message.content)
     escaped = _escaped_count(message)
     if isinstance(message, SystemMessage):
@@ -356,20 +362,14 @@ def escaped_ai_message(message: AIMessage) -> AIMessage:
 
 
 def to_langchain_messages(messages: Iterable[Message]) -> list[BaseMessage]:
-    """:func:`to_langchain` applied to each message, order kept.
-
-    Raises:
-        ConfigurationError: as :func:`to_langchain`.
-    """
+    """:func:`to_langchain` applied to each message, order kept (raises ConfigurationError
+    as :func:`to_langchain` does)."""
     return [to_langchain(m) for m in messages]
 
 
 def from_langchain_messages(messages: Iterable[BaseMessage]) -> list[Message]:
-    """:func:`from_langchain` applied to each message, order kept.
-
-    Raises:
-        ConfigurationError: as :func:`from_langchain`.
-    """
+    """:func:`from_langchain` applied to each message, order kept (raises ConfigurationError
+    as :func:`from_langchain` does)."""
     return [from_langchain(m) for m in messages]
 
 
