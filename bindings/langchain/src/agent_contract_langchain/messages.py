@@ -46,7 +46,7 @@ from langchain_core.messages.tool import invalid_tool_call, tool_call
 from agent_contract.errors import ConfigurationError
 from agent_contract.messages import Completion, Message, TokenUsage, ToolCall
 
-from .memo import memoized
+from ._memo import memoized
 
 __all__ = [
     "CALL_ORDER_KEY",
