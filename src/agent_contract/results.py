@@ -15,7 +15,11 @@ every store see valid UTF-8; the result's ``escaped_chars`` says how many.
 
 Size limit: a serialized result longer than the tool's ``max_result_chars`` is cut
 to fit with an explicit marker (:data:`TRUNCATION_MARKER`), or refused with
-``result_too_large`` when the tool says so.
+``result_too_large`` when the tool says so. The limit counts redacted characters; a
+result more than twice over it is redacted over the shown window only (and a margin
+past it, so a secret straddling the cut is still found:
+:meth:`~agent_contract.trace.RedactionPolicy.redact_head`), and its ``total`` is then
+the serialized length before redaction: the rest is never shown, so it is not redacted.
 
 Errors reach the model as a JSON object, ``{"error": KIND, "message": TEXT,
 "outcome": ..., "side_effects_possible": BOOL}``; the message is the tool's public
@@ -169,7 +173,8 @@ class ToolResult:
     truncated: bool = False
     """True when ``content`` was cut to ``max_result_chars``."""
     original_chars: int = 0
-    """Length of the serialized result before truncation, in characters."""
+    """Length of the serialized result before truncation, in characters (redacted; for a
+    result cut from a redacted window, see the module doc, the serialized length)."""
     duration_seconds: float = 0.0
     """Wall-clock time of the handler, in seconds (0 when not run)."""
     escaped_chars: int = 0
@@ -291,6 +296,28 @@ def classify_exception(
     return "tool_error", f"tool {name!r} failed ({type(exc).__name__}){detail}"
 
 
+def _cut_from_window(
+    text: str,
+    max_result_chars: int,
+    on_oversize: Literal["truncate", "error"],
+    redaction: RedactionPolicy,
+) -> str | None:
+    """The content of a result cut to ``max_result_chars``, redacted over the shown
+    window only (:meth:`RedactionPolicy.redact_head`); ``None`` when the whole text must
+    be redacted (it is not far over the limit, the limit is an error, a secret key in the
+    window holds an object or array, or the policy cannot window)."""
+    if on_oversize != "truncate" or len(text) <= 2 * max_result_chars:
+        return None
+    total = len(text)
+    shown = max_result_chars - len(TRUNCATION_MARKER.format(shown=max_result_chars, total=total))
+    if shown <= 0:
+        return None
+    head = redaction.redact_head(text, shown)
+    if head is None:
+        return None
+    return head + TRUNCATION_MARKER.format(shown=shown, total=total)
+
+
 def success_result(
     tool_call_id: str,
     name: str,
@@ -316,6 +343,21 @@ def success_result(
     value, escaped = escape_value(value)
     try:
         text = serialize_result(value)
+        cut = _cut_from_window(text, max_result_chars, on_oversize, redaction)
+        if cut is not None:
+            # Only the shown window (and a margin past it) is redacted; ``total`` is
+            # the serialized length (the rest is never shown, so never redacted).
+            return ToolResult(
+                tool_call_id=tool_call_id,
+                name=name,
+                status="success",
+                content=cut,
+                truncated=True,
+                original_chars=len(text),
+                duration_seconds=duration_seconds,
+                escaped_chars=escaped,
+                artifact=artifact,
+            )
         if not isinstance(value, str) and redaction.hides_nested_values(text):
             # An object or array under a secret key: redacted whole (text rules cannot).
             text = serialize_result(redaction.redact_value(value))

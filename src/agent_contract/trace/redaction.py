@@ -47,6 +47,12 @@ REDACTED: Final = "[REDACTED]"
 MIN_SECRET_CHARS: Final = 4
 """The shortest secret accepted, in characters: a shorter one would redact ordinary text."""
 _KEY_CACHE_SIZE: Final = 4096
+WINDOW_MARGIN_CHARS: Final = 1024
+"""Characters past a shown window that :meth:`RedactionPolicy.redact_head` also redacts
+(at least; more for a longer secret), so that a secret straddling the cut is found."""
+_CLOSE_QUOTES: Final = "\"'\"'"
+"""Appended to a cut window: a quoted value the cut left open is closed (after a
+trailing backslash too), so the key rules still find it."""
 
 DEFAULT_PATTERNS: Final[tuple[str, ...]] = (
     r"sk-[A-Za-z0-9_-]{16,}",  # OpenAI/Anthropic-style API keys
@@ -209,6 +215,8 @@ class RedactionPolicy:
             exact.update(needles[0])
             folded.update(needles[1])
         object.__setattr__(self, "_needles", tuple(exact) if prefilter else None)
+        longest = max((len(v) for v in variants), default=0)
+        object.__setattr__(self, "_margin", max(WINDOW_MARGIN_CHARS, 2 * longest))
         object.__setattr__(self, "_folded_needles", tuple(folded))
         object.__setattr__(self, "_regex", plain)
         object.__setattr__(self, "_keyed_regex", full)
@@ -250,6 +258,51 @@ class RedactionPolicy:
                 if needle in lower:
                     return False
         return True
+
+    def redact_head(self, text: str, chars: int) -> str | None:
+        """The first ``chars`` characters of :meth:`redact` ``(text)``, computed from a
+        window of ``text`` (the head, plus a margin of at least
+        :data:`WINDOW_MARGIN_CHARS` and twice the longest secret form, so a secret
+        straddling the cut is found whole): the work does not grow with the rest of
+        ``text``.
+
+        Returns ``None`` when the caller must redact the whole text instead: ``text``
+        is not longer than the window, the policy has a pattern of the caller's own
+        (its longest match is not known), or redaction removed so much of the window
+        that its end comes too close to the head, or a secret key in the window holds
+        an object or an array (see :meth:`hides_nested_values`).
+        """
+        margin: int = getattr(self, "_margin")  # noqa: B009
+        end = chars + margin
+        if chars < 0 or len(text) <= end or getattr(self, "_needles") is None:  # noqa: B009
+            return None
+        window = text[:end]
+        if self.is_clean(window):
+            # No literal of any rule before the window's end: no match starts in the
+            # head (a secret key's value comes after the key's word).
+            return text[:chars]
+        regex: re.Pattern[str] | None = getattr(self, "_keyed_regex")  # noqa: B009
+        if regex is None or self.hides_nested_values(window):
+            return None  # an object under a secret key: redact_value decides, on it all
+        extended = window + _CLOSE_QUOTES
+        pieces: list[str] = []
+        filled = position = 0
+        for match in regex.finditer(extended):
+            if filled + match.start() - position >= chars:
+                break
+            pieces.append(extended[position : match.start()])
+            found = self._replace(match) if match.end() < end else self.replacement
+            pieces.append(found)
+            filled += match.start() - position + len(found)
+            position = match.end()
+            if filled >= chars:
+                break
+        if filled < chars:
+            position += chars - filled
+            pieces.append(extended[position - (chars - filled) : position])
+        if position > end - margin // 2:
+            return None  # the head reaches into the margin: redact the whole text
+        return "".join(pieces)[:chars]
 
     def _replace(self, match: re.Match[str]) -> str:
         groups = match.groupdict()
