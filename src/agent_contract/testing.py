@@ -20,6 +20,7 @@ from typing import Any, Final
 
 from .errors import ConfigurationError, ScriptExhaustedError
 from .messages import Completion, Message, TokenUsage, ToolCall
+from .text import copy_json
 
 __all__ = [
     "AUTO_ID",
@@ -76,14 +77,13 @@ def tool_calls(*calls: tuple[Any, ...] | ToolCall) -> Completion:
     return Completion(tool_calls=tuple(built), finish_reason="tool_calls")
 
 
-def _materialize(completion: Completion, step: int, messages: Sequence[Message]) -> Completion:
+def _materialize(completion: Completion, step: int, prompt: int) -> Completion:
     calls = tuple(
-        ToolCall(id=f"call_{step}_{n}", name=c.name, arguments=copy.deepcopy(c.arguments))
+        ToolCall(id=f"call_{step}_{n}", name=c.name, arguments=copy_json(c.arguments))
         if c.id == AUTO_ID
         else c
         for n, c in enumerate(completion.tool_calls, start=1)
     )
-    prompt = sum(estimate_tokens(m.content) for m in messages)
     usage = completion.usage
     if usage == TokenUsage():
         usage = TokenUsage(
@@ -123,6 +123,7 @@ class FakeModel:
         self.calls: list[dict[str, Any]] = []
         self._position = 0
         self._tools_copy: list[dict[str, Any]] | None = None
+        self._counted: tuple[tuple[Message, ...], int, int] = ((), 0, 0)
         self._lock = threading.Lock()
 
     def complete(
@@ -147,8 +148,9 @@ class FakeModel:
                     "temperature": temperature,
                 }
             )
+            assistants, prompt = self._counts(messages)
             if self.stateless:
-                index = sum(1 for m in messages if m.role == "assistant")
+                index = assistants
             else:
                 index = self._position
                 self._position += 1
@@ -161,7 +163,22 @@ class FakeModel:
             reply = Completion(text=reply)
         if not isinstance(reply, Completion):
             raise ConfigurationError(f"a scripted callable returned {type(reply).__name__}")
-        return _materialize(reply, index + 1, messages)
+        return _materialize(reply, index + 1, prompt)
+
+    def _counts(self, messages: Sequence[Message]) -> tuple[int, int]:
+        """``(assistant turns, estimated prompt tokens)`` of ``messages``, counted from
+        where the previous call's transcript left off when it is a prefix of this one
+        (so a step does not walk the whole history). The caller holds the lock."""
+        prefix, assistants, tokens = self._counted
+        if len(messages) >= len(prefix) and tuple(messages[: len(prefix)]) == prefix:
+            rest = messages[len(prefix) :]
+        else:
+            rest, assistants, tokens = messages, 0, 0
+        for message in rest:
+            assistants += message.role == "assistant"
+            tokens += estimate_tokens(message.content)
+        self._counted = (tuple(messages), assistants, tokens)
+        return assistants, tokens
 
     def _record_tools(self, tools: Sequence[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
         """A private copy of the tool definitions; consecutive calls offering equal

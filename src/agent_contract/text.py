@@ -27,6 +27,7 @@ it is applied before redaction, which knows both forms of a secret.
 
 from __future__ import annotations
 
+import copy
 import math
 import re
 from collections.abc import Mapping
@@ -34,6 +35,7 @@ from typing import Any, Final
 
 __all__ = [
     "MAX_JSON_DEPTH",
+    "copy_json",
     "count_surrogates",
     "escape_surrogates",
     "escape_value",
@@ -64,6 +66,24 @@ def escape_surrogates(text: str) -> str:
     if not has_surrogates(text):
         return text
     return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+_IMMUTABLE: Final = (str, int, float, bool, type(None))
+
+
+def copy_json(value: Any) -> Any:
+    """A deep copy of JSON data (dicts and lists rebuilt, strings, numbers, booleans and
+    ``None`` shared: they are immutable), several times faster than
+    :func:`copy.deepcopy` on the flat argument dicts tools get; anything else inside is
+    copied with :func:`copy.deepcopy`."""
+    kind = type(value)
+    if kind is dict:
+        return {key: copy_json(inner) for key, inner in value.items()}
+    if kind is list:
+        return [copy_json(inner) for inner in value]
+    if kind in _IMMUTABLE:
+        return value
+    return copy.deepcopy(value)
 
 
 def _clean(item: Any, depth: int) -> bool:

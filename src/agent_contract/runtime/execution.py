@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Final
 from ..errors import ConfigurationError
 from ..executor import Invocation, arun_with_timeout, run_isolated
 from ..results import ToolResult, classify_exception, error_result, success_result
+from ..text import copy_json
 from ..tools import ToolContext, ToolSpec
 from .attempts import amend
 from .ledger import PlannedCall
@@ -101,7 +102,7 @@ def _runnable_spec(planned: PlannedCall) -> ToolSpec:
 
 def _default_invoke(spec: ToolSpec, arguments: dict[str, Any]) -> Invoke:
     """The plain way to run a call: its handler with its own copy of the arguments."""
-    copied = copy.deepcopy(arguments)
+    copied = copy_json(arguments)
     if spec.needs_context:
         return lambda context: spec.handler(context, **copied)
     return lambda context: spec.handler(**copied)
