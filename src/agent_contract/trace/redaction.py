@@ -39,6 +39,7 @@ __all__ = [
     "DEFAULT_SECRET_KEYS",
     "MIN_SECRET_CHARS",
     "REDACTED",
+    "WINDOW_MARGIN_CHARS",
     "RedactionPolicy",
 ]
 

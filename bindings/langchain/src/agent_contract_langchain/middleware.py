@@ -162,7 +162,12 @@ class ContractMiddleware(AgentMiddleware):
     ) -> tuple[RunState, RunNotes, int, ModelResponse[Any] | None, ModelRequest[Any]]:
         state = run_state_in(get_config(), self.contract)
         notes = notes_for(state)
-        for message in request.messages:
+        # Only the open batch can be answered by another layer: its tool messages
+        # follow the last AIMessage (walk back to it, not the whole history).
+        start = len(request.messages)
+        while start and not isinstance(request.messages[start - 1], AIMessage):
+            start -= 1
+        for message in request.messages[start:]:
             if isinstance(message, ToolMessage) and not is_gate_refusal(message):
                 state.refuse_unrun(str(message.tool_call_id), _FOREIGN)
         history = from_langchain_messages(without_stops(request.messages))
