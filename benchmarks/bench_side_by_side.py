@@ -230,16 +230,21 @@ class Harnesses:
             return streamed
         raise ValueError(mode)
 
-    def empty_wrap(self) -> Run:
+    def empty_wrap(self, layers: int = 1) -> Run:
         graph = create_agent(
             ContractChatModel(model=self.model()),
             tools=[plain_tool(t) for t in self.specs],
-            middleware=[EmptyWrap()],
+            middleware=[type(f"EmptyWrap{i}", (EmptyWrap,), {})() for i in range(layers)],
         )
         return lambda: self.expect(graph.invoke(self.lc_input))
 
-    def middleware(self, mode: str = "invoke") -> Run:
+    def middleware(self, mode: str = "invoke", *, inline: bool = False) -> Run:
         graph, contract, user = self.mw_graph(), self.contract, self.user
+        if inline:  # handlers in the calling thread: measurement only
+            contract = Contract(
+                self.specs, budget=self.budget, executor=InlineExecutor(max_workers=1)
+            )
+            graph = build_agent(self.model(), contract)
         if mode == "ainvoke":  # on the caller's loop, as bare ainvoke is measured
             return lambda: _answered(
                 self.loop.run_until_complete(arun_graph(graph, contract.start(), user))
@@ -251,11 +256,13 @@ class Harnesses:
     # PydanticAI
     def pydantic(self, *, contract: bool) -> Run | None:
         try:
-            from agent_contract_pydantic_ai.baseline import plain_agent as plain_pa
-            from agent_contract_pydantic_ai.harness import build_agent as build_pa
-            from agent_contract_pydantic_ai.harness import drive_agent, run_sync_on_own_loop
+            import pydantic_ai  # noqa: F401  (the binding's framework)
         except ImportError:
             return None
+        from agent_contract_pydantic_ai.baseline import plain_agent as plain_pa
+        from agent_contract_pydantic_ai.driving import build_agent as build_pa
+        from agent_contract_pydantic_ai.driving import drive_agent, run_sync_on_own_loop
+
         if contract:
             agent = build_pa(self.model(), self.contract)
             return lambda: _answered(drive_agent(agent, self.contract.start(), self.user))
@@ -340,11 +347,15 @@ def side_by_side(args: argparse.Namespace, loop: asyncio.AbstractEventLoop) -> N
         "bare create_agent, ainvoke": h.bare("ainvoke"),
         "bare create_agent, stream": h.bare("stream"),
         "create_agent + empty wrap middleware, invoke": h.empty_wrap(),
+        "create_agent + two empty wrap middlewares, invoke": h.empty_wrap(2),
         "contract middleware (build_agent + run_graph), invoke": h.middleware("invoke"),
         "contract middleware (build_agent + arun_graph), ainvoke": h.middleware("ainvoke"),
         "contract middleware (build_agent + run_graph), stream": h.middleware("stream"),
         "contract middleware, run_graph(mode='ainvoke') (a loop per run)": h.middleware(
             "run_graph-ainvoke"
+        ),
+        "contract middleware, handlers inline (measurement only), invoke": h.middleware(
+            inline=True
         ),
     }
     pa_bare, pa_contract = h.pydantic(contract=False), h.pydantic(contract=True)
