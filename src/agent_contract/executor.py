@@ -27,7 +27,6 @@ handler the same way (the LangChain binding's tools do).
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 import inspect
 import threading
@@ -261,6 +260,8 @@ async def arun_with_timeout(
     says ``cancelled``); otherwise it may wrap a thread (a sync tool run in an
     executor) that still runs on, so the outcome stays unknown.
     """
+    import asyncio  # deferred: only the async path needs it
+
     begun = time.monotonic()
 
     async def guarded() -> Any:
@@ -313,6 +314,8 @@ def _isolated_entry(
     try:
         value = fn(*args, **kwargs)
         if inspect.isawaitable(value):  # an async def handler: its own loop, here
+            import asyncio  # deferred: only an async handler needs it
+
             value = asyncio.run(_as_coroutine(value))
     except Exception as exc:  # noqa: BLE001 - sent back to the parent to be classified
         try:

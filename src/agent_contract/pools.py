@@ -21,14 +21,16 @@ end within :data:`CANCEL_GRACE_SECONDS` of its cancellation (it swallowed the
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 import os
 import threading
 from collections.abc import Callable, Coroutine
 from concurrent.futures import Future, ThreadPoolExecutor
 from queue import SimpleQueue
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    import asyncio
 
 __all__ = ["CANCEL_GRACE_SECONDS", "DaemonThreadPool", "LoopThread", "RunningTask"]
 
@@ -150,6 +152,8 @@ class LoopThread:
     def _running_loop(self) -> asyncio.AbstractEventLoop:
         with self._guard:
             if self._loop is None:
+                import asyncio  # deferred: only an async handler needs a loop
+
                 loop = asyncio.new_event_loop()
                 thread = threading.Thread(target=loop.run_forever, name=self._name, daemon=True)
                 thread.start()
@@ -174,7 +178,7 @@ class LoopThread:
 
         def finish(task: asyncio.Task[Any]) -> None:
             if task.cancelled():
-                running.future.set_exception(asyncio.CancelledError())
+                running.future.set_exception(_cancelled())
             elif (error := task.exception()) is not None:
                 running.future.set_exception(error)
             else:
@@ -183,3 +187,10 @@ class LoopThread:
 
         loop.call_soon_threadsafe(begin)
         return running
+
+
+def _cancelled() -> BaseException:
+    """An ``asyncio.CancelledError`` (asyncio is imported only once a loop runs)."""
+    import asyncio
+
+    return asyncio.CancelledError()

@@ -19,13 +19,13 @@ import inspect
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
-
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from .errors import ConfigurationError, ToolError
 from .text import json_data_problem
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
 
 __all__ = [
     "MAX_VALIDATION_ERRORS",
@@ -205,6 +205,10 @@ class ToolSpec:
             raise ConfigurationError(f"tool {self.name!r}: max_result_chars must be an int >= 64")
         if not isinstance(self.parameters, Mapping) or self.parameters.get("type") != "object":
             raise ConfigurationError(f"tool {self.name!r}: parameters must be an object schema")
+        # jsonschema is imported with the first tool, not with agent_contract.
+        from jsonschema import Draft202012Validator
+        from jsonschema.exceptions import SchemaError
+
         closed = _close_objects(copy.deepcopy(dict(self.parameters)))
         try:
             Draft202012Validator.check_schema(closed)

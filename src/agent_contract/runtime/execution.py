@@ -8,7 +8,6 @@ returned.
 
 from __future__ import annotations
 
-import asyncio
 import copy
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
@@ -157,6 +156,8 @@ async def aexecute(
     sync tool it may wrap a thread that runs on (outcome ``unknown``)."""
     spec = _runnable_spec(planned)
     if spec.isolation == "process":
+        import asyncio  # deferred: only the async path needs it
+
         return await asyncio.to_thread(lambda: submit(run, planned)())
     timeout = timeout_for(run, spec)
     context = tool_context(run, planned.call_id)
