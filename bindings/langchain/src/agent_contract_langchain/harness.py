@@ -39,6 +39,7 @@ from agent_contract.runtime import Contract, RunResult, RunState, interruptible
 from agent_contract.tools import ToolRegistry, ToolSpec
 from agent_contract.trace import RedactionPolicy
 
+from ._inline_hooks import inline_hooks
 from .chat_model import ContractChatModel
 from .driving import Ended, Mode, adrive, check_loop, drive, issue_order, stop_for
 from .messages import from_langchain_messages, to_langchain_messages
@@ -231,7 +232,7 @@ async def _arun_graph(
 ) -> RunResult:
     check_loop(graph)
     payload, cfg = _start(graph, state, messages, config, resume)
-    with interruptible(state, messages, harness=f"langchain-{mode}"):
+    with interruptible(state, messages, harness=f"langchain-{mode}"), inline_hooks():
         ended = await adrive(graph, payload, cfg, graph_context)
     return _result(state, ended, system, f"langchain-{mode}")
 
