@@ -69,21 +69,30 @@ Run = Callable[[], Any]
 
 
 def echo_spec(
-    name: str = "echo", *, payload: str | None = None, is_async: bool = False
+    name: str = "echo",
+    *,
+    payload: str | None = None,
+    is_async: bool = False,
+    fresh: bool = False,
+    max_result_chars: int = 8_000,
 ) -> ToolSpec:
-    """A trivial tool: returns its ``text`` (or a fixed ``payload`` of a given size)."""
+    """A trivial tool: returns its ``text`` (or a fixed ``payload`` of a given size; with
+    ``fresh``, a new string per call: the text, then the payload)."""
 
     def handler(text: str) -> str:
-        return text if payload is None else payload
+        if payload is None:
+            return text
+        return f"{text} {payload}" if fresh else payload
 
     async def ahandler(text: str) -> str:
-        return text if payload is None else payload
+        return handler(text)
 
     return ToolSpec(
         name=name,
         description="Echo the text.",
         parameters={"type": "object", "properties": {"text": {"type": "string"}}},
         handler=ahandler if is_async else handler,
+        max_result_chars=max_result_chars,
     )
 
 
@@ -164,12 +173,20 @@ class Harnesses:
         parallel: int = 1,
         tools: int = 1,
         payload: str | None = None,
+        fresh: bool = False,
+        max_result_chars: int = 8_000,
         loop: asyncio.AbstractEventLoop,
     ) -> None:
         self.steps = steps
         self.loop = loop
-        specs = [echo_spec(payload=payload)] + [
-            echo_spec(f"echo_{i}", payload=payload) for i in range(1, tools)
+        specs = [
+            echo_spec(
+                "echo" if i == 0 else f"echo_{i}",
+                payload=payload,
+                fresh=fresh,
+                max_result_chars=max_result_chars,
+            )
+            for i in range(tools)
         ]
         self.specs = specs
         calls = steps * parallel
@@ -531,7 +548,9 @@ def growth_other(args: argparse.Namespace, loop: asyncio.AbstractEventLoop) -> N
 
 def memory(args: argparse.Namespace, loop: asyncio.AbstractEventLoop) -> None:
     steps = 200 if args.quick else 1000
-    h = Harnesses(steps, payload=payload_of(10_000), loop=loop)
+    # A new 10 KB string per call (as a real tool returns new data), under the result
+    # limit (so what the model reads is the result itself, not a cut copy).
+    h = Harnesses(steps, payload=payload_of(10_000), fresh=True, max_result_chars=20_000, loop=loop)
     variants = {"offline": h.offline(), "bare": h.bare(), "middleware": h.middleware()}
     rows = []
     peaks: dict[str, float] = {}
@@ -545,7 +564,7 @@ def memory(args: argparse.Namespace, loop: asyncio.AbstractEventLoop) -> None:
         peaks[name] = peak
     for name, peak in peaks.items():
         rows.append([name, f"{peak / 1e6:.1f}", f"{peak / peaks['bare']:.2f}"])
-    print(f"### Memory: one {steps}-step run, 10 KB results (tracemalloc peak)\n")
+    print(f"### Memory: one {steps}-step run, a new 10 KB result per call (tracemalloc peak)\n")
     print(_common.table(["variant", "peak MB", "vs bare"], rows))
     print()
 
