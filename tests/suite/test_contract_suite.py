@@ -375,3 +375,28 @@ def test_every_known_boundary_has_a_standard_test() -> None:
 
     assert {f"test_{b.id}" for b in BOUNDARIES} <= set(STANDARD_TESTS)
     assert all(callable(getattr(ContractSuite, name)) for name in STANDARD_TESTS)
+
+
+def test_a_harness_that_differs_from_the_reference_fails(pytester: pytest.Pytester) -> None:
+    """The pytest suite compares each run with the offline reference, as ``check`` does:
+    a trace without its tool-result events fails, although every expectation holds."""
+    source = """
+from dataclasses import replace
+
+from agent_contract.conformance.evaluate import observe
+from agent_contract.conformance.suite import ContractSuite
+from agent_contract.harnesses import offline_harness
+
+
+def traceless(model, tools, options):
+    seen = observe(offline_harness(model, tools, options))
+    return replace(seen, trace_types=tuple(t for t in seen.trace_types if t != "tool_result"))
+
+
+class TestTraceless(ContractSuite):
+    def harness(self):
+        return traceless
+"""
+    result = run(pytester, source, "-k", "single_tool_call")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*?trace_redaction? trace events differ from the offline*"])

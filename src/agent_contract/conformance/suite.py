@@ -35,13 +35,14 @@ agent_contract.conformance`` do not.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any, ClassVar, Final
 
 import pytest
 
-from ..harnesses import Harness
+from ..harnesses import Harness, capabilities_of, offline_harness
 from .boundaries import BOUNDARIES, boundary, boundary_label
-from .evaluate import Scenario
+from .evaluate import Scenario, differences
 from .fixtures import hide_planted
 from .runner import ScenarioOutcome, run_scenario
 from .scenarios import SCENARIOS
@@ -111,6 +112,18 @@ def is_declared_opt_out(function: Any) -> bool:
     return False
 
 
+_REFERENCE: dict[str, ScenarioOutcome] = {}
+
+
+def _reference(scenario: Scenario) -> ScenarioOutcome | None:
+    """The offline loop's outcome of ``scenario`` (once per process); None if it cannot."""
+    if not set(scenario.requires) <= capabilities_of(offline_harness):
+        return None
+    if scenario.name not in _REFERENCE:
+        _REFERENCE[scenario.name] = run_scenario(scenario, offline_harness, "offline")
+    return _REFERENCE[scenario.name]
+
+
 def _describe(outcome: ScenarioOutcome) -> str:
     lines = [
         f"scenario {outcome.scenario.name!r} ({outcome.scenario.description}) "
@@ -162,10 +175,8 @@ class ContractSuite:
     supports_threads: ClassVar[bool] = False
     """Capability ``threads``: runs continue a checkpointed thread."""
     supports_crash_restart: ClassVar[bool] = False
-    """Capability ``crash_restart``: the harness honours ``RunInput.crash`` (crashes at
-    the named point while resuming, then resumes in a fresh instance from what it
-    stored; :func:`agent_contract.harnesses.settle_approvals` does it given a
-    ``restart``). Off by default: the crash scenarios are then skipped, visibly."""
+    """Capability ``crash_restart``: the harness honours ``RunInput.crash`` (see
+    :func:`agent_contract.harnesses.settle_approvals`); off: crash scenarios skip."""
 
     # -- hooks ------------------------------------------------------------------------
 
@@ -193,8 +204,8 @@ class ContractSuite:
         metafunc.parametrize("scenario", [pytest.param(None, id="none", marks=skip)])
 
     def run_contract_scenario(self, scenario: Scenario) -> ScenarioOutcome:
-        """Run one scenario on :meth:`harness` (skipping it when a capability is off)
-        and return its outcome."""
+        """Run one scenario on :meth:`harness` (skipped when a capability is off); its
+        differences from the offline reference's run are problems too, as in ``check``."""
         for capability in scenario.requires:
             flag = capability_flag(type(self), capability)
             if flag is None:
@@ -206,7 +217,12 @@ class ContractSuite:
                 )
             if not flag[1]:
                 pytest.skip(f"{flag[0]} = False: scenario {scenario.name!r} needs {capability!r}")
-        return run_scenario(scenario, self.harness(), self.harness_name)
+        outcome = run_scenario(scenario, self.harness(), self.harness_name)
+        reference = _reference(scenario)
+        found = (
+            differences(scenario, outcome.observation, reference.observation) if reference else []
+        )
+        return replace(outcome, problems=(*outcome.problems, *found)) if found else outcome
 
     def check_scenario(self, scenario: Scenario) -> None:
         """Run ``scenario`` and fail with every broken expectation, tagged by boundary."""
