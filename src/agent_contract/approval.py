@@ -8,11 +8,14 @@ with ``pending_approval``, and waits for a human :class:`Approval`:
 - ``reject``: never run it; the call gets a bound ``rejected`` tool message;
 - ``edit``: run it once with the human's arguments (validated against the schema).
 
-An approval is bound to the exact call by :func:`approval_token`: a hash of the run id,
-the ``tool_call_id``, the tool name and the canonical arguments (RFC 8785:
-:func:`agent_contract.canonical.canonical_json`, the form the repeated-call key uses). A decision carrying a
-token for other arguments, another call or another run is refused
-(:class:`~agent_contract.errors.ApprovalError`), so an approval cannot be replayed.
+An approval is bound to the exact call by :func:`approval_token`: a hash (an HMAC when the
+contract has a signing key) of the run id, the ``tool_call_id``, the tool name, the
+canonical arguments (RFC 8785: :func:`agent_contract.canonical.canonical_json`, the form
+the repeated-call key uses) and the caller. A decision carrying a token for other
+arguments, another call, another caller or another run is refused
+(:class:`~agent_contract.errors.ApprovalError`), so an approval cannot be replayed. The
+token is recomputed from the call, never read back from stored state, when the decision
+is checked and again right before the write runs.
 
 The idempotency key (:func:`idempotency_key`) is derived from the same parts plus the
 arguments actually written, so a retry or a resume after a crash computes the same key
@@ -22,6 +25,7 @@ and the tool applies the write at most once.
 from __future__ import annotations
 
 import hashlib
+import hmac
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -44,9 +48,31 @@ def _digest(*parts: str) -> str:
     return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
 
 
-def approval_token(run_id: str, tool_call_id: str, name: str, arguments: Any) -> str:
-    """The token that binds an approval to one call (32 hex chars)."""
-    return _digest("approval", run_id, tool_call_id, name, canonical_json(arguments))[:32]
+def approval_token(
+    run_id: str,
+    tool_call_id: str,
+    name: str,
+    arguments: Any,
+    caller: str | None = None,
+    *,
+    key: bytes | None = None,
+) -> str:
+    """The token that binds an approval to one call (32 hex chars): the run, the
+    ``tool_call_id``, the tool, the canonical arguments and the caller the run acts for.
+
+    With ``key`` it is an HMAC-SHA256 (only a holder of the key can make one: the demo
+    app keys it with its data folder's key); without, a SHA-256 anyone can compute, so
+    stored snapshots must then be authenticated some other way. The runtime recomputes
+    it from the call when a decision is checked and again before the write runs.
+    """
+    parts = ("approval", run_id, tool_call_id, name, canonical_json(arguments), caller or "")
+    if key is None:
+        return _digest(*parts)[:32]
+    mac = hmac.new(key, digestmod=hashlib.sha256)
+    for part in parts:
+        data = part.encode("utf-8")
+        mac.update(len(data).to_bytes(8, "big") + data)
+    return mac.hexdigest()[:32]
 
 
 def idempotency_key(run_id: str, tool_call_id: str, name: str, arguments: Any) -> str:

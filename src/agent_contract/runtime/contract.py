@@ -50,6 +50,11 @@ class Contract:
             :mod:`agent_contract.runtime.answers`); ``None`` for a text answer.
         clock: monotonic seconds, for the deadline and the trace's offsets; default
             ``time.monotonic`` (tests pass a fake clock instead of sleeping).
+        signing_key: the secret that approval tokens are keyed with (HMAC-SHA256; see
+            :func:`agent_contract.approval.approval_token`); ``None``: a plain hash,
+            still recomputed from the call, but anyone can compute one, so a snapshot
+            stored where others can write must be authenticated some other way. The
+            demo app passes its data folder's key (:mod:`agent_contract.sealing`).
 
     Raises:
         ConfigurationError: the allowlist names a tool that is not registered.
@@ -69,6 +74,7 @@ class Contract:
         clock: Callable[[], float] = time.monotonic,
         commentary: Commentary = "keep",
         answer_format: AnswerFormat | None = None,
+        signing_key: bytes | None = None,
     ) -> None:
         self.registry = tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools)
         self.budget = budget or Budget()
@@ -93,6 +99,11 @@ class Contract:
         if answer_format is not None and not isinstance(answer_format, AnswerFormat):
             raise ConfigurationError("answer_format must be an AnswerFormat")
         self.answer_format = answer_format
+        if signing_key is not None and (
+            not isinstance(signing_key, bytes) or len(signing_key) < 16
+        ):
+            raise ConfigurationError("signing_key must be bytes, at least 16 of them")
+        self.signing_key = signing_key
 
     @classmethod
     def of(

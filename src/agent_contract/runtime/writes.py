@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from ..approval import Approval, PendingApproval, approval_token, idempotency_key
+from ..approval import Approval, PendingApproval, idempotency_key
 from ..errors import ApprovalError, ConfigurationError, ErrorKind
 from ..executor import Invocation
 from ..faults import crashpoint
@@ -34,6 +34,7 @@ from ..results import (
 from ..text import escape_value
 from ..tools import ToolContext, ToolSpec
 from ..trace import RedactionPolicy
+from .binding import check_bound, token_for
 from .execution import failed, timeout_for, tool_context
 from .ledger import PlannedCall, refusal
 from .run import Run
@@ -61,7 +62,7 @@ def plan_write(run: Run, call: ToolCall, spec: ToolSpec) -> PlannedCall:
         name=spec.name,
         arguments=arguments,
         preview=redaction.redact_value(escape_value(preview)[0]),
-        token=approval_token(run.run_id, call_id, spec.name, arguments),
+        token=token_for(run, call_id, spec.name, arguments),
     )
     run.trace.record(
         "approval_requested",
@@ -173,10 +174,12 @@ def _checked(
             f"no pending approval for call {approval.tool_call_id!r} in run {run.run_id!r}",
             tool_call_id=approval.tool_call_id,
         )
-    if approval.token != planned.approval.token:
+    # Recomputed from the call, never read back from stored state: a snapshot edited to
+    # other arguments or another caller no longer matches the token a human was shown.
+    if approval.token != token_for(run, planned.call_id, planned.spec.name, planned.call.arguments):
         raise ApprovalError(
             f"the approval token does not match call {approval.tool_call_id!r}: it "
-            "was issued for other arguments, another call or another run",
+            "was issued for other arguments, another call, another caller or another run",
             tool_call_id=approval.tool_call_id,
         )
     recorded = run.decisions.get(approval.tool_call_id)
@@ -249,6 +252,7 @@ def execute_write(run: Run, call_id: str) -> ToolResult:
             "a write runs only after a human decision (RunState.resume)"
         )
     name, redaction = spec.name, run.contract.redaction
+    check_bound(run, planned, name)
     key = idempotency_key(run.run_id, call_id, name, planned.arguments)
     context = tool_context(run, call_id, idempotency_key=key)
     before = _verify(run, spec, context, planned.arguments)

@@ -1,0 +1,149 @@
+"""Authenticating stored state: one secret key per data folder, HMAC-SHA256 seals.
+
+Stored state is input: a run store or a checkpoint file edited between ``run`` and
+``approve`` must be refused, not obeyed. The data folder holds a 32-byte random key,
+:data:`KEY_FILE`, readable by its owner only (``0600``). Each store derives its own
+sub-key (:func:`subkey`: an HMAC of the key with a label such as ``runs/v1``) and seals
+what it writes (:func:`seal`); what it reads is checked before it is used
+(:func:`verify`). Approval tokens are keyed the same way (``approval/v1``).
+
+The key file is made atomically (a private temporary file, then ``os.link``, which fails
+if another process linked its key first), so a crowd of processes starting on a new
+folder agrees on one key. It is read with ``O_NOFOLLOW`` and must be a regular file of
+32 bytes, owned by the current user, not readable by group or others.
+
+What this protects against: another local user, or anything else that can write the
+data folder's files but not read its key. It does not protect against the owner's own
+account. Losing the key makes the stored runs unreadable: they are refused (fail
+closed), never trusted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import secrets
+import stat
+from pathlib import Path
+from typing import Final
+
+from .datafolder import DataFolderError, private_folder
+
+__all__ = ["KEY_BYTES", "KEY_FILE", "folder_key", "seal", "subkey", "verify"]
+
+KEY_FILE: Final = "store.key"
+"""The key's file name in the data folder."""
+KEY_BYTES: Final = 32
+"""The key's size in bytes."""
+
+
+def folder_key(folder: str | os.PathLike[str], *, create: bool = True) -> bytes:
+    """The data folder's key, created on first use when ``create``.
+
+    Raises:
+        DataFolderError: the key file is missing (``create=False``), a symlink, not ours,
+            readable by others, or not :data:`KEY_BYTES` long.
+    """
+    where = private_folder(folder)
+    path = where / KEY_FILE
+    try:
+        return _read(path)
+    except FileNotFoundError:
+        if not create:
+            raise DataFolderError(
+                f"the data folder has no key ({str(path)!r}); its stored runs cannot be "
+                "authenticated",
+                path=str(path),
+                reason="missing",
+            ) from None
+    _create(path)
+    try:
+        return _read(path)
+    except FileNotFoundError as exc:  # pragma: no cover - removed between create and read
+        raise DataFolderError(f"the key file {str(path)!r} vanished", path=str(path)) from exc
+
+
+def _read(path: Path) -> bytes:
+    """The key in ``path``.
+
+    Raises:
+        FileNotFoundError: no key yet.
+        DataFolderError: the file is unsafe or malformed.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise DataFolderError(
+            f"the key file {str(path)!r} cannot be opened (a symlink is refused): {exc}",
+            path=str(path),
+        ) from exc
+    try:
+        info = os.fstat(fd)
+        problem = None
+        if not stat.S_ISREG(info.st_mode):
+            problem = "is not a regular file"
+        elif hasattr(os, "getuid") and info.st_uid != os.getuid():
+            problem = f"belongs to another user (uid {info.st_uid})"
+        elif info.st_mode & 0o077:
+            problem = f"is readable or writable by others (mode {stat.S_IMODE(info.st_mode):o})"
+        elif info.st_size != KEY_BYTES:
+            problem = f"holds {info.st_size} bytes, not {KEY_BYTES}"
+        if problem is not None:
+            raise DataFolderError(f"the key file {str(path)!r} {problem}", path=str(path))
+        return os.read(fd, KEY_BYTES + 1)
+    finally:
+        os.close(fd)
+
+
+def _create(path: Path) -> None:
+    """Write a new key next to ``path`` and link it into place (no-op if another
+    process linked its key first)."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(8)}")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(temporary, flags, 0o600)
+    except OSError as exc:
+        raise DataFolderError(
+            f"cannot create the data folder's key in {str(path.parent)!r}: {exc}",
+            path=str(path),
+        ) from exc
+    try:
+        os.fchmod(fd, 0o600)
+        os.write(fd, secrets.token_bytes(KEY_BYTES))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    try:
+        os.link(temporary, path)
+    except FileExistsError:
+        pass  # another process's key won: use it
+    except OSError as exc:
+        raise DataFolderError(f"cannot store the key {str(path)!r}: {exc}", path=str(path)) from exc
+    finally:
+        os.unlink(temporary)
+
+
+def subkey(key: bytes, label: str) -> bytes:
+    """The sub-key for ``label`` (e.g. ``runs/v1``): HMAC-SHA256(key, label)."""
+    return hmac.new(key, label.encode("utf-8"), hashlib.sha256).digest()
+
+
+def seal(key: bytes, *parts: bytes | str) -> str:
+    """The HMAC-SHA256 (hex) of ``parts``, each length-prefixed (so no two different
+    sequences of parts share a seal)."""
+    mac = hmac.new(key, digestmod=hashlib.sha256)
+    for part in parts:
+        data = part.encode("utf-8") if isinstance(part, str) else part
+        mac.update(len(data).to_bytes(8, "big"))
+        mac.update(data)
+    return mac.hexdigest()
+
+
+def verify(key: bytes, expected: str | None, *parts: bytes | str) -> bool:
+    """Whether ``expected`` is :func:`seal` of ``parts`` (compared in constant time)."""
+    if not isinstance(expected, str):
+        return False
+    return hmac.compare_digest(expected, seal(key, *parts))
