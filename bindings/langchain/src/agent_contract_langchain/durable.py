@@ -1,6 +1,7 @@
 """A file-backed LangGraph checkpointer whose failures are typed.
 
-``sqlite_checkpointer(path)`` opens LangGraph's ``SqliteSaver`` on a SQLite file, and
+``sqlite_checkpointer(path)`` opens LangGraph's ``SqliteSaver`` on a private SQLite file,
+its values sealed and read with an allowlist of types (:mod:`.sealed`), and
 ``async_sqlite_checkpointer(path)`` its ``AsyncSqliteSaver`` in the running event loop
 (for ``arun_agent`` / ``aresume_agent`` in that same loop: an async saver belongs to the
 loop that opened it). A file that is not a database, is locked past the timeout, or
@@ -19,28 +20,43 @@ from typing import Any, Final
 
 from langgraph.checkpoint.sqlite import SqliteSaver
 
+from agent_contract.datafolder import BUSY_TIMEOUT_SECONDS, lock_timeout, private_file
 from agent_contract.errors import CheckpointError
+from agent_contract.sealing import folder_key
+
+from .sealed import SealedSerializer
 
 __all__ = ["LOCK_TIMEOUT_SECONDS", "async_sqlite_checkpointer", "sqlite_checkpointer"]
 
-LOCK_TIMEOUT_SECONDS: Final = 1.0
+LOCK_TIMEOUT_SECONDS: Final = BUSY_TIMEOUT_SECONDS
+"""How long a checkpointer waits for another process's lock, in seconds."""
+
+
+def _prepare(path: str | Path, key: bytes | None) -> tuple[Path, SealedSerializer]:
+    """The checkpoint file, created private when missing (symlinks refused), and the
+    serializer sealed with ``key`` (default: the key of the file's folder)."""
+    target = Path(path)
+    private_file(target)
+    return target, SealedSerializer(key if key is not None else folder_key(target.parent))
 
 
 @contextmanager
-def sqlite_checkpointer(path: str | Path) -> Iterator[SqliteSaver]:
-    """A ``SqliteSaver`` on ``path`` (created if missing), closed on exit.
+def sqlite_checkpointer(path: str | Path, *, key: bytes | None = None) -> Iterator[SqliteSaver]:
+    """A ``SqliteSaver`` on ``path`` (created private if missing), closed on exit. Its rows
+    are sealed and read with an allowlist (:class:`SealedSerializer`, keyed with ``key``,
+    default the data folder's key); it waits up to
+    :func:`~agent_contract.datafolder.lock_timeout` seconds for another process's lock.
 
     Raises:
-        CheckpointError: the file is corrupt, locked, or cannot be opened.
+        CheckpointError: the file is corrupt, locked, unsafe or cannot be opened.
     """
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    target, serde = _prepare(path, key)
     try:
-        conn = sqlite3.connect(target, timeout=LOCK_TIMEOUT_SECONDS, check_same_thread=False)
+        conn = sqlite3.connect(target, timeout=lock_timeout(), check_same_thread=False)
     except sqlite3.Error as exc:
         raise CheckpointError(f"cannot open checkpoint file: {exc}", path=str(target)) from exc
     try:
-        saver = SqliteSaver(conn)
+        saver = SqliteSaver(conn, serde=serde)
         try:
             saver.setup()
             conn.execute("SELECT COUNT(*) FROM checkpoints").fetchone()
@@ -59,7 +75,9 @@ def sqlite_checkpointer(path: str | Path) -> Iterator[SqliteSaver]:
 
 
 @asynccontextmanager
-async def async_sqlite_checkpointer(path: str | Path) -> AsyncIterator[Any]:
+async def async_sqlite_checkpointer(
+    path: str | Path, *, key: bytes | None = None
+) -> AsyncIterator[Any]:
     """An ``AsyncSqliteSaver`` on ``path`` (created if missing), opened in the running
     event loop and closed on exit; drive the graph in the same loop (``arun_agent``,
     ``aresume_agent``).
@@ -70,14 +88,13 @@ async def async_sqlite_checkpointer(path: str | Path) -> AsyncIterator[Any]:
     import aiosqlite
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    target, serde = _prepare(path, key)
     try:
-        conn = await aiosqlite.connect(target, timeout=LOCK_TIMEOUT_SECONDS)
+        conn = await aiosqlite.connect(target, timeout=lock_timeout())
     except sqlite3.Error as exc:
         raise CheckpointError(f"cannot open checkpoint file: {exc}", path=str(target)) from exc
     try:
-        saver = AsyncSqliteSaver(conn)
+        saver = AsyncSqliteSaver(conn, serde=serde)
         try:
             await saver.setup()
             await (await conn.execute("SELECT COUNT(*) FROM checkpoints")).fetchone()

@@ -56,22 +56,22 @@ def _control() -> Harness:
 
 class SqliteAgentRunner:
     """The ``langchain`` harness as a durable runner: ``create_agent`` with LangGraph's
-    SQLite checkpointer in ``folder/checkpoints.sqlite3``, so a run paused for approval
-    resumes in another process (the contract's snapshot holds the rest)."""
+    SQLite checkpointer in ``folder/checkpoints.sqlite3`` (sealed, read with an allowlist
+    of types), so a run paused for approval resumes in another process (the contract's
+    snapshot holds the rest, with the paused checkpoint's seal). See
+    :mod:`agent_contract_langchain.runner`."""
 
     def run(
         self, model: Model, contract: Contract, text: str, *, caller: str | None, folder: Path
     ) -> RunResult:
-        """:func:`~agent_contract_langchain.harness.run_agent` with the checkpointer.
+        """:func:`agent_contract_langchain.runner.run`.
 
         Raises:
             CheckpointError: the checkpoint file cannot be opened.
         """
-        from .durable import sqlite_checkpointer
-        from .harness import run_agent
+        from .runner import run
 
-        with sqlite_checkpointer(folder / CHECKPOINT_FILE) as saver:
-            return run_agent(model, contract, text, caller=caller, checkpointer=saver)
+        return run(model, contract, text, caller=caller, folder=folder)
 
     def resume(
         self,
@@ -83,20 +83,28 @@ class SqliteAgentRunner:
         checkpoint: Checkpoint,
         folder: Path,
     ) -> RunResult:
-        """:func:`~agent_contract_langchain.reconcile.resume_or_reconcile` with the
-        checkpointer (a graph that already ended is reconciled, not resumed).
+        """:func:`agent_contract_langchain.runner.resume` (a graph that already ended is
+        reconciled, not resumed).
 
         Raises:
             ApprovalError: a decision does not fit.
-            CheckpointError: the checkpoint or the snapshot cannot be read.
+            CheckpointError: the checkpoint is not the paused one, or cannot be read.
         """
-        from .durable import sqlite_checkpointer
-        from .reconcile import resume_or_reconcile
+        from .runner import resume
 
-        with sqlite_checkpointer(folder / CHECKPOINT_FILE) as saver:
-            return resume_or_reconcile(
-                model, contract, snapshot, approvals, checkpointer=saver, checkpoint=checkpoint
-            )
+        return resume(model, contract, snapshot, approvals, checkpoint=checkpoint, folder=folder)
+
+    def forget(self, run_id: str, *, folder: Path) -> None:
+        """Drop a finished run's checkpoints (:func:`agent_contract_langchain.runner.forget`)."""
+        from .runner import forget
+
+        forget(run_id, folder=folder)
+
+    def kept(self, *, folder: Path) -> list[str]:
+        """The threads the checkpoint file holds (:func:`agent_contract_langchain.runner.kept`)."""
+        from .runner import kept
+
+        return kept(folder=folder)
 
 
 LANGCHAIN: Final = HarnessPlugin(

@@ -1,0 +1,259 @@
+"""Checkpoints that are authenticated and read with an explicit allowlist of types.
+
+LangGraph's default serializer imports and calls whatever a stored row names: a
+checkpoint row edited to hold a msgpack extension naming ``("os", "system", ...)`` ran
+that command on the next resume. Its strict mode does not raise: it silently hands back
+the raw payload in place of a blocked type. So every value a checkpointer of this
+binding stores goes through :class:`SealedSerializer`:
+
+1. **Authenticated.** ``dumps_typed`` prefixes the row type with ``hmac1:`` and the
+   payload with an HMAC-SHA256 of the type and payload (keyed with the data folder's
+   ``checkpoints/v1`` sub-key). ``loads_typed`` refuses any row without a valid tag
+   (a forged or edited row, an unauthenticated row of an older version) before it
+   decodes a byte.
+2. **Allowlisted.** A ``msgpack`` payload is walked first, and every extension it holds
+   must name a type in :data:`ALLOWED_TYPES` (LangGraph's own ``SAFE_MSGPACK_TYPES``:
+   the message classes, ``Send``, ``Interrupt``, datetimes, ...) or a method in
+   LangGraph's ``SAFE_MSGPACK_METHODS``; anything else (another module, pickle, numpy, a
+   pydantic v1 class) is a :class:`~agent_contract.errors.CheckpointError` and nothing
+   is imported or called. Only ``null``, ``bytes``, ``bytearray`` and ``msgpack`` rows
+   are accepted.
+3. **Decoded strictly**, by ``JsonPlusSerializer(allowed_msgpack_modules=None)``.
+
+A value's tag does not say where the row sits (its thread, its checkpoint, or whether a
+newer row was deleted): the row columns and the metadata are plain. So when a run pauses,
+:func:`seal_paused` seals the thread's newest checkpoint row and its pending writes, and
+the seal travels in the run's own (authenticated) snapshot; :func:`check_paused` refuses
+a resume when that row is gone or changed, a write sealed with it is gone or changed, or
+the newest checkpoint does not descend from it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import sqlite3
+from collections.abc import Mapping
+from typing import Any, Final
+
+import ormsgpack
+from langgraph.checkpoint.serde._msgpack import SAFE_MSGPACK_METHODS, SAFE_MSGPACK_TYPES
+from langgraph.checkpoint.serde.base import SerializerProtocol
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+from agent_contract.errors import CheckpointError
+from agent_contract.sealing import seal, subkey, verify
+
+__all__ = [
+    "ALLOWED_TYPES",
+    "CHECKPOINTS_LABEL",
+    "SEAL_KEY",
+    "SealedSerializer",
+    "check_paused",
+    "seal_paused",
+]
+
+CHECKPOINTS_LABEL: Final = "checkpoints/v1"
+"""The sub-key label checkpoint values and seals are keyed with."""
+SEAL_KEY: Final = "checkpoint_seal"
+"""The key of the paused checkpoint's seal in a run snapshot."""
+ALLOWED_TYPES: Final[frozenset[tuple[str, ...]]] = frozenset(SAFE_MSGPACK_TYPES)
+"""The types a checkpoint may name: LangGraph's own safe set."""
+_ROW_TYPES: Final = frozenset({"null", "bytes", "bytearray", "msgpack"})
+_PREFIX: Final = "hmac1:"
+_TAG_BYTES: Final = 32
+_CONSTRUCTORS: Final = frozenset({0, 1, 2, 5})
+"""Extension codes that construct a named type (single arg, args, kwargs, pydantic v2)."""
+_METHOD: Final = 3
+_DELTA: Final = 7
+
+
+def _tag(key: bytes, typ: str, payload: bytes) -> bytes:
+    mac = hmac.new(key, digestmod=hashlib.sha256)
+    mac.update(typ.encode("utf-8") + b"\x00")
+    mac.update(payload)
+    return mac.digest()
+
+
+def _scanner(refused: list[str]) -> Any:
+    """An ormsgpack ``ext_hook`` for the pre-scan that raises on anything not allowed and
+    notes why in ``refused`` (ormsgpack replaces an ``ext_hook``'s exception with its
+    own, so the reason travels here)."""
+
+    def scan(code: int, data: bytes) -> None:
+        inner = ormsgpack.unpackb(data, ext_hook=scan, option=ormsgpack.OPT_NON_STR_KEYS)
+        if code == _DELTA:
+            return None
+        named = tuple(inner[:2]) if isinstance(inner, list | tuple) and len(inner) >= 2 else ()
+        if code in _CONSTRUCTORS and named in ALLOWED_TYPES:
+            return None
+        method = isinstance(inner, list | tuple) and len(inner) >= 4
+        if code == _METHOD and method and (inner[0], inner[1], inner[3]) in SAFE_MSGPACK_METHODS:
+            return None
+        refused.append(f"extension {code} naming {named or '?'}")
+        raise ValueError("refused")
+
+    return scan
+
+
+class SealedSerializer(SerializerProtocol):
+    """The checkpoint serializer described in the module doc.
+
+    Args:
+        key: the data folder's key (the ``checkpoints/v1`` sub-key is derived here).
+
+    Raises:
+        CheckpointError: on load, a row that fails authentication or names a type
+            outside the allowlist.
+    """
+
+    def __init__(self, key: bytes) -> None:
+        self._key = subkey(key, CHECKPOINTS_LABEL)
+        self._inner = JsonPlusSerializer(allowed_msgpack_modules=None)
+
+    def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
+        """``(hmac1:<type>, tag + payload)``."""
+        typ, payload = self._inner.dumps_typed(obj)
+        return _PREFIX + typ, _tag(self._key, typ, payload) + payload
+
+    def loads_typed(self, data: tuple[str, bytes]) -> Any:
+        """Check the tag, then the types, then decode.
+
+        Raises:
+            CheckpointError: see the class doc.
+        """
+        typ, blob = data
+        if (
+            not isinstance(typ, str)
+            or not typ.startswith(_PREFIX)
+            or not isinstance(blob, bytes | bytearray)
+        ):
+            raise CheckpointError(
+                f"a checkpoint row (type {typ!r}) is not authenticated: written outside "
+                "agent-contract, or by an older version; it is refused"
+            )
+        inner, tag, payload = (
+            typ[len(_PREFIX) :],
+            bytes(blob[:_TAG_BYTES]),
+            bytes(blob[_TAG_BYTES:]),
+        )
+        if not hmac.compare_digest(tag, _tag(self._key, inner, payload)):
+            raise CheckpointError(
+                "a checkpoint row failed authentication: the checkpoint file was changed "
+                "outside agent-contract (or sealed with another key); it is refused"
+            )
+        if inner not in _ROW_TYPES:
+            raise CheckpointError(f"a checkpoint row of type {inner!r} is not accepted")
+        if inner == "msgpack":
+            refused: list[str] = []
+            try:
+                ormsgpack.unpackb(
+                    payload, ext_hook=_scanner(refused), option=ormsgpack.OPT_NON_STR_KEYS
+                )
+            except (ValueError, TypeError) as exc:
+                why = refused[0] if refused else f"undecodable ({exc})"
+                raise CheckpointError(
+                    f"a checkpoint row names a type outside the allowlist: {why}; nothing "
+                    "was imported or called"
+                ) from None
+        return self._inner.loads_typed((inner, payload))
+
+
+# -- the paused checkpoint's seal ---------------------------------------------------------
+
+
+def _row_digest(row: tuple[Any, ...]) -> str:
+    digest = hashlib.sha256()
+    for value in row:
+        data = value if isinstance(value, bytes) else repr(value).encode("utf-8")
+        digest.update(len(data).to_bytes(8, "big") + data)
+    return digest.hexdigest()
+
+
+def _newest(conn: sqlite3.Connection, thread_id: str) -> tuple[Any, ...] | None:
+    row = conn.execute(
+        "SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, "
+        "checkpoint, metadata FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' "
+        "ORDER BY checkpoint_id DESC LIMIT 1",
+        (thread_id,),
+    ).fetchone()
+    return tuple(row) if row is not None else None
+
+
+def _row(conn: sqlite3.Connection, thread_id: str, checkpoint_id: str) -> tuple[Any, ...] | None:
+    row = conn.execute(
+        "SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, "
+        "checkpoint, metadata FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' "
+        "AND checkpoint_id = ?",
+        (thread_id, checkpoint_id),
+    ).fetchone()
+    return tuple(row) if row is not None else None
+
+
+def _writes(conn: sqlite3.Connection, thread_id: str, checkpoint_id: str) -> list[str]:
+    rows = conn.execute(
+        "SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value "
+        "FROM writes WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id = ? "
+        "ORDER BY task_id, idx",
+        (thread_id, checkpoint_id),
+    ).fetchall()
+    return sorted(_row_digest(tuple(r)) for r in rows)
+
+
+def seal_paused(conn: sqlite3.Connection, thread_id: str, key: bytes) -> dict[str, Any]:
+    """The seal of ``thread_id``'s newest checkpoint and its pending writes, to store in
+    the run's snapshot under :data:`SEAL_KEY`.
+
+    Raises:
+        CheckpointError: the thread has no checkpoint.
+    """
+    row = _newest(conn, thread_id)
+    if row is None:
+        raise CheckpointError(f"no LangGraph checkpoint for thread {thread_id!r} to seal")
+    checkpoint_id = str(row[2])
+    writes = _writes(conn, thread_id, checkpoint_id)
+    digest = _row_digest(row)
+    mac = seal(subkey(key, CHECKPOINTS_LABEL), "paused", thread_id, checkpoint_id, digest, *writes)
+    return {"checkpoint_id": checkpoint_id, "row": digest, "writes": writes, "mac": mac}
+
+
+def check_paused(conn: sqlite3.Connection, thread_id: str, sealed: Any, key: bytes) -> None:
+    """Refuse a resume whose paused checkpoint is not the one sealed (see the module doc).
+
+    Raises:
+        CheckpointError: no seal, or the sealed row or a sealed write is gone or changed,
+            or the newest checkpoint does not descend from the sealed one.
+    """
+    if not isinstance(sealed, Mapping):
+        raise CheckpointError(
+            f"the stored run {thread_id!r} carries no checkpoint seal; it is refused"
+        )
+    checkpoint_id = str(sealed.get("checkpoint_id", ""))
+    writes = [str(w) for w in sealed.get("writes") or ()]
+    digest = str(sealed.get("row", ""))
+    k = subkey(key, CHECKPOINTS_LABEL)
+    if not verify(k, sealed.get("mac"), "paused", thread_id, checkpoint_id, digest, *writes):
+        raise CheckpointError(f"the checkpoint seal of run {thread_id!r} is not valid")
+    row = _row(conn, thread_id, checkpoint_id)
+    if row is None or _row_digest(row) != digest:
+        raise CheckpointError(
+            f"the paused checkpoint of run {thread_id!r} is gone or was changed; the run is refused"
+        )
+    present = set(_writes(conn, thread_id, checkpoint_id))
+    if not set(writes) <= present:
+        raise CheckpointError(
+            f"a pending write of run {thread_id!r}'s paused checkpoint is gone or was "
+            "changed; the run is refused"
+        )
+    newest = _newest(conn, thread_id)
+    hops = 0
+    current = newest
+    while current is not None and str(current[2]) != checkpoint_id and hops < 10_000:
+        parent = current[3]
+        current = _row(conn, thread_id, str(parent)) if parent else None
+        hops += 1
+    if current is None:
+        raise CheckpointError(
+            f"the newest checkpoint of run {thread_id!r} does not descend from the paused "
+            "one; the run is refused"
+        )
