@@ -25,14 +25,17 @@ import pytest
 from agent_contract.app import cli
 from agent_contract.app.builtin_tools.orders import OrderStore, lookup_order_tool, refund_order_tool
 from agent_contract.app.demo import DATA_DIR_ENV, start_demo
+from agent_contract.app.store import RUNS_LABEL
 from agent_contract.approval import Approval
 from agent_contract.budget import Budget
+from agent_contract.datafolder import LOCK_TIMEOUT_ENV
 from agent_contract.faults import CRASH_ENV, CRASH_POINTS, CRASH_SIGNALS
 from agent_contract.loop import resume as resume_offline
 from agent_contract.loop import run as run_offline
 from agent_contract.model import Model
 from agent_contract.results import ToolOutput
 from agent_contract.runtime import Contract, RunResult
+from agent_contract.sealing import folder_key, seal, subkey
 from agent_contract.tools import ToolContext
 from agent_contract_langchain.durable import sqlite_checkpointer
 from agent_contract_langchain.harness import run_agent
@@ -112,6 +115,16 @@ class DataFolder:
         )
         return {"refunded_cents": refunded, "status": status}
 
+    def write_run(self, thread_id: str, harness: str, text: str) -> None:
+        """Replace a stored run's row with ``text``, sealed with the folder's key (what
+        only agent-contract itself, or a holder of the key, can do)."""
+        key = subkey(folder_key(self.path), RUNS_LABEL)
+        with closing(sqlite3.connect(self.runs_db)) as conn, conn:
+            conn.execute(
+                "UPDATE runs SET harness = ?, snapshot = ?, mac = ? WHERE thread_id = ?",
+                (harness, text, seal(key, thread_id, harness, text), thread_id),
+            )
+
     def runs(self) -> dict[str, tuple[str, dict[str, Any]]]:
         """``{thread_id: (harness column, snapshot)}`` from runs.sqlite3."""
         if not self.runs_db.exists():
@@ -134,9 +147,11 @@ def data_at() -> type[DataFolder]:
 
 @contextmanager
 def exclusive_lock(path: Path) -> Iterator[sqlite3.Connection]:
-    """Hold ``BEGIN EXCLUSIVE`` on the SQLite file ``path`` (created if missing)."""
+    """Hold an exclusive lock on the SQLite file ``path`` (created if missing) that keeps
+    readers out too (the stores use WAL, where ``BEGIN EXCLUSIVE`` alone lets them read)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with closing(sqlite3.connect(path, isolation_level=None)) as conn:
+        conn.execute("PRAGMA locking_mode=EXCLUSIVE")
         conn.execute("BEGIN EXCLUSIVE")
         try:
             yield conn
@@ -145,8 +160,10 @@ def exclusive_lock(path: Path) -> Iterator[sqlite3.Connection]:
 
 
 @pytest.fixture
-def locked() -> Callable[[Path], Any]:
-    """``with locked(path):`` holds an exclusive SQLite lock on ``path``."""
+def locked(monkeypatch: pytest.MonkeyPatch) -> Callable[[Path], Any]:
+    """``with locked(path):`` holds an exclusive SQLite lock on ``path``; the stores give
+    up after 0.6 s instead of the default 30 s (this process and its children)."""
+    monkeypatch.setenv(LOCK_TIMEOUT_ENV, "0.6")
     return exclusive_lock
 
 

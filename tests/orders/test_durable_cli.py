@@ -181,6 +181,13 @@ def test_corrupt_snapshot_row(harness: str, folder: Path, data: Any, invoke: Inv
         )
     code, _, err = invoke("approve", demo.thread_id, "--decision", "approve")
     assert code == 8
+    assert f"CheckpointError: the stored run {demo.thread_id!r} failed authentication" in err
+    assert data.refund_count() == 0
+    # The same text sealed with the folder's key (a bug, not an attacker) is read, and
+    # refused as corrupt.
+    data.write_run(demo.thread_id, harness, "{not json")
+    code, _, err = invoke("approve", demo.thread_id, "--decision", "approve")
+    assert code == 8
     assert f"CheckpointError: snapshot of {demo.thread_id!r} is corrupt" in err
     assert data.refund_count() == 0
 
@@ -189,11 +196,7 @@ def test_snapshot_of_another_version(harness: str, folder: Path, data: Any, invo
     demo = pause(harness, folder)
     _, snapshot = data.runs()[demo.thread_id]
     snapshot["version"] = 99
-    with closing(sqlite3.connect(data.runs_db)) as conn, conn:
-        conn.execute(
-            "UPDATE runs SET snapshot = ? WHERE thread_id = ?",
-            (json.dumps(snapshot), demo.thread_id),
-        )
+    data.write_run(demo.thread_id, harness, json.dumps(snapshot))  # sealed with the key
     code, _, err = invoke("approve", demo.thread_id, "--decision", "approve")
     assert code == 8
     assert "CheckpointError: cannot restore a run snapshot of version 99" in err
@@ -207,7 +210,7 @@ def test_locked_run_store_is_not_a_fresh_start(
     with locked(data.runs_db):
         code, _, err = invoke("approve", demo.thread_id, "--decision", "approve")
     assert code == 8
-    assert "error: CheckpointError: run store is locked or unreadable" in err
+    assert "Error: run store is locked or unreadable" in err
     assert_nothing_happened(data, demo.thread_id, harness)
 
     # Once the lock is gone the paused run is still there and completes once.
@@ -255,7 +258,7 @@ def test_missing_langgraph_checkpoint_is_not_a_fresh_start(
     data.checkpoints_db.unlink()
     code, _, err = invoke("approve", demo.thread_id, "--decision", "approve")
     assert code == 8
-    assert f"CheckpointError: no LangGraph checkpoint for thread {demo.thread_id!r}" in err
+    assert f"CheckpointError: the paused checkpoint of run {demo.thread_id!r} is gone" in err
     assert_nothing_happened(data, demo.thread_id, "langchain")
 
 
@@ -273,7 +276,7 @@ def test_corrupt_store_in_another_process(
     with locked(data.runs_db):
         (held,) = children([approve])
     assert held.returncode == 8
-    assert "CheckpointError: run store is locked or unreadable" in held.stderr
+    assert "Error: run store is locked or unreadable" in held.stderr
     assert_nothing_happened(data, demo.thread_id, "offline")
 
     corrupt(data.runs_db)

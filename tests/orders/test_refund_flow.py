@@ -17,10 +17,12 @@ from typing import Any
 
 import pytest
 
-from agent_contract.app.demo import DemoRun, approve_demo, demo_tools, start_demo
+from agent_contract.app.demo import DemoRun, approve_demo, start_demo
+from agent_contract.app.folder import APPROVAL_LABEL, DemoFolder
 from agent_contract.approval import Approval, DecisionKind, approval_token, idempotency_key
 from agent_contract.errors import ApprovalError
 from agent_contract.runtime import Contract, RunResult
+from agent_contract.sealing import folder_key, subkey
 from agent_contract.testing import DemoModel, FakeModel, tool_call, tool_calls
 from agent_contract_langchain import middleware as lc_middleware
 
@@ -29,6 +31,17 @@ REFUND_A1001 = {"order_id": "A-1001", "amount_cents": 12900, "reason": "customer
 
 class SimulatedCrash(Exception):
     """Raised by a checkpoint callback: the process 'dies' right after the decision is stored."""
+
+
+def demo_contract(folder: Path) -> Contract:
+    """The demo's contract on ``folder`` (approval tokens keyed with its key)."""
+    return DemoFolder.open(folder).contract(budget=None, secrets=(), create_orders=False)
+
+
+def token(folder: Path, run_id: str, call_id: str, arguments: Any) -> str:
+    """The approval token the demo issues for a refund in ``folder`` (alice's run)."""
+    key = subkey(folder_key(folder), APPROVAL_LABEL)
+    return approval_token(run_id, call_id, "refund_order", arguments, "alice", key=key)
 
 
 def pause(harness: str, folder: Path, order: str = "A-1001") -> DemoRun:
@@ -68,9 +81,7 @@ def test_write_pauses_with_a_preview_and_writes_nothing(
         "status_before": "delivered",
         "status_after": "refunded",
     }
-    assert pending.token == approval_token(
-        result.run_id, pending.tool_call_id, "refund_order", REFUND_A1001
-    )
+    assert pending.token == token(folder, result.run_id, pending.tool_call_id, REFUND_A1001)
     assert data.refund_count() == 0
     assert data.order("A-1001") == {"refunded_cents": 0, "status": "delivered"}
     stored_harness, snapshot = data.runs()[demo.thread_id]
@@ -215,9 +226,7 @@ def test_edit_above_the_refundable_amount_is_refused_and_stays_pending(
 
 
 def resume_demo(driver: Any, folder: Path, snapshot: Any, approvals: list[Approval]) -> RunResult:
-    result: RunResult = driver.resume(
-        DemoModel(), Contract(demo_tools(folder)), snapshot, approvals
-    )
+    result: RunResult = driver.resume(DemoModel(), demo_contract(folder), snapshot, approvals)
     return result
 
 
@@ -252,7 +261,7 @@ def test_approval_for_other_arguments_is_refused(
     forged = Approval(
         tool_call_id=pending.tool_call_id,
         decision="approve",
-        token=approval_token(result.run_id, pending.tool_call_id, "refund_order", other_args),
+        token=token(folder, result.run_id, pending.tool_call_id, other_args),
     )
     with pytest.raises(ApprovalError, match="issued for other arguments"):
         resume_demo(driver, folder, result.snapshot, [forged])
@@ -278,7 +287,7 @@ def test_conflicting_second_decision_is_refused(
     approve = Approval.for_pending(pending, "approve")
     with pytest.raises(SimulatedCrash):
         driver.resume(
-            DemoModel(), Contract(demo_tools(folder)), result.snapshot, [approve], checkpoint=crash
+            DemoModel(), demo_contract(folder), result.snapshot, [approve], checkpoint=crash
         )
     stored = driver.saved[-1]
     assert stored["decisions"][pending.tool_call_id]["decision"] == "approve"
@@ -300,7 +309,7 @@ def test_conflicting_second_decision_is_refused(
 def test_conflicting_decision_in_one_state(folder: Path) -> None:
     result = pause("offline", folder).result
     assert result.snapshot is not None
-    state, _ = Contract(demo_tools(folder)).restore(result.snapshot)
+    state, _ = demo_contract(folder).restore(result.snapshot)
     (pending,) = state.pending_approvals()
     assert len(state.resume([Approval.for_pending(pending, "approve")])) == 1
     assert len(state.resume([Approval.for_pending(pending, "approve")])) == 1

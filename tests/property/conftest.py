@@ -13,7 +13,9 @@ profile's count (``settings.default.max_examples // 10``), so they scale with it
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -33,3 +35,12 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _data_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Demo runs write into a temp folder, never $HOME (session-scoped: Hypothesis
+    refuses function-scoped fixtures around its examples)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("AGENT_CONTRACT_DATA_DIR", str(tmp_path_factory.mktemp("data")))
+        yield

@@ -15,7 +15,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from agent_contract import Contract, ToolContext, ToolSpec, run
 from agent_contract.app.builtin_tools.orders import OrderStore
 from agent_contract.app.demo import approve_demo, start_demo
-from agent_contract.app.store import RunStore
+from agent_contract.app.store import RUNS_LABEL, RunStore
 from agent_contract.approval import Approval
 from agent_contract.errors import (
     ApprovalError,
@@ -27,6 +27,7 @@ from agent_contract.executor import run_isolated
 from agent_contract.messages import ToolCall
 from agent_contract.results import ToolResult
 from agent_contract.runtime import Stop
+from agent_contract.sealing import folder_key, seal, subkey
 from agent_contract.testing import FakeModel, tool_call
 from agent_contract.trace import RedactionPolicy
 from agent_contract_langchain.durable import sqlite_checkpointer
@@ -118,6 +119,14 @@ def test_a_stored_snapshot_that_is_not_an_object_is_corrupt(tmp_path: Path) -> N
     store.save("t1", {"x": 1})
     with sqlite3.connect(tmp_path / "runs.sqlite3") as db:
         db.execute("UPDATE runs SET snapshot = '[1, 2]' WHERE thread_id = 't1'")
+    with pytest.raises(CheckpointError, match="failed authentication"):
+        store.load("t1")  # edited outside agent-contract: refused before it is parsed
+    key = subkey(folder_key(tmp_path), RUNS_LABEL)
+    with sqlite3.connect(tmp_path / "runs.sqlite3") as db:  # the same text, sealed
+        db.execute(
+            "UPDATE runs SET mac = ? WHERE thread_id = 't1'",
+            (seal(key, "t1", "offline", "[1, 2]"),),
+        )
     with pytest.raises(CheckpointError, match="corrupt"):
         store.load("t1")
 

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import getpass
 import json
 import os
 import sys
@@ -169,7 +170,7 @@ def _cmd_approve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         arguments=arguments,
         call_id=args.call_id,
         reason=args.reason,
-        decided_by=args.decided_by,
+        decided_by=args.decided_by or _os_user(),
         budget=_budget(args),
         secrets=args.secret,
         folder=args.data_dir,
@@ -193,6 +194,14 @@ def _interrupted(exc: RunInterrupted, args: argparse.Namespace, out: TextIO, err
         f"resume {exc.result.run_id}{folder}\n"
     )
     return exit_code(exc)
+
+
+def _os_user() -> str:
+    """The OS user running the command (who decides, unless ``--as NAME``)."""
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError):  # no login name and no passwd entry for the uid
+        return f"uid:{os.getuid()}" if hasattr(os, "getuid") else "unknown"
 
 
 def _positive(value: str) -> int:
@@ -296,7 +305,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="decide one pending call (default: all; an edit with several pending needs it)",
     )
     approve_p.add_argument("--reason", default="", help="recorded in the trace")
-    approve_p.add_argument("--decided-by", default="", help="who decides (recorded)")
+    approve_p.add_argument(
+        "--as",
+        "--decided-by",
+        dest="decided_by",
+        metavar="NAME",
+        default=None,
+        help="who decides, recorded in the trace (default: the OS user)",
+    )
     _add_common(approve_p)
     approve_p.set_defaults(handler=_cmd_approve)
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import sqlite3
 from typing import Any, Final
 
-__all__ = ["SAMPLE_ORDERS", "SCHEMA"]
+__all__ = ["SAMPLE_ORDERS", "SCHEMA", "create_tables"]
 
 SAMPLE_ORDERS: Final[tuple[dict[str, Any], ...]] = (
     {
@@ -84,3 +86,31 @@ CREATE TABLE IF NOT EXISTS refunds (
 );
 """
 """The two tables: ``orders`` and ``refunds`` (keyed by the idempotency key)."""
+
+
+def create_tables(db: sqlite3.Connection, *, samples: bool) -> None:
+    """Create the tables if missing and, when ``samples`` and ``orders`` is empty, add
+    :data:`SAMPLE_ORDERS` (``db`` is inside a write transaction)."""
+    for statement in SCHEMA.split(";"):
+        if statement.strip():
+            db.execute(statement)
+    if samples and db.execute("SELECT COUNT(*) FROM orders").fetchone()[0] == 0:
+        db.executemany(
+            "INSERT INTO orders (order_id, owner, email, status, placed_on, items, "
+            "total_cents, currency, payment_ref, note) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            [
+                (
+                    o["order_id"],
+                    o["owner"],
+                    o["email"],
+                    o["status"],
+                    o["placed_on"],
+                    json.dumps(o["items"]),
+                    o["total_cents"],
+                    o["currency"],
+                    o["payment_ref"],
+                    o["note"],
+                )
+                for o in SAMPLE_ORDERS
+            ],
+        )

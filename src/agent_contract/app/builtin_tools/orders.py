@@ -46,10 +46,24 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Final, cast
 
-from ...errors import InvalidArgumentsError, NotFoundError, TransientError, UnauthorizedError
+from ...datafolder import (
+    BUSY_TIMEOUT_SECONDS,
+    DataFolderError,
+    check_file,
+    connect,
+    failure,
+    transaction,
+)
+from ...errors import (
+    InvalidArgumentsError,
+    NotFoundError,
+    ToolError,
+    TransientError,
+    UnauthorizedError,
+)
 from ...results import ToolOutput
 from ...tools import ToolContext, ToolSpec
-from .order_data import SAMPLE_ORDERS, SCHEMA
+from .order_data import SAMPLE_ORDERS, create_tables
 
 __all__ = [
     "LOCK_TIMEOUT_SECONDS",
@@ -57,6 +71,7 @@ __all__ = [
     "ORDER_ID_PATTERN",
     "SAMPLE_ORDERS",
     "OrderStore",
+    "StoreUnusableError",
     "check_order_id",
     "lookup_order_tool",
     "money",
@@ -65,7 +80,35 @@ __all__ = [
 
 ORDER_ID_PATTERN: Final = re.compile(r"^[A-Z]-[0-9]{4}$")
 MAX_REFUND_CENTS: Final = 1_000_000
-LOCK_TIMEOUT_SECONDS: Final = 0.5
+LOCK_TIMEOUT_SECONDS: Final = BUSY_TIMEOUT_SECONDS
+"""How long a store call waits for another process's lock before ``transient``."""
+_CORRUPT: Final = (
+    "the order store is corrupt and cannot be read; this is not a temporary failure "
+    "(retrying will not help)"
+)
+
+
+class StoreUnusableError(ToolError):
+    """The order store is missing, corrupt, read-only or unsafe: kind ``tool_error``, not
+    ``transient`` (retrying later cannot help)."""
+
+
+_UNUSABLE: Final = {
+    "corrupt": _CORRUPT,
+    "readonly": "the order store is read-only; nothing can be written (retrying will not help)",
+    "missing": "the order store is missing; it is not re-created here",
+    "unsafe": "the order store is not a safe file (a symlink, or open to other users); refused",
+}
+
+
+def _unusable(exc: DataFolderError) -> ToolError:
+    """The tool error for a store failure: ``transient`` when it is locked past the
+    timeout, else :class:`StoreUnusableError` named for its reason (the model reads
+    the message, so it names the reason, not the path; the path is in ``details``)."""
+    if exc.reason == "locked":
+        return TransientError("the order store is busy; retry later")
+    message = _UNUSABLE.get(exc.reason, "the order store cannot be used")
+    return StoreUnusableError(message, details={"path": exc.path, "reason": exc.reason})
 
 
 def money(cents: int, currency: str) -> str:
@@ -93,72 +136,66 @@ def _caller(context: ToolContext) -> str:
 
 
 class OrderStore:
-    """The order database: a SQLite file, created with sample data on first use.
+    """The order database: a private SQLite file in the data folder.
 
     Args:
-        path: the database file; its folder is created if missing.
+        path: the database file.
+        create: create a missing file, with the sample orders (an explicit first
+            ``run``, ``agent-contract init``); ``False`` (``approve``, ``resume``) never
+            creates one: a missing store is an error, and the write never goes to a
+            fresh copy.
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, create: bool = True) -> None:
         self.path = Path(path)
+        self.create = create
         self._ready = False
 
     def _ensure(self) -> None:
-        """Create the file, the tables and the sample data on first use."""
+        """Create the file, the tables and the sample data on first use (if allowed).
+
+        Raises:
+            StoreUnusableError: the store is missing (and may not be created), unsafe,
+                corrupt or cannot be written.
+            TransientError: it is locked past the timeout.
+        """
         if self._ready:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            setup = sqlite3.connect(self.path, timeout=LOCK_TIMEOUT_SECONDS)
-            try:
-                setup.executescript(SCHEMA)
-            finally:
-                setup.close()
-        except sqlite3.Error as exc:
-            raise TransientError("the order store is unavailable; retry later") from exc
-        self._ready = True
-        with self._connect() as db:
-            if db.execute("SELECT COUNT(*) FROM orders").fetchone()[0] == 0:
-                db.executemany(
-                    "INSERT INTO orders (order_id, owner, email, status, placed_on, items, "
-                    "total_cents, currency, payment_ref, note) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                    [
-                        (
-                            o["order_id"],
-                            o["owner"],
-                            o["email"],
-                            o["status"],
-                            o["placed_on"],
-                            json.dumps(o["items"]),
-                            o["total_cents"],
-                            o["currency"],
-                            o["payment_ref"],
-                            o["note"],
-                        )
-                        for o in SAMPLE_ORDERS
-                    ],
+            existed = check_file(self.path)
+            if not existed and not self.create:
+                raise StoreUnusableError(
+                    "the order store is missing; it is not re-created here (it held the "
+                    "orders this run saw)",
+                    details={"path": str(self.path)},
                 )
+            conn = connect(self.path)
+        except DataFolderError as exc:
+            raise _unusable(exc) from exc
+        try:
+            with transaction(conn):
+                create_tables(conn, samples=not existed)
+        except sqlite3.DatabaseError as exc:
+            raise _unusable(failure(exc, "order store", self.path)) from exc
+        finally:
+            conn.close()
+        self._ready = True
 
     @contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
+    def _connect(self, *, write: bool = False) -> Iterator[sqlite3.Connection]:
+        """One transaction (``BEGIN IMMEDIATE`` when it writes), its failures named:
+        busy past the timeout is ``transient``; a corrupt or unusable store is not."""
         self._ensure()
         try:
-            db = sqlite3.connect(self.path, timeout=LOCK_TIMEOUT_SECONDS, isolation_level=None)
-        except sqlite3.Error as exc:
-            raise TransientError("the order store is unavailable; retry later") from exc
+            db = connect(self.path, create=False)
+        except DataFolderError as exc:
+            raise _unusable(exc) from exc
         try:
             db.row_factory = sqlite3.Row
-            db.execute("BEGIN IMMEDIATE")
-            yield db
-            db.execute("COMMIT")
-        except sqlite3.OperationalError as exc:
-            if db.in_transaction:
-                db.execute("ROLLBACK")
-            raise TransientError("the order store is busy; retry later") from exc
-        except BaseException:
-            if db.in_transaction:
-                db.execute("ROLLBACK")
-            raise
+            with transaction(db, write=write):
+                yield db
+        except sqlite3.DatabaseError as exc:
+            raise _unusable(failure(exc, "order store", self.path)) from exc
         finally:
             db.close()
 
@@ -220,7 +257,7 @@ class OrderStore:
         key = context.idempotency_key
         if not key:
             raise InvalidArgumentsError("a refund needs the runtime's idempotency key")
-        with self._connect() as db:
+        with self._connect(write=True) as db:
             existing = _refund_by_key(db, key)
             if existing is not None:
                 return _refund_record(existing, replayed=True)

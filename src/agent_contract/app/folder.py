@@ -1,0 +1,163 @@
+"""The demo's data folder: where it is, its key, its stores, its tools, and the records of
+its runs.
+
+The folder is ``--data-dir DIR``, else ``$AGENT_CONTRACT_DATA_DIR``, else
+``$XDG_DATA_HOME/agent-contract``, else ``~/.local/share/agent-contract``. It is private
+(``0700``, files ``0600``, no symlinks: :mod:`agent_contract.datafolder`) and holds:
+
+- ``store.key``: the key every stored record is sealed with (:mod:`agent_contract.sealing`);
+  approval tokens are keyed with it too;
+- ``orders.sqlite3``: orders and refunds, created with sample data by an explicit first
+  ``run`` or by ``agent-contract init``; ``approve`` and ``resume`` never create it;
+- ``runs.sqlite3``: paused runs (sealed snapshots) and finished runs' summaries;
+- whatever a harness's durable runner keeps (the LangChain binding's sealed
+  ``checkpoints.sqlite3``), pruned when its run finishes;
+- ``locks/``: a lock file while a run is being resumed (removed afterwards).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from ..budget import Budget
+from ..datafolder import private_folder
+from ..errors import PAUSE_REASONS, CheckpointError, ConfigurationError
+from ..faults import crashpoint
+from ..registry import durable_runner
+from ..runtime import Contract, RunInterrupted, RunResult
+from ..sealing import folder_key, subkey
+from ..tools import ToolSpec
+from .builtin_tools import calculator_tool, policy_lookup_tool
+from .builtin_tools.orders import OrderStore, lookup_order_tool, refund_order_tool
+from .signals import deferred_signals
+from .store import RunStore
+
+__all__ = [
+    "APPROVAL_LABEL",
+    "DATA_DIR_ENV",
+    "ORDERS_FILE",
+    "RUNS_FILE",
+    "DemoFolder",
+    "data_dir",
+    "demo_tools",
+]
+
+DATA_DIR_ENV: Final = "AGENT_CONTRACT_DATA_DIR"
+"""The environment variable naming the data folder."""
+ORDERS_FILE: Final = "orders.sqlite3"
+RUNS_FILE: Final = "runs.sqlite3"
+APPROVAL_LABEL: Final = "approval/v1"
+"""The sub-key label approval tokens are keyed with."""
+
+
+def data_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
+    """The data folder (see the module doc for the order of precedence).
+
+    Raises:
+        ConfigurationError: the path exists and is not a folder.
+    """
+    if explicit:
+        folder = Path(explicit)
+    elif os.environ.get(DATA_DIR_ENV):
+        folder = Path(os.environ[DATA_DIR_ENV])
+    else:
+        base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+        folder = Path(base) / "agent-contract"
+    if folder.exists() and not folder.is_dir():
+        raise ConfigurationError(f"the data folder {str(folder)!r} exists and is not a folder")
+    return folder
+
+
+def demo_tools(folder: Path | None = None, *, create: bool = True) -> list[ToolSpec]:
+    """The demo agent's tools; the order tools use ``folder/orders.sqlite3`` (created
+    with the sample orders when missing, unless ``create`` is false)."""
+    store = OrderStore((folder or data_dir()) / ORDERS_FILE, create=create)
+    return [
+        calculator_tool(),
+        policy_lookup_tool(),
+        lookup_order_tool(store),
+        refund_order_tool(store),
+    ]
+
+
+@dataclass(frozen=True)
+class DemoFolder:
+    """An opened data folder: its path and key (see the module doc)."""
+
+    path: Path
+    key: bytes
+
+    @classmethod
+    def open(cls, explicit: str | os.PathLike[str] | None = None) -> DemoFolder:
+        """The data folder, made private and given a key when new.
+
+        Raises:
+            CheckpointError: the folder is unsafe (a symlink, another user's, writable by
+                others), read-only, or its key file is.
+            ConfigurationError: the path exists and is not a folder.
+        """
+        path = private_folder(data_dir(explicit))
+        return cls(path, folder_key(path))
+
+    def runs(self) -> RunStore:
+        """The run store (``runs.sqlite3``)."""
+        return RunStore(self.path / RUNS_FILE, key=self.key)
+
+    def contract(
+        self, *, budget: Budget | None, secrets: Sequence[str], create_orders: bool
+    ) -> Contract:
+        """The demo's contract: its tools on this folder, approval tokens keyed with
+        this folder's key.
+
+        Raises:
+            CheckpointError: ``create_orders`` is false and the order store is missing.
+        """
+        orders = self.path / ORDERS_FILE
+        if not create_orders and not orders.exists():
+            raise CheckpointError(
+                f"the order store {str(orders)!r} is missing: the paused run's orders are "
+                "gone, so nothing is approved or written (it is never re-created here)",
+                path=str(orders),
+            )
+        return Contract(
+            demo_tools(self.path, create=create_orders),
+            budget=budget,
+            secrets=secrets,
+            signing_key=subkey(self.key, APPROVAL_LABEL),
+        )
+
+    def record(self, store: RunStore, result: RunResult, harness: str) -> None:
+        """Store a paused run's snapshot (``pending_approval``, ``interrupted``), or mark
+        the run finished and prune what its harness kept for it. A signal that comes
+        meanwhile waits until the record is written."""
+        if result.stop_reason in PAUSE_REASONS and result.snapshot is not None:
+            with deferred_signals():
+                store.save(result.run_id, result.snapshot, harness=harness)
+            return
+        crashpoint("before_finish_record")
+        with deferred_signals():
+            store.finish(result.run_id, result.to_dict(), harness=harness)
+        self.prune(result.run_id, harness)
+
+    def prune(self, run_id: str, harness: str) -> None:
+        """Drop what ``harness``'s durable runner keeps for a finished run (its
+        checkpoints), if it keeps anything."""
+        runner = durable_runner(harness)
+        forget = getattr(runner, "forget", None)
+        if callable(forget):
+            forget(run_id, folder=self.path)
+
+    @contextmanager
+    def recorded(self, store: RunStore, harness: str) -> Iterator[None]:
+        """Store the run an interruption paused (see :class:`RunInterrupted`), then let
+        the interruption go on."""
+        try:
+            yield
+        except RunInterrupted as exc:
+            self.record(store, exc.result, harness)
+            raise
