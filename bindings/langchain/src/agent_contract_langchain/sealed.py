@@ -12,13 +12,17 @@ binding stores goes through :class:`SealedSerializer`:
    (a forged or edited row, an unauthenticated row of an older version) before it
    decodes a byte.
 2. **Allowlisted.** A ``msgpack`` payload is walked first, and every extension it holds
-   must name a type in :data:`ALLOWED_TYPES` (LangGraph's own ``SAFE_MSGPACK_TYPES``:
-   the message classes, ``Send``, ``Interrupt``, datetimes, ...) or a method in
-   LangGraph's ``SAFE_MSGPACK_METHODS``; anything else (another module, pickle, numpy, a
+   must name a type in :data:`ALLOWED_TYPES` (the message classes, ``Send``,
+   ``Interrupt``, ``Command``, datetimes, ...: an explicit list here, joined by
+   LangGraph's own ``SAFE_MSGPACK_TYPES`` where the installed release has one) or a
+   method in :data:`ALLOWED_METHODS`; anything else (another module, pickle, numpy, a
    pydantic v1 class) is a :class:`~agent_contract.errors.CheckpointError` and nothing
    is imported or called. Only ``null``, ``bytes``, ``bytearray`` and ``msgpack`` rows
    are accepted.
-3. **Decoded strictly**, by ``JsonPlusSerializer(allowed_msgpack_modules=None)``.
+3. **Decoded strictly**, by ``JsonPlusSerializer(allowed_msgpack_modules=None)`` where the
+   installed ``langgraph-checkpoint`` takes that argument (older releases, down to the
+   supported floor, do not: there the pre-scan of step 2 is the guard, and it runs on
+   every release alike).
 
 A value's tag does not say where the row sits (its thread, its checkpoint, or whether a
 newer row was deleted): the row columns and the metadata are plain. So when a run pauses,
@@ -37,7 +41,6 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 import ormsgpack
-from langgraph.checkpoint.serde._msgpack import SAFE_MSGPACK_METHODS, SAFE_MSGPACK_TYPES
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
@@ -45,6 +48,7 @@ from agent_contract.errors import CheckpointError
 from agent_contract.sealing import seal, subkey, verify
 
 __all__ = [
+    "ALLOWED_METHODS",
     "ALLOWED_TYPES",
     "CHECKPOINTS_LABEL",
     "SEAL_KEY",
@@ -57,8 +61,54 @@ CHECKPOINTS_LABEL: Final = "checkpoints/v1"
 """The sub-key label checkpoint values and seals are keyed with."""
 SEAL_KEY: Final = "checkpoint_seal"
 """The key of the paused checkpoint's seal in a run snapshot."""
-ALLOWED_TYPES: Final[frozenset[tuple[str, ...]]] = frozenset(SAFE_MSGPACK_TYPES)
-"""The types a checkpoint may name: LangGraph's own safe set."""
+_MESSAGES: Final = ("Human", "AI", "System", "Chat", "Tool", "Function")
+_OWN_TYPES: Final[frozenset[tuple[str, ...]]] = frozenset(
+    {
+        ("datetime", "datetime"),
+        ("datetime", "date"),
+        ("datetime", "time"),
+        ("datetime", "timedelta"),
+        ("datetime", "timezone"),
+        ("uuid", "UUID"),
+        ("decimal", "Decimal"),
+        ("builtins", "set"),
+        ("builtins", "frozenset"),
+        ("collections", "deque"),
+        ("zoneinfo", "ZoneInfo"),
+        ("langchain_core.messages.base", "BaseMessage"),
+        ("langchain_core.messages.base", "BaseMessageChunk"),
+        ("langchain_core.messages.modifier", "RemoveMessage"),
+        *(
+            (f"langchain_core.messages.{kind.lower()}", f"{kind}Message{chunk}")
+            for kind in _MESSAGES
+            for chunk in ("", "Chunk")
+        ),
+        ("langgraph.types", "Send"),
+        ("langgraph.types", "Interrupt"),
+        ("langgraph.types", "Command"),
+        ("langgraph.types", "Overwrite"),
+    }
+)
+
+
+def _langgraph_safe() -> tuple[frozenset[tuple[str, ...]], frozenset[tuple[str, ...]]]:
+    """LangGraph's own safe types and methods, where the installed release has them."""
+    try:
+        from langgraph.checkpoint.serde import _msgpack
+    except ImportError:  # older langgraph-checkpoint: the explicit list alone
+        return frozenset(), frozenset()
+    types: Any = getattr(_msgpack, "SAFE_MSGPACK_TYPES", frozenset())
+    methods: Any = getattr(_msgpack, "SAFE_MSGPACK_METHODS", frozenset())
+    return frozenset(map(tuple, types)), frozenset(map(tuple, methods))
+
+
+ALLOWED_TYPES: Final[frozenset[tuple[str, ...]]] = _OWN_TYPES | _langgraph_safe()[0]
+"""The ``(module, name)`` types a checkpoint may construct: the explicit list above
+joined by LangGraph's ``SAFE_MSGPACK_TYPES`` when the installed release has it."""
+ALLOWED_METHODS: Final[frozenset[tuple[str, ...]]] = (
+    frozenset({("datetime", "datetime", "fromisoformat")}) | _langgraph_safe()[1]
+)
+"""The ``(module, name, method)`` calls a checkpoint may make."""
 _ROW_TYPES: Final = frozenset({"null", "bytes", "bytearray", "msgpack"})
 _PREFIX: Final = "hmac1:"
 _TAG_BYTES: Final = 32
@@ -88,12 +138,21 @@ def _scanner(refused: list[str]) -> Any:
         if code in _CONSTRUCTORS and named in ALLOWED_TYPES:
             return None
         method = isinstance(inner, list | tuple) and len(inner) >= 4
-        if code == _METHOD and method and (inner[0], inner[1], inner[3]) in SAFE_MSGPACK_METHODS:
+        if code == _METHOD and method and (inner[0], inner[1], inner[3]) in ALLOWED_METHODS:
             return None
         refused.append(f"extension {code} naming {named or '?'}")
         raise ValueError("refused")
 
     return scan
+
+
+def _strict_serializer() -> JsonPlusSerializer:
+    """LangGraph's serializer in strict mode (no type beyond its safe set), on a release
+    that has it; on an older one, the plain serializer (the pre-scan guards it)."""
+    try:
+        return JsonPlusSerializer(allowed_msgpack_modules=None)
+    except TypeError:  # langgraph-checkpoint without allowed_msgpack_modules
+        return JsonPlusSerializer()
 
 
 class SealedSerializer(SerializerProtocol):
@@ -109,7 +168,7 @@ class SealedSerializer(SerializerProtocol):
 
     def __init__(self, key: bytes) -> None:
         self._key = subkey(key, CHECKPOINTS_LABEL)
-        self._inner = JsonPlusSerializer(allowed_msgpack_modules=None)
+        self._inner = _strict_serializer()
 
     def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
         """``(hmac1:<type>, tag + payload)``."""
