@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Final
 
 from ..budget import Budget
-from ..datafolder import private_folder
+from ..datafolder import check_file, private_folder
 from ..errors import PAUSE_REASONS, CheckpointError, ConfigurationError
 from ..faults import crashpoint
 from ..registry import durable_runner
@@ -115,10 +115,11 @@ class DemoFolder:
         this folder's key.
 
         Raises:
-            CheckpointError: ``create_orders`` is false and the order store is missing.
+            CheckpointError: ``create_orders`` is false and the order store is missing,
+                or the order store is a symlink or not a regular file.
         """
         orders = self.path / ORDERS_FILE
-        if not create_orders and not orders.exists():
+        if not check_file(orders) and not create_orders:
             raise CheckpointError(
                 f"the order store {str(orders)!r} is missing: the paused run's orders are "
                 "gone, so nothing is approved or written (it is never re-created here)",

@@ -238,9 +238,7 @@ class RunStore:
             try:
                 fd = os.open(path, flags, FILE_MODE)
             except OSError as exc:
-                raise DataFolderError(
-                    f"cannot make the lock file {str(path)!r}: {exc}", path=str(path)
-                ) from exc
+                raise failure(exc, f"cannot make the lock file {str(path)!r}", path) from exc
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError as exc:

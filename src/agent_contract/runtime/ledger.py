@@ -18,6 +18,7 @@ that owns it holds the run's lock around every call.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,7 +29,7 @@ from ..messages import Message, ToolCall
 from ..results import ToolResult, error_result
 from ..text import escape_value
 from ..tools import ToolRegistry, ToolSpec
-from ..trace import PREVIEW_CHARS, RedactionPolicy, Trace
+from ..trace import PREVIEW_CHARS, RAW_ARGUMENTS_CHARS, RedactionPolicy, Trace
 from .records import ToolCallRecord
 from .response import Violation
 
@@ -195,7 +196,7 @@ class CallLedger:
                         self.redaction,
                     )
                 )
-            self._settle(item.call, item.shown_arguments, result)
+            self._settle(item.call, item.shown_arguments, result, refused=item.refusal is not None)
             closed.append((item, result))
         self.batch = []
         return closed
@@ -225,7 +226,7 @@ class CallLedger:
                 and call.id not in taken
             )
             if not fresh:
-                self._settle(call, call.arguments, None)
+                self._settle(call, call.arguments, None, refused=True)
                 continue
             own = [v.message for v in violations if v.tool_call_id == call.id]
             reason = "; ".join(own) or (
@@ -233,7 +234,7 @@ class CallLedger:
             )
             self.issued.append(call.id or "")
             result = self.record(refusal(call, "invalid_call", reason, self.redaction))
-            self._settle(call, call.arguments, result)
+            self._settle(call, call.arguments, result, refused=True)
             refusals.append(result)
         return tuple(refusals)
 
@@ -242,13 +243,18 @@ class CallLedger:
     def settle(self, call: ToolCall, result: ToolResult) -> None:
         """Write the report record and ``tool_result`` event of an answered call outside
         a batch (a refused structured answer)."""
-        self._settle(call, call.arguments, result)
+        self._settle(call, call.arguments, result, refused=True)
 
-    def _settle(self, call: ToolCall, arguments: Any, result: ToolResult | None) -> None:
+    def _settle(
+        self, call: ToolCall, arguments: Any, result: ToolResult | None, *, refused: bool
+    ) -> None:
         """Write the report record of ``call`` and, when it has a result, its
         ``tool_result`` event. A call without a result broke the contract without an id
-        (or with one already used): it did not run."""
+        (or with one already used): it did not run. A refused call's arguments are
+        kept bounded (:meth:`_bounded`)."""
         arguments, _ = escape_value(arguments)  # a refused call's may hold lone surrogates
+        if refused:
+            arguments = self._bounded(arguments)
         if result is None:
             record = ToolCallRecord(
                 id=call.id or None,
@@ -274,11 +280,29 @@ class CallLedger:
                 "tool_result", **result.summary(), preview=result.content[:PREVIEW_CHARS]
             )
 
+    def _bounded(self, arguments: Any) -> Any:
+        """A refused call's arguments as the report and trace keep them: as they are
+        when their redacted JSON is at most :data:`RAW_ARGUMENTS_CHARS` characters, else
+        ``{"arguments_cut": true, "arguments_chars": N, "arguments_text": <the first
+        RAW_ARGUMENTS_CHARS characters of the redacted JSON>}`` (redacted before it is
+        cut, so no part of a secret survives the cut; the trace cap holds however large
+        the arguments a model sent)."""
+        redacted = self.redaction.redact_value(escape_value(arguments)[0])
+        text = json.dumps(redacted, ensure_ascii=False, sort_keys=True, default=repr)
+        if len(text) <= RAW_ARGUMENTS_CHARS:
+            return arguments
+        return {
+            "arguments_cut": True,
+            "arguments_chars": len(text),
+            "arguments_text": text[:RAW_ARGUMENTS_CHARS],
+        }
+
     def _trace_call(self, planned: PlannedCall) -> None:
+        shown = planned.shown_arguments
         fields: dict[str, Any] = {
             "id": planned.call.id,
             "name": planned.call.name,
-            "arguments": planned.shown_arguments,
+            "arguments": self._bounded(shown) if planned.refusal is not None else shown,
             "decision": (
                 "refused"
                 if planned.refusal is not None

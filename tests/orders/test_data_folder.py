@@ -1,0 +1,234 @@
+"""The data folder at rest (issue 12): private whatever the umask, no symlinks, no
+secret in the stored bytes, finished runs' checkpoints pruned, lock files that do not
+pile up, a read-only folder and a corrupt or missing order store named as such (exit 8
+or ``tool_error``, never ``transient``, never a traceback, never a fresh copy)."""
+
+from __future__ import annotations
+
+import errno
+import os
+import sqlite3
+import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_contract.app.demo import DemoRun, start_demo
+
+Invoke = Any
+SECRETS = ("Espresso grinder", "alice@example.com", "pay_7Q2X9", "VIP customer")
+
+
+def pause(harness: str, folder: Path, order: str = "A-1001", **options: Any) -> DemoRun:
+    demo = start_demo(
+        f"refund order {order}", harness=harness, caller="alice", folder=folder, **options
+    )
+    assert demo.result.stop_reason == "pending_approval"
+    return demo
+
+
+@contextmanager
+def umask(mask: int) -> Iterator[None]:
+    old = os.umask(mask)
+    try:
+        yield
+    finally:
+        os.umask(old)
+
+
+def modes(folder: Path) -> dict[str, int]:
+    """``{relative path: permission bits}`` of everything under ``folder`` (itself ``.``)."""
+    found = {".": stat.S_IMODE(os.lstat(folder).st_mode)}
+    for path in folder.rglob("*"):
+        found[str(path.relative_to(folder))] = stat.S_IMODE(os.lstat(path).st_mode)
+    return found
+
+
+# -- private whatever the umask --------------------------------------------------------------
+
+
+def test_folder_and_files_are_private_under_umask_022(
+    harness: str, folder: Path, invoke: Invoke
+) -> None:
+    with umask(0o022):
+        demo = pause(harness, folder)
+        paused = modes(folder)
+        code, _, err = invoke("approve", demo.thread_id, "--decision", "approve")
+        assert code == 0, err
+        finished = modes(folder)
+    for seen in (paused, finished):
+        assert {"store.key", "runs.sqlite3", "orders.sqlite3"} <= seen.keys()
+        for name, mode in seen.items():
+            expected = 0o700 if (folder / name).is_dir() else 0o600
+            assert mode == expected, (name, oct(mode))
+    if harness == "langchain":
+        assert "checkpoints.sqlite3" in paused
+
+
+# -- symlinks ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["runs.sqlite3", "orders.sqlite3", "store.key"])
+def test_a_symlink_inside_the_folder_is_refused(
+    name: str, folder: Path, tmp_path: Path, invoke: Invoke
+) -> None:
+    folder.mkdir(mode=0o700)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.write_bytes(b"")
+    (folder / name).symlink_to(elsewhere)
+    code, out, err = invoke("run", "refund order A-1001", "--caller", "alice")
+    assert code == 8, out + err
+    assert "symlink" in err
+    assert "Traceback" not in err
+    assert elsewhere.read_bytes() == b""
+
+
+def test_a_data_folder_that_is_a_symlink_is_refused(tmp_path: Path, invoke: Invoke) -> None:
+    real = tmp_path / "real"
+    real.mkdir(mode=0o700)
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    code, out, err = invoke(
+        "run", "look up order A-1001", "--caller", "alice", "--data-dir", str(link)
+    )
+    assert code == 8, out + err
+    assert "is a symlink" in err
+    assert list(real.iterdir()) == []
+
+
+def test_a_folder_other_users_can_write_is_refused(folder: Path, invoke: Invoke) -> None:
+    folder.mkdir()
+    folder.chmod(0o777)
+    code, out, err = invoke("run", "look up order A-1001", "--caller", "alice")
+    assert code == 8, out + err
+    assert "writable by other users" in err
+    assert list(folder.iterdir()) == []
+
+
+# -- what is stored -----------------------------------------------------------------------------
+
+
+def test_a_secret_never_reaches_the_stored_bytes(
+    harness: str, folder: Path, invoke: Invoke
+) -> None:
+    """Snapshots and checkpoints keep redacted, model-visible values only: every
+    ``--secret`` (the item the model sees, the e-mail, payment reference and internal
+    note it never sees) is absent from every stored byte but the order store's own."""
+    flags = [f"--secret={s}" for s in SECRETS]
+    code, out, err = invoke(
+        "run", "refund order A-1001", "--caller", "alice", "--harness", harness, *flags
+    )
+    assert code == 7, out + err
+    thread = next(w for w in out.split() if w.startswith("run-"))
+    stored = {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
+    assert "runs.sqlite3" in stored
+    for name, content in stored.items():
+        if name.startswith("orders.sqlite3"):
+            continue
+        for secret in SECRETS:
+            assert secret.encode() not in content, (name, secret)
+    code, out, err = invoke("approve", thread, "--decision", "approve", *flags)
+    assert code == 0, out + err
+    for path in folder.iterdir():
+        if path.is_file() and not path.name.startswith("orders.sqlite3"):
+            for secret in SECRETS:
+                assert secret.encode() not in path.read_bytes(), (path.name, secret)
+
+
+def test_finished_runs_leave_no_checkpoints(folder: Path, data: Any, invoke: Invoke) -> None:
+    demo = pause("langchain", folder)
+    count = "SELECT COUNT(*) FROM checkpoints WHERE thread_id = ?"
+    assert data.query(data.checkpoints_db, count, demo.thread_id)[0][0] > 0
+    code, _, err = invoke("approve", demo.thread_id, "--decision", "approve")
+    assert code == 0, err
+    assert data.query(data.checkpoints_db, count, demo.thread_id) == [(0,)]
+    writes = "SELECT COUNT(*) FROM writes WHERE thread_id = ?"
+    assert data.query(data.checkpoints_db, writes, demo.thread_id) == [(0,)]
+    # A run that never pauses keeps none either.
+    answered = start_demo(
+        "look up order A-1002", harness="langchain", caller="alice", folder=folder
+    )
+    assert answered.result.stop_reason == "answered"
+    assert data.query(data.checkpoints_db, count, answered.thread_id) == [(0,)]
+
+
+def test_lock_files_do_not_pile_up(harness: str, folder: Path, invoke: Invoke) -> None:
+    for order in ("A-1001", "A-1002"):
+        demo = pause(harness, folder, order)
+        code, _, err = invoke("approve", demo.thread_id, "--decision", "reject")
+        assert code == 0, err
+        code, _, err = invoke("approve", demo.thread_id, "--decision", "reject")
+        assert code == 8  # finished: refused, and still no lock file left behind
+    assert list((folder / "locks").iterdir()) == []
+
+
+# -- the order store: missing, corrupt -------------------------------------------------------------
+
+
+def test_approve_never_recreates_a_missing_order_store(
+    harness: str, folder: Path, invoke: Invoke
+) -> None:
+    demo = pause(harness, folder)
+    (folder / "orders.sqlite3").unlink()
+    code, out, err = invoke("approve", demo.thread_id, "--decision", "approve")
+    assert code == 8, out + err
+    assert "the order store" in err
+    assert "is missing" in err
+    assert not (folder / "orders.sqlite3").exists()
+
+
+def test_a_corrupt_order_store_is_named_not_transient(
+    harness: str, folder: Path, invoke: Invoke
+) -> None:
+    start_demo("look up order A-1001", harness=harness, caller="alice", folder=folder)
+    with (folder / "orders.sqlite3").open("r+b") as handle:
+        handle.write(b"this is not a database" * 10)
+    result = start_demo(
+        "look up order A-1001", harness=harness, caller="alice", folder=folder
+    ).result
+    (record,) = result.tool_calls
+    assert record.error_kind == "tool_error"
+    (message,) = [m for m in result.messages if m.role == "tool"]
+    assert "corrupt" in str(message.content)
+    assert "retry later" not in str(message.content)
+
+
+# -- a read-only folder ----------------------------------------------------------------------------
+
+
+def test_a_read_only_folder_is_a_clear_error(
+    harness: str, folder: Path, invoke: Invoke, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    demo = pause(harness, folder)
+    if os.geteuid() != 0:
+        folder.chmod(0o500)
+        for path in folder.iterdir():
+            path.chmod(0o400)
+    else:  # root writes anywhere: open the stores read-only the way SQLite reports it
+        real = sqlite3.connect
+
+        def read_only(target: Any, *args: Any, **kwargs: Any) -> sqlite3.Connection:
+            if str(target).startswith(str(folder)):
+                kwargs["uri"] = True
+                return real(f"file:{target}?mode=ro", *args, **kwargs)
+            return real(target, *args, **kwargs)
+
+        real_open = os.open
+
+        def no_create(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+            if str(path).startswith(str(folder)) and flags & (os.O_CREAT | os.O_WRONLY | os.O_RDWR):
+                raise OSError(errno.EROFS, "Read-only file system", str(path))
+            return real_open(path, flags, *args, **kwargs)
+
+        monkeypatch.setattr(sqlite3, "connect", read_only)
+        monkeypatch.setattr(os, "open", no_create)
+    try:
+        code, out, err = invoke("approve", demo.thread_id, "--decision", "approve")
+    finally:
+        folder.chmod(0o700)
+    assert code == 8, out + err
+    assert "read-only" in err
+    assert "Traceback" not in err
