@@ -1,0 +1,54 @@
+"""A small crowd on one data folder (issue 12; ``benchmarks/bench_crowd.py`` runs 100):
+concurrent ``run`` processes all pause (no lock-timeout exit, no lost pending approval),
+then concurrent approvers, two per run for some, write exactly one refund per run.
+Outcomes only, no timings."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections import Counter
+from collections.abc import Callable, Sequence
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_contract.app.demo import start_demo
+
+CROWD = 8
+RACERS = 4
+EDIT = json.dumps({"order_id": "A-1001", "amount_cents": 1, "reason": "crowd"})
+
+
+@pytest.mark.parametrize("harness_name", ["offline", "langchain"])
+def test_a_crowd_loses_nothing_and_writes_once(
+    harness_name: str,
+    folder: Path,
+    cli_call: Any,
+    children: Callable[[Sequence[Any]], list[Any]],
+) -> None:
+    start_demo("look up order A-1001", harness="offline", caller="alice", folder=folder)
+    request = ("run", "refund order A-1001", "--caller", "alice", "--harness", harness_name)
+    runs = children([cli_call((*request, "--json"), folder) for _ in range(CROWD)])
+    assert [r.returncode for r in runs] == [7] * CROWD, [r.stderr[-500:] for r in runs]
+    threads = sorted(json.loads(r.stdout)["thread_id"] for r in runs)
+    assert len(set(threads)) == CROWD
+    with closing(sqlite3.connect(folder / "runs.sqlite3")) as db:
+        stored = dict(db.execute("SELECT thread_id, harness FROM runs").fetchall())
+    assert {t: stored.get(t) for t in threads} == dict.fromkeys(threads, harness_name)
+
+    decide = ("--decision", "edit", "--arguments", EDIT, "--call-id", "call_2_1")
+    approvers = [cli_call(("approve", t, *decide), folder) for t in threads]
+    approvers += [cli_call(("approve", t, *decide), folder) for t in threads[:RACERS]]
+    done = children(approvers)
+    for result in done:
+        assert result.returncode in (0, 8), result.stderr[-500:]
+        assert "locked" not in result.stderr
+        assert "Traceback" not in result.stderr
+    assert sum(r.returncode == 0 for r in done) >= CROWD
+    with closing(sqlite3.connect(folder / "orders.sqlite3")) as db:
+        refunds = Counter(str(r[0]) for r in db.execute("SELECT run_id FROM refunds"))
+    assert refunds == Counter(dict.fromkeys(threads, 1))
+    assert list((folder / "locks").iterdir()) == []
