@@ -120,9 +120,14 @@ def crowd(folder: Path, harness: str, runs: int, racers: int) -> dict[str, objec
         "approve_lock_timeout_exits": sum(locked(r) for r in phase2),
         "duplicate_writes": sum(n - 1 for n in refunds.values() if n > 1),
         "approvals_without_a_write": sum(1 for t in threads if refunds[t] == 0),
-        "other_errors": sorted(
-            {r.stderr.strip()[:160] for r in (*phase1, *phase2) if r.returncode not in (0, 7)}
-        )[:5],
+        "unexpected_run_exits": [
+            f"exit {r.returncode}: {(r.stderr.strip() or r.stdout.strip())[-1500:]}"
+            for r in phase1
+            if r.returncode != 7
+        ],
+        "approve_refusals": dict(
+            Counter(r.stderr.strip().split(":")[1].strip() for r in phase2 if r.returncode == 8)
+        ),
         "run_phase_seconds": round(run_seconds, 1),
         "approve_phase_seconds": round(approve_seconds, 1),
     }

@@ -6,6 +6,7 @@ or ``tool_error``, never ``transient``, never a traceback, never a fresh copy)."
 from __future__ import annotations
 
 import errno
+import json
 import os
 import sqlite3
 import stat
@@ -17,6 +18,7 @@ from typing import Any
 import pytest
 
 from agent_contract.app.demo import DemoRun, start_demo
+from agent_contract.app.folder import DemoFolder
 
 Invoke = Any
 SECRETS = ("Espresso grinder", "alice@example.com", "pay_7Q2X9", "VIP customer")
@@ -232,3 +234,33 @@ def test_a_read_only_folder_is_a_clear_error(
     assert code == 8, out + err
     assert "read-only" in err
     assert "Traceback" not in err
+
+
+# -- gc ---------------------------------------------------------------------------------------------
+
+
+def test_gc_prunes_finished_runs_and_keeps_paused_ones(
+    folder: Path, data: Any, invoke: Invoke, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    done = pause("langchain", folder, "A-1001")
+    waiting = pause("langchain", folder, "A-1002")
+    # A crash between the finish record and the prune leaves the checkpoints behind.
+    with monkeypatch.context() as patch:
+        patch.setattr(DemoFolder, "prune", lambda *_: None)
+        code, _, err = invoke("approve", done.thread_id, "--decision", "approve")
+    assert code == 0, err
+    count = "SELECT COUNT(*) FROM checkpoints WHERE thread_id = ?"
+    assert data.query(data.checkpoints_db, count, done.thread_id)[0][0] > 0
+
+    code, out, err = invoke("gc", "--json")
+    assert code == 0, err
+    assert json.loads(out) == {"finished": 1, "summaries_removed": 0, "paused_kept": 1}
+    assert data.query(data.checkpoints_db, count, done.thread_id) == [(0,)]
+    assert data.query(data.checkpoints_db, count, waiting.thread_id)[0][0] > 0
+
+    code, out, err = invoke("gc", "--older-than", "0", "--json")
+    assert code == 0, err
+    assert json.loads(out) == {"finished": 1, "summaries_removed": 1, "paused_kept": 1}
+    assert set(data.runs()) == {waiting.thread_id}
+    code, _, err = invoke("approve", waiting.thread_id, "--decision", "approve")
+    assert code == 0, err

@@ -64,6 +64,7 @@ from ..registry import command_entry_points, harness_names, harness_plugin, miss
 from ..runtime import RunInterrupted, RunResult
 from .check_command import add_check_command
 from .demo import DATA_DIR_ENV, approve_demo, resume_demo, start_demo
+from .gc_command import add_gc_command
 from .redacting import RedactingStream, secrets_in
 from .selftest import cmd_self_test
 from .signals import Interrupted, exit_code, raising_signals
@@ -74,7 +75,7 @@ __all__ = [
     "main",
 ]
 
-CORE_COMMANDS = ("run", "approve", "resume", "self-test", "check")
+CORE_COMMANDS = ("run", "approve", "resume", "gc", "self-test", "check")
 """The commands of the core; the rest come from bindings."""
 
 
@@ -322,6 +323,8 @@ def build_parser() -> argparse.ArgumentParser:
     resume_p.add_argument("thread_id", help="the run id printed by `run` or `approve`")
     _add_common(resume_p)
     resume_p.set_defaults(handler=_cmd_resume)
+
+    add_gc_command(sub)
 
     test_p = sub.add_parser("self-test", help="run the deterministic built-in checks")
     test_p.set_defaults(handler=cmd_self_test)

@@ -13,6 +13,10 @@ The folder is ``--data-dir DIR``, else ``$AGENT_CONTRACT_DATA_DIR``, else
 - whatever a harness's durable runner keeps (the LangChain binding's sealed
   ``checkpoints.sqlite3``), pruned when its run finishes;
 - ``locks/``: a lock file while a run is being resumed (removed afterwards).
+
+Retention: a finished run's checkpoints are dropped when it finishes; its summary stays
+in ``runs.sqlite3`` until ``agent-contract gc`` (default: summaries older than
+:data:`GC_DAYS` days; paused runs are kept until they are decided).
 """
 
 from __future__ import annotations
@@ -35,11 +39,12 @@ from ..tools import ToolSpec
 from .builtin_tools import calculator_tool, policy_lookup_tool
 from .builtin_tools.orders import OrderStore, lookup_order_tool, refund_order_tool
 from .signals import deferred_signals
-from .store import RunStore
+from .store import FINISHED_PREFIX, RunStore
 
 __all__ = [
     "APPROVAL_LABEL",
     "DATA_DIR_ENV",
+    "GC_DAYS",
     "ORDERS_FILE",
     "RUNS_FILE",
     "DemoFolder",
@@ -51,6 +56,8 @@ DATA_DIR_ENV: Final = "AGENT_CONTRACT_DATA_DIR"
 """The environment variable naming the data folder."""
 ORDERS_FILE: Final = "orders.sqlite3"
 RUNS_FILE: Final = "runs.sqlite3"
+GC_DAYS: Final = 30
+"""``agent-contract gc`` removes finished runs' summaries older than this many days."""
 APPROVAL_LABEL: Final = "approval/v1"
 """The sub-key label approval tokens are keyed with."""
 
@@ -152,6 +159,30 @@ class DemoFolder:
         forget = getattr(runner, "forget", None)
         if callable(forget):
             forget(run_id, folder=self.path)
+
+    def collect(self, *, older_than_seconds: float, now: float) -> dict[str, int]:
+        """``agent-contract gc``: delete the summaries of runs that finished at least
+        ``older_than_seconds`` before ``now`` (epoch seconds), and whatever a harness
+        still keeps for any finished run (checkpoints a crash left between the finish
+        record and the prune). Paused runs are never touched.
+
+        Returns:
+            ``{"finished": N, "summaries_removed": N, "paused_kept": N}``.
+
+        Raises:
+            CheckpointError: a store cannot be used (locked, read-only, unsafe).
+        """
+        store = self.runs()
+        threads = store.threads()
+        finished = {t: v for t, v in threads.items() if v[0].startswith(FINISHED_PREFIX)}
+        for thread_id, (column, _) in finished.items():
+            self.prune(thread_id, column[len(FINISHED_PREFIX) :])
+        old = [t for t, (_, updated) in finished.items() if now - updated >= older_than_seconds]
+        return {
+            "finished": len(finished),
+            "summaries_removed": store.forget(old),
+            "paused_kept": len(threads) - len(finished),
+        }
 
     @contextmanager
     def recorded(self, store: RunStore, harness: str) -> Iterator[None]:

@@ -67,12 +67,12 @@ class RunStore:
         self.path = Path(path)
         folder = private_folder(self.path.parent)
         self._key = subkey(key if key is not None else folder_key(folder), RUNS_LABEL)
-        with self._db() as db:
-            db.execute(
-                "CREATE TABLE IF NOT EXISTS runs (thread_id TEXT PRIMARY KEY, harness TEXT NOT "
-                "NULL, snapshot TEXT NOT NULL, updated_at REAL NOT NULL, mac TEXT NOT NULL)"
-            )
+        with self._db(write=False) as db:
             columns = tuple(row[1] for row in db.execute("PRAGMA table_info(runs)"))
+        if not columns:  # a new store (a crowd of readers takes no write lock here)
+            self._create()
+            with self._db(write=False) as db:
+                columns = tuple(row[1] for row in db.execute("PRAGMA table_info(runs)"))
         if columns != _COLUMNS:
             raise CheckpointError(
                 f"the run store {str(self.path)!r} was written by an older agent-contract "
@@ -81,9 +81,18 @@ class RunStore:
                 path=str(self.path),
             )
 
+    def _create(self) -> None:
+        """Create the ``runs`` table if it is missing."""
+        with self._db() as db:
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS runs (thread_id TEXT PRIMARY KEY, harness TEXT NOT "
+                "NULL, snapshot TEXT NOT NULL, updated_at REAL NOT NULL, mac TEXT NOT NULL)"
+            )
+
     @contextmanager
-    def _db(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction, its failures named (locked, read-only, corrupt).
+    def _db(self, *, write: bool = True) -> Iterator[sqlite3.Connection]:
+        """One transaction (a write one unless ``write`` is false), its failures named
+        (locked, read-only, corrupt).
 
         Raises:
             CheckpointError: the store is corrupt; a :class:`DataFolderError` when it is
@@ -94,7 +103,7 @@ class RunStore:
         except DataFolderError as exc:
             raise self._named(exc) from exc
         try:
-            with transaction(conn) as db:
+            with transaction(conn, write=write) as db:
                 yield db
         except sqlite3.DatabaseError as exc:
             raise self._named(failure(exc, "run store", self.path)) from exc
@@ -153,7 +162,7 @@ class RunStore:
             CheckpointError: no such thread, the store is locked or corrupt, the row's
                 seal does not match, or the snapshot does not parse.
         """
-        with self._db() as db:
+        with self._db(write=False) as db:
             row = db.execute(
                 "SELECT harness, snapshot, mac FROM runs WHERE thread_id = ?", (thread_id,)
             ).fetchone()
@@ -189,7 +198,7 @@ class RunStore:
         Raises:
             CheckpointError: the store is locked or corrupt.
         """
-        with self._db() as db:
+        with self._db(write=False) as db:
             rows = db.execute("SELECT thread_id, harness, updated_at FROM runs").fetchall()
         return {str(t): (str(h), float(u)) for t, h, u in rows}
 

@@ -6,7 +6,7 @@ import json
 import sqlite3
 from typing import Any, Final
 
-__all__ = ["SAMPLE_ORDERS", "SCHEMA", "create_tables"]
+__all__ = ["SAMPLE_ORDERS", "SCHEMA", "create_tables", "has_tables"]
 
 SAMPLE_ORDERS: Final[tuple[dict[str, Any], ...]] = (
     {
@@ -114,3 +114,14 @@ def create_tables(db: sqlite3.Connection, *, samples: bool) -> None:
                 for o in SAMPLE_ORDERS
             ],
         )
+
+
+def has_tables(db: sqlite3.Connection) -> bool:
+    """Whether the store already has its two tables (a read: no write lock taken)."""
+    names = {
+        str(row[0])
+        for row in db.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('orders', 'refunds')"
+        )
+    }
+    return names == {"orders", "refunds"}

@@ -63,7 +63,7 @@ from ...errors import (
 )
 from ...results import ToolOutput
 from ...tools import ToolContext, ToolSpec
-from .order_data import SAMPLE_ORDERS, create_tables
+from .order_data import SAMPLE_ORDERS, create_tables, has_tables
 
 __all__ = [
     "LOCK_TIMEOUT_SECONDS",
@@ -173,8 +173,9 @@ class OrderStore:
         except DataFolderError as exc:
             raise _unusable(exc) from exc
         try:
-            with transaction(conn):
-                create_tables(conn, samples=not existed)
+            if not (existed and has_tables(conn)):  # a crowd reads; only a new store writes
+                with transaction(conn):
+                    create_tables(conn, samples=not existed)
         except sqlite3.DatabaseError as exc:
             raise _unusable(failure(exc, "order store", self.path)) from exc
         finally:
