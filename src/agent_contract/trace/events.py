@@ -16,7 +16,9 @@ paused) and the event's fields. Event types, in the order a run produces them
   length) and ``raw_arguments_cut``.
 - ``tool_call``: ``id``, ``name``, ``arguments`` (the validated arguments, redacted),
   ``decision`` (``run``, ``awaiting_approval`` or ``refused``), ``error_kind`` when
-  refused.
+  refused. A refused call's arguments whose redacted JSON is longer than
+  :data:`RAW_ARGUMENTS_CHARS` are kept as ``{"arguments_cut": true, "arguments_chars",
+  "arguments_text"}`` (the redacted JSON, cut), so the trace cap holds.
 - ``tool_result``: ``id``, ``name``, ``status``, ``error_kind``, ``outcome``,
   ``side_effects_possible``, ``chars``, ``truncated``, ``preview`` (first
   :data:`PREVIEW_CHARS` characters of the redacted content).
