@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from .errors import ConfigurationError, ToolError
+from .function_tools import UNDECLARED, tool_from_function
 from .text import json_data_problem
 
 if TYPE_CHECKING:
@@ -218,6 +219,25 @@ class ToolSpec:
             ) from exc
         object.__setattr__(self, "parameters", closed)
         object.__setattr__(self, "_validator", Draft202012Validator(closed))
+
+    @classmethod
+    def from_function(
+        cls, fn: Callable[..., Any], *, effect: Effect | Any = UNDECLARED, **options: Any
+    ) -> ToolSpec:
+        """Adopt a plain Python function unchanged: name, description (the docstring's
+        first paragraph) and JSON Schema from its signature; ``effect`` must be
+        declared. The schema rule and the options are those of
+        :func:`agent_contract.function_tools.tool_from_function`. (A framework's tool
+        objects are adopted by its binding, e.g. the LangChain binding's
+        ``from_langchain_tool``.)
+
+        Raises:
+            ConfigurationError: see ``tool_from_function``.
+        """
+        spec = tool_from_function(fn, effect=effect, **options)
+        if not isinstance(spec, cls):  # pragma: no cover - tool_from_function builds a ToolSpec
+            raise ConfigurationError(f"tool_from_function returned {type(spec).__name__}")
+        return spec
 
     @property
     def is_async(self) -> bool:

@@ -52,7 +52,7 @@ def command_tool(update: dict[str, Any], *, status: str = "success", size: int =
 
 def notes_run(tool_: Any, position: str, mode: str, companion: Any) -> tuple[Any, Any, Any]:
     contract = Contract(
-        [from_langchain_tool(tool_, max_result_chars=200)],
+        [from_langchain_tool(tool_, effect="read", max_result_chars=200)],
         budget=budget(),
         secrets=["sk-planted-in-command"],
     )

@@ -208,7 +208,8 @@ def test_a_tool_added_at_run_time_is_admitted_or_never_offered(
     registered: bool, position: str, mode: str, ran: Ran
 ) -> None:
     contract = Contract(
-        [echo_spec(ran), *([from_langchain_tool(extra)] if registered else [])], budget=budget()
+        [echo_spec(ran), *([from_langchain_tool(extra, effect="read")] if registered else [])],
+        budget=budget(),
     )
     model = FakeModel([tool_call("extra", {"a": 2}), "done"])
     stack = Stack(

@@ -58,7 +58,7 @@ TEAM_TOOLS = [whoami, with_id, count_messages, remember]
 
 
 def test_adopted_specs_show_the_model_visible_schema_only() -> None:
-    specs = {t.name: from_langchain_tool(t) for t in TEAM_TOOLS}
+    specs = {t.name: from_langchain_tool(t, effect="read") for t in TEAM_TOOLS}
     visible = {name: sorted(s.parameters["properties"]) for name, s in specs.items()}
     assert visible == {
         "whoami": ["topic"],
@@ -69,7 +69,7 @@ def test_adopted_specs_show_the_model_visible_schema_only() -> None:
 
 
 def test_an_adopted_tool_with_injected_arguments_refuses_to_run_outside_the_graph() -> None:
-    spec = from_langchain_tool(whoami)
+    spec = from_langchain_tool(whoami, effect="read")
     with pytest.raises(Exception, match="runs only inside create_agent"):
         spec.handler(topic="x")
 
@@ -77,7 +77,9 @@ def test_an_adopted_tool_with_injected_arguments_refuses_to_run_outside_the_grap
 def test_team_context_and_injected_tools_work_under_the_contract(
     position: str, mode: str, companion: Any
 ) -> None:
-    contract = Contract([from_langchain_tool(t) for t in TEAM_TOOLS], budget=budget())
+    contract = Contract(
+        [from_langchain_tool(t, effect="read") for t in TEAM_TOOLS], budget=budget()
+    )
     script = [
         tool_calls(
             ("whoami", {"topic": "bills"}, "c1"),

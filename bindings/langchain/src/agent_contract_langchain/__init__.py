@@ -26,7 +26,7 @@ if _TYPE_CHECKING:
     from .resuming import aresume_agent, aresume_graph, resume_agent, resume_graph
     from .run_config import contract_config, recursion_limit
     from .stops import is_stop_message, stop_of
-    from .tools import to_langchain_tool, to_langchain_tools, to_tool_message
+    from .tools import from_langchain_tool, to_langchain_tool, to_langchain_tools, to_tool_message
 
 __all__ = [
     "MODES",
@@ -43,6 +43,7 @@ __all__ = [
     "contract_config",
     "from_langchain",
     "from_langchain_messages",
+    "from_langchain_tool",
     "is_stop_message",
     "recursion_limit",
     "resume_agent",
@@ -72,6 +73,7 @@ _HOMES: dict[str, str] = {
     "contract_config": "run_config",
     "from_langchain": "messages",
     "from_langchain_messages": "messages",
+    "from_langchain_tool": "tools",
     "is_stop_message": "stops",
     "recursion_limit": "run_config",
     "resume_agent": "resuming",

@@ -56,7 +56,13 @@ from .messages import ai_message_to_completion, escaped_ai_message, from_langcha
 from .run_config import RunNotes, notes_for, run_state_in
 from .stops import is_stop_message, stop_message, without_stops
 from .structured import answer_format_of
-from .tools import RawValue, current_tool_context, to_langchain_tool, to_tool_message
+from .tools import (
+    RawValue,
+    current_tool_context,
+    framework_runner,
+    to_langchain_tool,
+    to_tool_message,
+)
 
 __all__ = ["ContractMiddleware"]
 
@@ -71,6 +77,19 @@ _NOT_A_MODEL_FAILURE: Final[tuple[type[BaseException], ...]] = (
 or LangGraph's control flow; a model failure is anything else."""
 
 _FOREIGN: Final = "answered by another middleware without running"
+
+
+def _with_arguments(request: Any, arguments: dict[str, Any]) -> Any:
+    """``request`` with the model-visible arguments replaced (an approved write runs with
+    the decided ones, an edit's included); injected ones are kept."""
+    call = dict(request.tool_call)
+    injected = injected_arguments(request.tool, dict(call.get("args") or {}))
+    call["args"] = {**injected, **copy.deepcopy(arguments)}
+    return request.override(tool_call=call)
+
+
+async def _awaited(value: Any) -> Any:
+    return await value
 
 
 class _ToolReportedError(ToolError):
@@ -356,7 +375,17 @@ class ContractMiddleware(AgentMiddleware):
         if planned is None:
             return early  # type: ignore[no-any-return]
         if planned.approval is not None:
-            return write_call(state, planned, self.contract.redaction)
+            prepared = self._prepared(request, planned)
+
+            def run_write(arguments: dict[str, Any]) -> Any:
+                output = handler(_with_arguments(prepared, arguments))
+                return self._unwrap(output, state, planned.call_id)
+
+            token = framework_runner.set((planned.call.name, run_write))
+            try:
+                return write_call(state, planned, self.contract.redaction)
+            finally:
+                framework_runner.reset(token)
         prepared = self._prepared(request, planned)
         call_id = planned.call_id
 
@@ -383,8 +412,20 @@ class ContractMiddleware(AgentMiddleware):
         if planned is None:
             return early  # type: ignore[no-any-return]
         if planned.approval is not None:
+            prepared = self._prepared(request, planned)
+            loop = asyncio.get_running_loop()
+
+            def run_write(arguments: dict[str, Any]) -> Any:
+                # On a worker thread: the tool node's async handler runs on the graph's
+                # loop (free: it awaits this thread) and this thread waits for it.
+                pending = handler(_with_arguments(prepared, arguments))
+                output = asyncio.run_coroutine_threadsafe(_awaited(pending), loop).result()
+                return self._unwrap(output, state, planned.call_id)
+
+            context = contextvars.copy_context()
+            context.run(framework_runner.set, (planned.call.name, run_write))
             return await asyncio.to_thread(
-                contextvars.copy_context().run,
+                context.run,
                 write_call,
                 state,
                 planned,

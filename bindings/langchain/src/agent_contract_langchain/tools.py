@@ -16,15 +16,16 @@ from __future__ import annotations
 
 import contextvars
 import inspect
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Final
 
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 
-from agent_contract.errors import ToolError
+from agent_contract.errors import ConfigurationError, ToolError
 from agent_contract.executor import run_awaitable
+from agent_contract.function_tools import UNDECLARED
 from agent_contract.results import (
     ResultNotSerializableError,
     ToolOutput,
@@ -51,6 +52,13 @@ current_tool_context: contextvars.ContextVar[ToolContext | None] = contextvars.C
     "agent_contract_tool_context", default=None
 )
 """The ToolContext of the call being executed (set by the middleware)."""
+
+framework_runner: contextvars.ContextVar[tuple[str, Callable[[dict[str, Any]], Any]] | None] = (
+    contextvars.ContextVar("agent_contract_framework_runner", default=None)
+)
+"""``(tool name, run(arguments) -> raw value)``: how an approved write runs the
+LangChain tool through the graph's tool node (injected arguments included); set by the
+middleware around a write call, read by :func:`from_langchain_tool`'s handler."""
 
 
 @dataclass(frozen=True)
@@ -169,36 +177,51 @@ def _visible_schema(tool: BaseTool) -> dict[str, Any]:
     return dict(schema.schema())  # a pydantic v1 model
 
 
-def from_langchain_tool(tool: BaseTool, **options: Any) -> ToolSpec:
-    """Adopt a LangChain tool (``@tool`` functions, ``StructuredTool``...) as a
-    :class:`ToolSpec`, so the contract can allowlist, validate and budget it.
+def from_langchain_tool(tool: BaseTool, *, effect: Any = UNDECLARED, **options: Any) -> ToolSpec:
+    """Adopt a LangChain tool (``@tool`` functions, ``StructuredTool``, any ``BaseTool``)
+    unchanged as a :class:`ToolSpec`, so the contract can allowlist, validate and budget
+    it. This is the API behind the issue's ``ToolSpec.from_langchain_tool``: the core
+    names no framework, so the converter lives in the binding.
 
-    The parameters are the model-visible schema (``tool.tool_call_schema``): arguments
-    LangChain injects (``ToolRuntime``, ``InjectedToolCallId``, ``InjectedState``,
-    ``InjectedStore``) never reach the contract's validator or trace. Under the contract
-    the tool runs through LangChain's tool node, injection included; the spec's own
-    handler (used when the contract runs it directly: the offline loop, a tool another
-    middleware added at run time) invokes the tool, and refuses a tool that needs
-    injected arguments.
+    The name and description are the tool's; the parameters are the model-visible schema
+    (``tool.tool_call_schema``): arguments LangChain injects (``ToolRuntime``,
+    ``InjectedToolCallId``, ``InjectedState``, ``InjectedStore``) never reach the
+    contract's validator or trace. Under the contract in ``create_agent`` the tool runs
+    through LangChain's tool node, injection included; the spec's own handler (used
+    when the contract runs it directly: the offline loop, a tool another middleware
+    added at run time) invokes the tool, and refuses a tool that needs injected
+    arguments.
+
+    The effect is never guessed (fail closed): ``effect="read"`` or ``effect="write"``
+    is required. A write also needs ``preview=`` and ``verify=`` (``preview(context,
+    **arguments)`` and ``verify(context, **arguments)``, see :class:`ToolSpec`), and then
+    never runs before a human approved the exact call; the tool itself can read the
+    call's idempotency key from :data:`current_tool_context`.
 
     Args:
         tool: the LangChain tool.
-        **options: further :class:`ToolSpec` fields (``effect``, ``timeout_seconds``,
-            ``max_result_chars``, ``preview``, ``verify``, ...).
+        effect: ``"read"`` or ``"write"`` (required).
+        **options: further :class:`ToolSpec` fields (``timeout_seconds``,
+            ``max_result_chars``, ``preview``, ``verify``, ``check_arguments``, ...).
 
     Raises:
-        ConfigurationError: the spec is not valid (see :class:`ToolSpec`).
+        ConfigurationError: no or an unknown ``effect``, a write without preview and
+            verify, or a spec that is not valid (see :class:`ToolSpec`).
     """
+    if effect is UNDECLARED:
+        raise ConfigurationError(
+            f"tool {tool.name!r}: declare its effect (effect='read' or effect='write'); "
+            "an adopted tool's effect is never guessed"
+        )
     parameters = _visible_schema(tool)
-    visible = set((parameters.get("properties") or {}).keys())
-    func = getattr(tool, "func", None) or getattr(tool, "coroutine", None)
-    try:
-        declared = set(inspect.signature(func).parameters) if func is not None else set()
-    except (TypeError, ValueError):
-        declared = set()
-    injected = declared - visible
+    injected = _injected_names(tool, parameters)
 
-    def handler(**arguments: Any) -> Any:
+    def handler(*context: Any, **arguments: Any) -> Any:
+        runner = framework_runner.get()
+        if runner is not None and runner[0] == tool.name:  # an approved write, in the graph
+            if context and isinstance(context[0], ToolContext):
+                current_tool_context.set(context[0])  # its idempotency key, for the tool
+            return runner[1](arguments)
         if injected:
             raise ToolError(
                 f"tool {tool.name!r} needs arguments LangChain injects; it runs only inside "
@@ -211,5 +234,21 @@ def from_langchain_tool(tool: BaseTool, **options: Any) -> ToolSpec:
         description=tool.description or tool.name,
         parameters=parameters,
         handler=handler,
+        effect=effect,
         **options,
     )
+
+
+def _injected_names(tool: BaseTool, parameters: dict[str, Any]) -> set[str]:
+    """Parameters of the tool's function the model does not see (LangChain injects them)."""
+    visible = set((parameters.get("properties") or {}).keys())
+    func = getattr(tool, "func", None) or getattr(tool, "coroutine", None)
+    try:
+        declared = set(inspect.signature(func).parameters) if func is not None else set()
+    except (TypeError, ValueError):
+        declared = set()
+    if func is None:
+        schema = getattr(tool, "args_schema", None)
+        fields = getattr(schema, "model_fields", None)
+        declared = set(fields) if isinstance(fields, dict) else set()
+    return declared - visible
