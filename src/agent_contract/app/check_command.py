@@ -10,18 +10,20 @@ silences it); a ``module:factory`` harness is imported with the working director
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from ..conformance.agent import agent_builder, render_agent_text, run_agent_check
 from ..conformance.boundaries import boundary_label
 from ..conformance.check import Finished, Progress, run_check
 from ..conformance.evaluate import Scenario
 from ..conformance.fixtures import hide_planted
 from ..conformance.junit import render_check_junit
-from ..conformance.report import FORMATS
+from ..conformance.report import FORMATS, to_json_data
 from ..conformance.runner import ScenarioOutcome
 from ..errors import ConfigurationError, DependencyMissingError
 from ..registry import harness_names, harness_plugins, missing_bindings
@@ -32,6 +34,7 @@ __all__ = [
     "add_check_command",
     "cmd_check",
     "default_harnesses",
+    "parse_effects",
     "split_harness_names",
     "working_directory_importable",
     "write_report_file",
@@ -172,6 +175,32 @@ def add_check_command(sub: Any) -> None:
         help="a harness to check (repeatable or comma-separated): "
         f"{', '.join(harness_names())}, or module:factory",
     )
+    check_p.add_argument(
+        "--agent",
+        metavar="module:factory",
+        help="probe your own agent instead: factory(chat_model) builds it (your "
+        "create_agent call, your tools, middleware, context_schema, checkpointer); the "
+        "probes are derived from your tools' JSON Schemas (see docs/AGENT_CHECK.md)",
+    )
+    check_p.add_argument(
+        "--effect",
+        action="append",
+        metavar="TOOL=read|write",
+        help="with --agent, for a stack without a ContractMiddleware: declare a tool's "
+        "effect (repeatable or comma-separated); an undeclared tool is treated as a write",
+    )
+    check_p.add_argument(
+        "--agent-framework",
+        metavar="NAME",
+        help="which binding builds the agent's probes (an entry point of the group "
+        "agent_contract.agents; default: the first registered)",
+    )
+    check_p.add_argument(
+        "--mode",
+        choices=("invoke", "ainvoke", "stream"),
+        default="invoke",
+        help="with --agent: how the agent is driven (default invoke)",
+    )
     check_p.add_argument("--format", choices=sorted(FORMATS), default="text")
     check_p.add_argument(
         "--junit",
@@ -202,6 +231,8 @@ def cmd_check(args: Any, out: TextIO, err: TextIO) -> int:
         ConfigurationError: an unknown harness, or a ``--junit`` file that cannot be
             written (exit 2).
     """
+    if getattr(args, "agent", None):
+        return _cmd_check_agent(args, out, err)
     named = split_harness_names(args.harness)
     checked, control = (named, []) if named else default_harnesses()
     working_directory_importable(checked)
@@ -223,3 +254,63 @@ def cmd_check(args: Any, out: TextIO, err: TextIO) -> int:
     if args.junit is not None:
         write_report_file(args.junit, render_check_junit(report))
     return report.exit_code
+
+
+def parse_effects(values: Sequence[str] | None) -> dict[str, str]:
+    """``--effect`` values (``name=read``, repeatable or comma-separated) as a dict.
+
+    Raises:
+        ConfigurationError: an item that is not ``name=read`` or ``name=write``.
+    """
+    found: dict[str, str] = {}
+    for value in values or ():
+        for item in value.split(","):
+            name, equals, effect = item.strip().partition("=")
+            if not item.strip():
+                continue
+            if not equals or not name or effect not in ("read", "write"):
+                raise ConfigurationError(f"--effect takes TOOL=read or TOOL=write, got {item!r}")
+            found[name] = effect
+    return found
+
+
+def _cmd_check_agent(args: Any, out: TextIO, err: TextIO) -> int:
+    """``check --agent module:factory``: probes derived from the team's own agent.
+
+    Raises:
+        DependencyMissingError: no binding that probes agents is installed (exit 4).
+        ConfigurationError: the factory cannot be loaded or does not build an agent, a
+            ``--harness`` given too, or a ``--junit`` file that cannot be written (exit 2).
+    """
+    if args.harness:
+        raise ConfigurationError("check takes --agent or --harness, not both")
+    working_directory_importable([args.agent])
+    _, build = agent_builder(args.agent_framework)
+    probes = build(args.agent, mode=args.mode, effects=parse_effects(args.effect))
+    progress: Progress | None = None
+    finished: Finished | None = None
+    if not args.quiet:
+        if err.isatty():
+            progress = TerminalProgress(err)
+        else:
+            finished = LineProgress(err)
+    check = run_agent_check(probes, progress=progress, finished=finished)
+    if args.format == "text":
+        out.write(render_agent_text(check))
+    elif args.format == "json":
+        data = to_json_data(check.report)
+        data["agent"] = {
+            "factory": probes.agent,
+            "tools": [{"name": n, "effect": probes.effects.get(n)} for n in probes.tools],
+            "probes": {
+                name: {"tool": info.tool or None, "kind": info.kind}
+                for name, info in probes.probes.items()
+            },
+            "findings": list(probes.findings),
+        }
+        out.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    else:
+        out.write(FORMATS[args.format](check.report))
+    if args.junit is not None:
+        write_report_file(args.junit, render_check_junit(check.report))
+    return check.exit_code

@@ -96,6 +96,35 @@ class _ToolReportedError(ToolError):
     """A foreign tool (or a layer inside the contract) answered with an error message."""
 
 
+def raising_middleware(exc: BaseException) -> str | None:
+    """The name of the middleware (not the contract's) whose hook raised ``exc``: the
+    innermost traceback frame that runs a method of an ``AgentMiddleware``, else None."""
+    name: str | None = None
+    tb = exc.__traceback__
+    while tb is not None:
+        owner = tb.tb_frame.f_locals.get("self")
+        if isinstance(owner, AgentMiddleware) and not isinstance(
+            owner, ContractMiddleware | ContractGate
+        ):
+            name = str(getattr(owner, "name", type(owner).__name__))
+        tb = tb.tb_next
+    return name
+
+
+def _failure(exc: BaseException, notes: RunNotes, calls_before: int) -> Stop:
+    """The stop for an exception raised inside the contract's model hook: the model's
+    (``model_error``) when the provider call raised, else the team's middleware
+    (``middleware_stop``, naming it and the exception's type, never its text)."""
+    if notes.provider_calls > calls_before and notes.provider_error is not None:
+        return Stop.model_error(exc)
+    where = raising_middleware(exc)
+    owner = f"the middleware {where!r}" if where else "a middleware (not the model)"
+    return Stop(
+        reason="middleware_stop",
+        detail=f"{owner} raised {type(exc).__name__}; the model did not fail",
+    )
+
+
 def _unparsed(exc: BaseException) -> Stop:
     """The stop for a structured answer LangChain's own parser refused (the model's
     reply is not the structure asked for)."""
@@ -285,7 +314,7 @@ class ContractMiddleware(AgentMiddleware):
         except StructuredOutputError as exc:
             return self._stop(state, _unparsed(exc))
         except Exception as exc:  # noqa: BLE001 - any model failure is a typed stop
-            return self._stop(state, Stop.model_error(exc))
+            return self._stop(state, _failure(exc, notes, calls))
         return self._after(state, notes, calls, request, response)
 
     async def awrap_model_call(
@@ -304,7 +333,7 @@ class ContractMiddleware(AgentMiddleware):
         except StructuredOutputError as exc:
             return self._stop(state, _unparsed(exc))
         except Exception as exc:  # noqa: BLE001 - any model failure is a typed stop
-            return self._stop(state, Stop.model_error(exc))
+            return self._stop(state, _failure(exc, notes, calls))
         return self._after(state, notes, calls, request, response)
 
     # -- tools -------------------------------------------------------------------------

@@ -33,6 +33,7 @@ __all__ = [
     "PLAIN_CREATE_AGENT",
     "STACK",
     "SqliteAgentRunner",
+    "agent_probes",
 ]
 
 STACK: Final = ("langchain", "langchain-core", "langgraph")
@@ -135,3 +136,18 @@ PLAIN_CREATE_AGENT: Final = HarnessPlugin(
     default=True,
     versions=STACK,
 )
+
+
+def agent_probes(
+    spec: str, *, mode: str = "invoke", effects: Mapping[str, str] | None = None
+) -> Any:
+    """``agent-contract check --agent``'s builder (entry-point group
+    ``agent_contract.agents``): see :func:`agent_contract_langchain.agent_check.
+    agent_probes`; LangChain is imported here, when it is used."""
+    from .agent_check import agent_probes as build
+
+    if mode not in ("invoke", "ainvoke", "stream"):
+        from agent_contract.errors import ConfigurationError
+
+        raise ConfigurationError(f"unknown mode {mode!r}; expected invoke, ainvoke or stream")
+    return build(spec, mode=mode, effects=effects)  # type: ignore[arg-type]

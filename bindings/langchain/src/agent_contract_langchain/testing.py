@@ -32,13 +32,14 @@ streaming path too. Capability flags and opt-outs are those of
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from agent_contract.conformance import Scenario, ScenarioOutcome
+from agent_contract.conformance.agent import AgentCheck
 from agent_contract.conformance.suite import ContractSuite, capability_flag
 from agent_contract.errors import ConfigurationError
 from agent_contract.harnesses import Harness, RunInput
@@ -52,7 +53,7 @@ from .middleware import ContractMiddleware
 from .resuming import run_options
 from .suite_extras import suite_tools
 
-__all__ = ["CreateAgentContractSuite"]
+__all__ = ["AgentContractSuite", "CreateAgentContractSuite"]
 
 _CAPABILITIES = (
     "timeouts",
@@ -158,3 +159,83 @@ class CreateAgentContractSuite(ContractSuite):
         if self._miswired:
             pytest.fail(self._miswired, pytrace=False)
         return outcome
+
+
+class AgentContractSuite:
+    """Contract probes of your own agent, as pytest tests (``check --agent``'s pytest
+    twin); see :mod:`agent_contract_langchain.agent_check` for the probes.
+
+    Name your factory (your code that builds your ``create_agent`` from a chat model)::
+
+        from agent_contract_langchain.testing import AgentContractSuite
+
+        class TestShopAgent(AgentContractSuite):
+            agent_factory = "shop.agent:build_agent"   # or the function itself
+            effects = {"lookup_order": "read", "place_order": "write"}  # no contract yet
+
+    Three tests: :meth:`test_agent_keeps_the_contract` (every column that runs your agent
+    under a contract, yours or one the probes add, holds every probed boundary),
+    :meth:`test_agent_as_built_keeps_the_contract` (your agent as you build it has a
+    contract and keeps it) and :meth:`test_every_effect_is_declared`. Each fails with
+    the report. Opt out of one only with ``@pytest.mark.xfail(reason=..., strict=True)``.
+    """
+
+    agent_factory: ClassVar[Any] = None
+    """``"module:factory"`` or the factory itself: ``factory(chat_model) -> graph``."""
+    effects: ClassVar[Mapping[str, str]] = {}
+    """Effects of your tools (``"read"``/``"write"``) when your stack has no
+    ContractMiddleware yet (with one, its tool specs declare them)."""
+    mode: ClassVar[Mode] = "invoke"
+    """How the agent is driven: ``"invoke"``, ``"ainvoke"`` or ``"stream"``."""
+
+    _checks: ClassVar[dict[type, AgentCheck]] = {}
+
+    def agent_check(self) -> AgentCheck:
+        """The probes' result for this class (run once per class).
+
+        Raises:
+            NotImplementedError: :attr:`agent_factory` is not set.
+        """
+        cls = type(self)
+        if cls.agent_factory is None:
+            raise NotImplementedError(f"{cls.__name__} must set agent_factory")
+        if cls not in AgentContractSuite._checks:
+            from agent_contract.conformance.agent import run_agent_check
+
+            from .agent_check import agent_probes
+
+            probes = agent_probes(cls.agent_factory, mode=cls.mode, effects=dict(cls.effects))
+            AgentContractSuite._checks[cls] = run_agent_check(probes)
+        return AgentContractSuite._checks[cls]
+
+    def test_agent_keeps_the_contract(self) -> None:
+        """Under a contract (yours, or one added by the probes), every probe holds.
+        When it fails: the report's per-tool table names the tool and the probe."""
+        from agent_contract.conformance.agent import render_agent_text
+
+        check = self.agent_check()
+        broken = [b for name in check.probes.under_contract for b in check.broken_on(name)]
+        if broken:
+            pytest.fail(render_agent_text(check), pytrace=False)
+
+    def test_agent_as_built_keeps_the_contract(self) -> None:
+        """Your agent as you build it runs under a contract (a ContractMiddleware) and
+        keeps it. When it fails: add ``ContractMiddleware(contract).around(*yours)``
+        (docs/MIGRATION.md)."""
+        from agent_contract.conformance.agent import render_agent_text
+
+        check = self.agent_check()
+        as_built = [n for n in check.probes.harnesses if n not in check.probes.under_contract]
+        if as_built:
+            pytest.fail(
+                "your agent has no ContractMiddleware; as built:\n" + render_agent_text(check),
+                pytrace=False,
+            )
+
+    def test_every_effect_is_declared(self) -> None:
+        """Every tool's effect is declared (``from_langchain_tool(tool, effect=...)``)."""
+        undeclared = self.agent_check().probes.undeclared
+        if undeclared:
+            pytest.fail(
+                "effect undeclared (treated as write): " + ", ".join(undeclared), pytrace=False
+            )
