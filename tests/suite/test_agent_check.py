@@ -14,8 +14,8 @@ import pytest
 
 from agent_contract.app.cli import main
 from agent_contract.conformance.agent import render_agent_text, run_agent_check
-from agent_contract_langchain.agent_check import _invalid as invalid_arguments
 from agent_contract_langchain.agent_check import agent_probes, sample_arguments
+from agent_contract_langchain.agent_schema import invalid_arguments
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOP = "tests.agents.shop:build_shop_agent"

@@ -29,6 +29,7 @@ layer.
 
 from __future__ import annotations
 
+import copy
 import inspect
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -55,6 +56,7 @@ __all__ = [
     "is_gate_refusal",
     "tool_name",
     "visible_arguments",
+    "with_visible_arguments",
 ]
 
 _GATE_REFUSAL = "agent_contract_gate"
@@ -91,6 +93,16 @@ def visible_arguments(tool: Any, arguments: Any) -> dict[str, Any]:
         return {}
     injected = injected_arguments(tool, arguments)
     return {k: v for k, v in arguments.items() if k not in injected}
+
+
+def with_visible_arguments(request: Any, arguments: dict[str, Any]) -> Any:
+    """``request`` (a tool-call request) with the model-visible arguments replaced (an
+    approved write runs with the decided ones, an edit's included); the injected ones
+    are kept."""
+    call = dict(request.tool_call)
+    injected = injected_arguments(request.tool, dict(call.get("args") or {}))
+    call["args"] = {**injected, **copy.deepcopy(arguments)}
+    return request.override(tool_call=call)
 
 
 def allowed_tools(contract: Any, tools: Any) -> list[Any]:

@@ -25,8 +25,6 @@ contract_config`), so the graph's ``context=`` stays the team's.
 
 from __future__ import annotations
 
-import asyncio
-import contextvars
 import copy
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Final
@@ -42,7 +40,8 @@ from agent_contract.results import error_content
 from agent_contract.runtime import Contract, PlannedCall, RunState, Stop
 from agent_contract.tools import ToolContext
 
-from .approvals import write_call
+from .approvals import awrite_in_graph, write_in_graph
+from .attribution import model_hook_failure
 from .control import CONTROL_FLOW, ResumeRefused, aguard_resume, guard_resume
 from .gate import (
     ContractGate,
@@ -50,6 +49,7 @@ from .gate import (
     injected_arguments,
     is_gate_refusal,
     visible_arguments,
+    with_visible_arguments,
 )
 from .graph_commands import split_command
 from .messages import ai_message_to_completion, escaped_ai_message, from_langchain_messages
@@ -59,7 +59,6 @@ from .structured import answer_format_of
 from .tools import (
     RawValue,
     current_tool_context,
-    framework_runner,
     to_langchain_tool,
     to_tool_message,
 )
@@ -79,50 +78,8 @@ or LangGraph's control flow; a model failure is anything else."""
 _FOREIGN: Final = "answered by another middleware without running"
 
 
-def _with_arguments(request: Any, arguments: dict[str, Any]) -> Any:
-    """``request`` with the model-visible arguments replaced (an approved write runs with
-    the decided ones, an edit's included); injected ones are kept."""
-    call = dict(request.tool_call)
-    injected = injected_arguments(request.tool, dict(call.get("args") or {}))
-    call["args"] = {**injected, **copy.deepcopy(arguments)}
-    return request.override(tool_call=call)
-
-
-async def _awaited(value: Any) -> Any:
-    return await value
-
-
 class _ToolReportedError(ToolError):
     """A foreign tool (or a layer inside the contract) answered with an error message."""
-
-
-def raising_middleware(exc: BaseException) -> str | None:
-    """The name of the middleware (not the contract's) whose hook raised ``exc``: the
-    innermost traceback frame that runs a method of an ``AgentMiddleware``, else None."""
-    name: str | None = None
-    tb = exc.__traceback__
-    while tb is not None:
-        owner = tb.tb_frame.f_locals.get("self")
-        if isinstance(owner, AgentMiddleware) and not isinstance(
-            owner, ContractMiddleware | ContractGate
-        ):
-            name = str(getattr(owner, "name", type(owner).__name__))
-        tb = tb.tb_next
-    return name
-
-
-def _failure(exc: BaseException, notes: RunNotes, calls_before: int) -> Stop:
-    """The stop for an exception raised inside the contract's model hook: the model's
-    (``model_error``) when the provider call raised, else the team's middleware
-    (``middleware_stop``, naming it and the exception's type, never its text)."""
-    if notes.provider_calls > calls_before and notes.provider_error is not None:
-        return Stop.model_error(exc)
-    where = raising_middleware(exc)
-    owner = f"the middleware {where!r}" if where else "a middleware (not the model)"
-    return Stop(
-        reason="middleware_stop",
-        detail=f"{owner} raised {type(exc).__name__}; the model did not fail",
-    )
 
 
 def _unparsed(exc: BaseException) -> Stop:
@@ -314,7 +271,7 @@ class ContractMiddleware(AgentMiddleware):
         except StructuredOutputError as exc:
             return self._stop(state, _unparsed(exc))
         except Exception as exc:  # noqa: BLE001 - any model failure is a typed stop
-            return self._stop(state, _failure(exc, notes, calls))
+            return self._stop(state, model_hook_failure(exc, notes, calls))
         return self._after(state, notes, calls, request, response)
 
     async def awrap_model_call(
@@ -333,7 +290,7 @@ class ContractMiddleware(AgentMiddleware):
         except StructuredOutputError as exc:
             return self._stop(state, _unparsed(exc))
         except Exception as exc:  # noqa: BLE001 - any model failure is a typed stop
-            return self._stop(state, _failure(exc, notes, calls))
+            return self._stop(state, model_hook_failure(exc, notes, calls))
         return self._after(state, notes, calls, request, response)
 
     # -- tools -------------------------------------------------------------------------
@@ -407,14 +364,10 @@ class ContractMiddleware(AgentMiddleware):
             prepared = self._prepared(request, planned)
 
             def run_write(arguments: dict[str, Any]) -> Any:
-                output = handler(_with_arguments(prepared, arguments))
+                output = handler(with_visible_arguments(prepared, arguments))
                 return self._unwrap(output, state, planned.call_id)
 
-            token = framework_runner.set((planned.call.name, run_write))
-            try:
-                return write_call(state, planned, self.contract.redaction)
-            finally:
-                framework_runner.reset(token)
+            return write_in_graph(state, planned, self.contract.redaction, run_write)
         prepared = self._prepared(request, planned)
         call_id = planned.call_id
 
@@ -442,23 +395,15 @@ class ContractMiddleware(AgentMiddleware):
             return early  # type: ignore[no-any-return]
         if planned.approval is not None:
             prepared = self._prepared(request, planned)
-            loop = asyncio.get_running_loop()
 
-            def run_write(arguments: dict[str, Any]) -> Any:
-                # On a worker thread: the tool node's async handler runs on the graph's
-                # loop (free: it awaits this thread) and this thread waits for it.
-                pending = handler(_with_arguments(prepared, arguments))
-                output = asyncio.run_coroutine_threadsafe(_awaited(pending), loop).result()
+            def arun_write(arguments: dict[str, Any]) -> Awaitable[Any]:
+                return handler(with_visible_arguments(prepared, arguments))
+
+            def unwrap(output: Any) -> Any:
                 return self._unwrap(output, state, planned.call_id)
 
-            context = contextvars.copy_context()
-            context.run(framework_runner.set, (planned.call.name, run_write))
-            return await asyncio.to_thread(
-                context.run,
-                write_call,
-                state,
-                planned,
-                self.contract.redaction,
+            return await awrite_in_graph(
+                state, planned, self.contract.redaction, arun_write, unwrap
             )
         prepared = self._prepared(request, planned)
         call_id = planned.call_id

@@ -39,6 +39,7 @@ __all__ = [
     "ARTIFACT_KEY",
     "RawValue",
     "current_tool_context",
+    "framework_runner",
     "from_langchain_tool",
     "to_langchain_tool",
     "to_langchain_tools",

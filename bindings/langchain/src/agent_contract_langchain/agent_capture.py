@@ -1,0 +1,217 @@
+"""Calling a team's agent factory and seeing what it passes to ``create_agent``.
+
+:func:`capture_agent` calls ``factory(model)`` while ``create_agent`` (as
+``langchain.agents`` exports it, as the factory's module imported it, and as a closure
+the factory is holds it) records its arguments and builds the graph from a rewrite of
+them; :func:`probe_context` builds a value of the team's ``context_schema``. Used by
+:mod:`agent_contract_langchain.agent_check`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import importlib
+import inspect
+import os
+import sys
+import threading
+import types
+import typing
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from langchain_core.tools import BaseTool
+from langchain_core.tools import tool as as_tool
+
+from agent_contract.errors import ConfigurationError
+
+from .middleware import ContractMiddleware
+
+__all__ = ["AgentParts", "capture_agent", "load_factory", "probe_context"]
+
+
+def load_factory(spec: str | Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """The team's factory named ``module:attribute``, imported with the working directory
+    first on ``sys.path`` (a callable is returned as it is).
+
+    Raises:
+        ConfigurationError: not ``module:attribute``, not importable, not callable.
+    """
+    if callable(spec):
+        return spec
+    module_name, colon, attribute = spec.partition(":")
+    if not colon or not module_name or not attribute:
+        raise ConfigurationError(f"--agent takes module:factory, got {spec!r}")
+    cwd = os.getcwd()
+    if cwd not in sys.path:
+        sys.path.insert(0, cwd)
+    try:
+        target = getattr(importlib.import_module(module_name), attribute)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigurationError(f"cannot load the agent factory {spec!r}: {exc}") from exc
+    if not callable(target):
+        raise ConfigurationError(f"the agent factory {spec!r} is not callable")
+    return typing.cast(Callable[[Any], Any], target)
+
+
+@dataclass
+class AgentParts:
+    """What the team's factory passed to ``create_agent`` (arguments by name)."""
+
+    arguments: dict[str, Any]
+    """Every argument of the call, by parameter name (``model``, ``tools``, ...)."""
+    tools: list[BaseTool] = field(default_factory=list)
+    """The team's tools as LangChain tools (a plain function is converted as
+    ``create_agent`` converts it); provider-side tool dicts are left out."""
+    provider_tools: list[str] = field(default_factory=list)
+    """Names of provider-side tools (dicts): not probed."""
+
+    @property
+    def middleware(self) -> list[Any]:
+        """The team's middleware, in their order."""
+        return list(self.arguments.get("middleware") or ())
+
+    @property
+    def contract_middleware(self) -> ContractMiddleware | None:
+        """The team's own ContractMiddleware, if their stack has one."""
+        found = [m for m in self.middleware if isinstance(m, ContractMiddleware)]
+        return found[0] if found else None
+
+    @property
+    def context_schema(self) -> Any:
+        """Their ``context_schema`` (or None)."""
+        return self.arguments.get("context_schema")
+
+
+def _as_tools(tools: Sequence[Any]) -> tuple[list[BaseTool], list[str]]:
+    converted: list[BaseTool] = []
+    provider: list[str] = []
+    for item in tools:
+        if isinstance(item, BaseTool):
+            converted.append(item)
+        elif isinstance(item, Mapping):
+            provider.append(str(item.get("name") or item.get("type") or "?"))
+        elif callable(item):
+            converted.append(as_tool(item))
+    return converted, provider
+
+
+@contextlib.contextmanager
+def _intercepted(
+    factory: Any, rewrite: Callable[[dict[str, Any]], dict[str, Any]]
+) -> Iterator[list[AgentParts]]:
+    """While open, ``create_agent`` (as ``langchain.agents`` exports it, as the factory's
+    module imported it, and as a closure the factory is holds it) records its arguments and builds the graph from
+    ``rewrite(arguments)``."""
+    import langchain.agents as agents_module
+    import langchain.agents.factory as factory_module
+
+    original = factory_module.create_agent
+    signature = inspect.signature(original)
+    seen: list[AgentParts] = []
+
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        bound = signature.bind(*args, **kwargs)
+        arguments = dict(bound.arguments)
+        tools, provider = _as_tools(list(arguments.get("tools") or ()))
+        seen.append(AgentParts(arguments=dict(arguments), tools=tools, provider_tools=provider))
+        return original(**rewrite(dict(arguments)))
+
+    homes: list[tuple[Any, str]] = [
+        (agents_module, "create_agent"),
+        (factory_module, "create_agent"),
+    ]
+    globals_ = getattr(factory, "__globals__", None)
+    if isinstance(globals_, dict):
+        for key, value in globals_.items():
+            if value is original or value is agents_module.create_agent:
+                homes.append((globals_, key))
+    for index, cell in enumerate(getattr(factory, "__closure__", None) or ()):
+        with contextlib.suppress(ValueError):  # an empty cell
+            if cell.cell_contents is original or cell.cell_contents is agents_module.create_agent:
+                homes.append((cell, str(index)))
+    saved = [(home, key, _get(home, key)) for home, key in homes]
+    try:
+        for home, key in homes:
+            _set(home, key, recording)
+        yield seen
+    finally:
+        for home, key, value in reversed(saved):
+            _set(home, key, value)
+
+
+def _get(home: Any, key: str) -> Any:
+    if isinstance(home, types.CellType):
+        return home.cell_contents
+    return home[key] if isinstance(home, dict) else getattr(home, key)
+
+
+def _set(home: Any, key: str, value: Any) -> None:
+    if isinstance(home, types.CellType):
+        home.cell_contents = value
+    elif isinstance(home, dict):
+        home[key] = value
+    else:
+        setattr(home, key, value)
+
+
+_LOCK = threading.Lock()
+"""One factory call at a time (the interception is process-wide)."""
+
+
+def capture_agent(
+    factory: Callable[[Any], Any],
+    model: Any,
+    rewrite: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+) -> tuple[Any, AgentParts]:
+    """Call ``factory(model)`` and return ``(graph, parts)``.
+
+    Raises:
+        ConfigurationError: the factory raised, or did not call ``create_agent`` exactly
+            once.
+    """
+    with _LOCK, _intercepted(factory, rewrite or (lambda a: a)) as seen:
+        try:
+            graph = factory(model)
+        except ConfigurationError:
+            raise
+        except Exception as exc:
+            raise ConfigurationError(
+                f"the agent factory raised {type(exc).__name__}: {exc}"
+            ) from exc
+    if len(seen) != 1:
+        raise ConfigurationError(
+            f"the agent factory called create_agent {len(seen)} times; it must build one "
+            "agent with langchain.agents.create_agent from the model it is given"
+        )
+    return graph, seen[0]
+
+
+_PLACEHOLDERS: Final[dict[Any, Any]] = {str: "probe", int: 0, float: 0.0, bool: False}
+
+
+def probe_context(schema: Any) -> Any:
+    """A value of the team's ``context_schema`` for the probes: defaults where it has
+    them, else a placeholder per field type (``"probe"``, 0, False, None). None when there
+    is no schema or it cannot be built."""
+    if schema is None:
+        return None
+    with contextlib.suppress(Exception):
+        return schema()
+    fields: dict[str, Any] = {}
+    hints: dict[str, Any] = {}
+    with contextlib.suppress(Exception):
+        hints = typing.get_type_hints(schema)
+    if dataclasses.is_dataclass(schema):
+        names = [f.name for f in dataclasses.fields(schema) if f.init]
+    elif hasattr(schema, "model_fields"):
+        names = list(schema.model_fields)
+    else:
+        names = list(hints)
+    for name in names:
+        fields[name] = _PLACEHOLDERS.get(hints.get(name), None)
+    with contextlib.suppress(Exception):
+        return schema(**fields)
+    return dict(fields)

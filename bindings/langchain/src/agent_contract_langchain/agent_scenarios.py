@@ -1,0 +1,325 @@
+"""The probes of a team's agent, as contract scenarios: per tool, from its JSON Schema,
+its declared effect and the budget (see :mod:`agent_contract_langchain.agent_check`)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from langchain_core.tools import BaseTool
+
+from agent_contract.budget import Budget
+from agent_contract.conformance.agent import ProbeInfo
+from agent_contract.conformance.evaluate import (
+    Problem,
+    Scenario,
+    check_hidden_text,
+    check_ran,
+    check_timeout,
+)
+from agent_contract.conformance.fixtures import Probe
+from agent_contract.harnesses import Observation
+from agent_contract.testing import FakeModel, Reply, tool_call, tool_calls
+from agent_contract.tools import ToolSpec
+
+from .agent_capture import AgentParts
+from .agent_schema import invalid_arguments, sample_arguments
+from .tools import _visible_schema
+
+__all__ = [
+    "PROBE_TIMEOUT_SECONDS",
+    "SLOW_LIMIT_SECONDS",
+    "ToolFacts",
+    "budget_of",
+    "probe_scenarios",
+    "tool_facts",
+]
+
+SLOW_LIMIT_SECONDS: Final = 20.0
+"""The slow-call probe runs only on a tool whose timeout is at most this (seconds): it
+waits that long."""
+PROBE_TIMEOUT_SECONDS: Final = 1.0
+"""The timeout (seconds) of an adopted tool in the column that adds the contract."""
+_ERROR_TEXT: Final = "database password hunter2 at db.internal:5432"
+"""What the tool-error probe's stub raises: text that must never reach the model."""
+_DEADLINE: Final = 60.0
+
+
+@dataclass
+class _Behaviour:
+    """What a tool's stub does in one probe."""
+
+    raises: bool = False
+    wait_seconds: float = 0.0
+
+
+def _recording_spec(
+    tool: BaseTool, parameters: dict[str, Any], behaviour: _Behaviour, probe: Probe, **opts: Any
+) -> ToolSpec:
+    """The scenario's ToolSpec for ``tool``: records on ``probe``, then answers, raises or
+    waits."""
+    name = tool.name
+    release = threading.Event()
+
+    def handler(*context: Any, **arguments: Any) -> str:
+        probe.record(name, arguments)
+        if behaviour.raises:
+            raise RuntimeError(_ERROR_TEXT)
+        if behaviour.wait_seconds:
+            release.wait(behaviour.wait_seconds)
+        return f"probe result of {name}"
+
+    return ToolSpec(
+        name=name,
+        description=tool.description or name,
+        parameters=parameters,
+        handler=handler,
+        **opts,
+    )
+
+
+@dataclass(frozen=True)
+class ToolFacts:
+    tool: BaseTool
+    parameters: dict[str, Any]
+    effect: str
+    declared: bool
+    timeout: float
+    valid: dict[str, Any] | None
+
+
+def budget_of(parts: AgentParts) -> Budget:
+    own = parts.contract_middleware
+    if own is not None:
+        return own.contract.budget
+    return Budget(deadline_seconds=_DEADLINE)
+
+
+def tool_facts(parts: AgentParts, effects: Mapping[str, str]) -> list[ToolFacts]:
+    own = parts.contract_middleware
+    found: list[ToolFacts] = []
+    for tool in parts.tools:
+        parameters = _visible_schema(tool)
+        spec = own.contract.registry.get(tool.name) if own is not None else None
+        effect: str
+        if spec is not None:
+            effect, declared, timeout = spec.effect, True, spec.timeout_seconds
+            parameters = dict(spec.parameters)
+        elif tool.name in effects:
+            effect, declared, timeout = effects[tool.name], True, PROBE_TIMEOUT_SECONDS
+        else:
+            effect, declared, timeout = "write", False, PROBE_TIMEOUT_SECONDS
+        probe_spec = ToolSpec(
+            name=tool.name,
+            description=tool.description or tool.name,
+            parameters=parameters,
+            handler=lambda **a: None,
+        )
+        found.append(
+            ToolFacts(
+                tool=tool,
+                parameters=dict(probe_spec.parameters),
+                effect=effect,
+                declared=declared,
+                timeout=timeout,
+                valid=sample_arguments(probe_spec.parameters),
+            )
+        )
+    return found
+
+
+def _tools_builder(
+    facts: Sequence[ToolFacts], behaviours: Mapping[str, _Behaviour]
+) -> Callable[[Probe], list[ToolSpec]]:
+    def build(probe: Probe) -> list[ToolSpec]:
+        specs = []
+        for fact in facts:
+            opts: dict[str, Any] = {"timeout_seconds": fact.timeout}
+            if fact.effect == "write":
+                opts["effect"] = "write"
+                opts["preview"] = lambda context, **arguments: {"would_call": arguments}
+                opts["verify"] = lambda context, **arguments: None
+            behaviour = behaviours.get(fact.tool.name, _Behaviour())
+            specs.append(_recording_spec(fact.tool, fact.parameters, behaviour, probe, **opts))
+        return specs
+
+    return build
+
+
+def probe_scenarios(
+    facts: Sequence[ToolFacts], budget: Budget
+) -> tuple[list[Scenario], dict[str, ProbeInfo]]:
+    scenarios: list[Scenario] = []
+    info: dict[str, ProbeInfo] = {}
+    plain = _tools_builder(facts, {})
+
+    def add(scenario: Scenario, tool: str, kind: str) -> None:
+        scenarios.append(scenario)
+        info[scenario.name] = ProbeInfo(tool=tool, kind=kind)
+
+    for fact in facts:
+        name = fact.tool.name
+        if fact.valid is None:
+            continue
+        if fact.effect == "write":
+            add(
+                Scenario(
+                    name=f"valid_call[{name}]",
+                    boundary="write_approval",
+                    description=f"a valid call of the write tool {name} waits for approval",
+                    script=(tool_call(name, fact.valid, id="probe_1"), "done"),
+                    tools=plain,
+                    budget=budget,
+                    stop_reason="pending_approval",
+                    trajectory=(),
+                    must_not_run=(name,),
+                ),
+                name,
+                "valid_call",
+            )
+        else:
+            add(
+                Scenario(
+                    name=f"valid_call[{name}]",
+                    boundary="call_id_binding",
+                    description=f"a valid call of {name} runs once, bound to its id",
+                    script=(tool_call(name, fact.valid, id="probe_1"), "done"),
+                    tools=plain,
+                    budget=budget,
+                    stop_reason="answered",
+                    trajectory=(name,),
+                    results=(("success", None),),
+                    extra=(check_ran(name, 1, "call_id_binding"),),
+                ),
+                name,
+                "valid_call",
+            )
+        for kind, arguments in invalid_arguments(fact.parameters, fact.valid).items():
+            add(
+                Scenario(
+                    name=f"{kind}[{name}]",
+                    boundary="argument_validation",
+                    description=f"{name} with arguments the schema refuses ({kind})",
+                    script=(tool_call(name, arguments, id="probe_1"), "done"),
+                    tools=plain,
+                    budget=budget,
+                    stop_reason="answered",
+                    trajectory=(name,),
+                    results=(("error", "invalid_arguments"),),
+                    must_not_run=(name,),
+                ),
+                name,
+                kind,
+            )
+        if fact.effect == "read":
+            add(
+                Scenario(
+                    name=f"tool_error[{name}]",
+                    boundary="tool_errors",
+                    description=f"{name} raises: classified, its text never shown",
+                    script=(tool_call(name, fact.valid, id="probe_1"), "done"),
+                    tools=_tools_builder(facts, {name: _Behaviour(raises=True)}),
+                    budget=budget,
+                    stop_reason="answered",
+                    trajectory=(name,),
+                    results=(("error", "tool_error"),),
+                    extra=(check_hidden_text, _text_hidden),
+                ),
+                name,
+                "tool_error",
+            )
+    add(
+        Scenario(
+            name="unknown_tool",
+            boundary="allowlist",
+            description="a call to a tool nobody registered",
+            script=(tool_call("no_such_tool", {}, id="probe_1"), "done"),
+            tools=plain,
+            budget=budget,
+            stop_reason="answered",
+            trajectory=("no_such_tool",),
+            results=(("error", "unknown_tool"),),
+        ),
+        "",
+        "unknown_tool",
+    )
+    reads = [f for f in facts if f.effect == "read" and f.valid is not None]
+    if reads:
+        first = reads[0]
+        name, valid = first.tool.name, first.valid or {}
+        repeats = budget.max_identical_calls + 1
+        if repeats <= min(budget.max_tool_calls, budget.max_model_steps):
+            script: list[Reply] = [
+                tool_call(name, valid, id=f"probe_{i}") for i in range(1, repeats + 1)
+            ]
+            add(
+                Scenario(
+                    name=f"repeated_calls[{name}]",
+                    boundary="repeated_calls",
+                    description=f"the same call of {name} {repeats} times",
+                    script=(*script, "done"),
+                    tools=plain,
+                    budget=budget,
+                    stop_reason="repeated_call",
+                    trajectory=(name,) * repeats,
+                    results=(
+                        *((("success", None),) * (repeats - 1)),
+                        ("error", "repeated_call"),
+                    ),
+                    extra=(check_ran(name, repeats - 1, "repeated_calls"),),
+                ),
+                name,
+                "repeated_calls",
+            )
+        batch = budget.max_tool_calls + 1
+        if batch <= 64:
+            add(
+                Scenario(
+                    name=f"tool_call_budget[{name}]",
+                    boundary="tool_call_budget",
+                    description=f"one batch of {batch} calls of {name} (budget "
+                    f"{budget.max_tool_calls}) is refused whole",
+                    script=(
+                        tool_calls(*((name, valid, f"probe_{i}") for i in range(1, batch + 1))),
+                        "done",
+                    ),
+                    tools=plain,
+                    budget=budget,
+                    stop_reason="max_tool_calls",
+                    trajectory=(name,) * batch,
+                    results=(("error", "budget_exceeded"),) * batch,
+                    must_not_run=(name,),
+                ),
+                name,
+                "tool_call_budget",
+            )
+        slow = min(reads, key=lambda f: f.timeout)
+        if slow.timeout <= SLOW_LIMIT_SECONDS:
+            add(
+                Scenario(
+                    name=f"slow_call[{slow.tool.name}]",
+                    boundary="timeouts",
+                    description=f"{slow.tool.name} outlasts its timeout ({slow.timeout:g} s)",
+                    script=(tool_call(slow.tool.name, slow.valid or {}, id="probe_1"), "done"),
+                    tools=_tools_builder(
+                        facts, {slow.tool.name: _Behaviour(wait_seconds=slow.timeout + 1.0)}
+                    ),
+                    budget=budget,
+                    stop_reason="answered",
+                    trajectory=(slow.tool.name,),
+                    results=(("error", "timeout"),),
+                    extra=(check_timeout,),
+                    requires=("timeouts",),
+                ),
+                slow.tool.name,
+                "slow_call",
+            )
+    return scenarios, info
+
+
+def _text_hidden(obs: Observation, model: FakeModel, probe: Probe) -> list[Problem]:
+    if "hunter2" in obs.emitted:
+        return [Problem(boundary="tool_errors", message="the tool's exception text was shown")]
+    return []

@@ -1,0 +1,48 @@
+"""Whose exception is it: the model's, or a team's middleware's.
+
+:func:`raising_middleware` names the middleware whose hook raised (the innermost frame
+running a method of an ``AgentMiddleware`` that is not this binding's own), and
+:func:`model_hook_failure` gives the stop for an exception raised inside the contract's
+model hook: ``model_error`` only when the provider call raised, else ``middleware_stop``
+naming the team's middleware (its exception's type, never its text).
+"""
+
+from __future__ import annotations
+
+from langchain.agents.middleware.types import AgentMiddleware
+
+from agent_contract.runtime import Stop
+
+from .run_config import RunNotes
+
+__all__ = ["model_hook_failure", "raising_middleware"]
+
+_OURS = "agent_contract_langchain."
+
+
+def raising_middleware(exc: BaseException) -> str | None:
+    """The name of the middleware (not this binding's) whose hook raised ``exc``: the
+    innermost traceback frame that runs a method of an ``AgentMiddleware``, else None."""
+    name: str | None = None
+    tb = exc.__traceback__
+    while tb is not None:
+        owner = tb.tb_frame.f_locals.get("self")
+        if isinstance(owner, AgentMiddleware) and not type(owner).__module__.startswith(_OURS):
+            name = str(getattr(owner, "name", type(owner).__name__))
+        tb = tb.tb_next
+    return name
+
+
+def model_hook_failure(exc: BaseException, notes: RunNotes, calls_before: int) -> Stop:
+    """The stop for ``exc``, raised inside the contract's model hook: the model's
+    (``model_error``) when the provider call raised (the gate noted it after
+    ``calls_before`` provider calls), else the team's middleware's (``middleware_stop``,
+    naming it and the exception's type)."""
+    if notes.provider_calls > calls_before and notes.provider_error is not None:
+        return Stop.model_error(exc)
+    where = raising_middleware(exc)
+    owner = f"the middleware {where!r}" if where else "a middleware (not the model)"
+    return Stop(
+        reason="middleware_stop",
+        detail=f"{owner} raised {type(exc).__name__}; the model did not fail",
+    )
