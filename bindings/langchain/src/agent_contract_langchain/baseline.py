@@ -25,7 +25,7 @@ from .chat_model import ContractChatModel
 from .messages import to_langchain_messages
 from .plugin import PLAIN_CREATE_AGENT
 
-__all__ = ["plain_agent", "plain_create_agent_harness", "plain_tool"]
+__all__ = ["observe_agent", "plain_agent", "plain_create_agent_harness", "plain_tool"]
 
 
 def plain_tool(spec: ToolSpec) -> StructuredTool:
@@ -79,21 +79,16 @@ def _kind(message: ToolMessage) -> str | None:
     return "unclassified"
 
 
-def plain_create_agent_harness(
-    model: Model, tools: list[ToolSpec], options: RunInput
-) -> Observation:
-    """Run the plain agent and report what it showed (see module doc).
-
-    The stop reason is ``answered`` whenever the graph returns (that is how
-    ``create_agent`` ends: the last AIMessage has no tool calls), or
-    ``crashed:<ExceptionType>`` when ``invoke`` raised.
-    """
+def observe_agent(name: str, agent: Any, options: RunInput) -> Observation:
+    """Invoke a ``create_agent`` graph without the contract on ``options``' turns and
+    report what it showed: stop ``answered`` whenever the graph returns (that is how
+    ``create_agent`` ends: the last AIMessage has no tool calls), ``crashed:<Type>`` when
+    ``invoke`` raised; error kinds read from JSON error content, else ``unclassified``."""
     turns = options.turns()
-    agent = plain_agent(model, tools)
     try:
         final = agent.invoke({"messages": to_langchain_messages(turns)})
     except Exception as exc:  # noqa: BLE001 - the control observes crashes
-        return Observation.crashed(PLAIN_CREATE_AGENT.name, exc)
+        return Observation.crashed(name, exc)
     messages: list[BaseMessage] = list(final["messages"])
     trajectory: list[str] = []
     issued: list[str | None] = []
@@ -121,7 +116,7 @@ def plain_create_agent_harness(
     last = messages[-1] if messages else None
     output = _content(last) if isinstance(last, AIMessage) else None
     return Observation(
-        harness=PLAIN_CREATE_AGENT.name,
+        harness=name,
         stop_reason="answered",
         output=output,
         trajectory=tuple(trajectory),
@@ -130,6 +125,14 @@ def plain_create_agent_harness(
         emitted="\n".join([*(str(m["content"]) for m in tool_messages), output or ""]),
         issued_ids=tuple(issued),
     )
+
+
+def plain_create_agent_harness(
+    model: Model, tools: list[ToolSpec], options: RunInput
+) -> Observation:
+    """Run the plain agent and report what it showed (see module doc and
+    :func:`observe_agent`)."""
+    return observe_agent(PLAIN_CREATE_AGENT.name, plain_agent(model, tools), options)
 
 
 plain_create_agent_harness.capabilities = ("timeouts", "write_tools")  # type: ignore[attr-defined]

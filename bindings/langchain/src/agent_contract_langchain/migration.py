@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from agent_contract.conformance import CheckReport, boundary, boundary_label, run_check
+from agent_contract.conformance.check import Cell, Runner
 from agent_contract.exitcodes import EXIT_OK, EXIT_USAGE
 
 from .plugin import LANGCHAIN, PLAIN_CREATE_AGENT, STACK
@@ -27,8 +28,10 @@ __all__ = [
     "CONTROL_HARNESS",
     "KEEP_IT",
     "MIGRATION_COMMAND",
+    "STOCK_GIVES",
     "keep_it",
     "main",
+    "migration_report",
     "render_migration",
 ]
 
@@ -51,10 +54,11 @@ KEEP_IT: Final[dict[str, str]] = {
         "Hiding tools in `wrap_model_call` alone is not an allowlist."
     ),
     "argument_validation": (
-        "Declare each tool as a `ToolSpec(parameters=<JSON Schema>)` in the `Contract` and "
-        "give `create_agent` `to_langchain_tools(contract.registry)`: arguments are validated "
-        "(Draft 2020-12, closed objects) before the handler runs, and failures are "
-        "`invalid_arguments` naming the JSON path."
+        "Adopt each tool with `from_langchain_tool(tool, effect=...)` (its model-visible "
+        "schema) or declare a `ToolSpec(parameters=<JSON Schema>)`, in the `Contract`: "
+        "arguments are validated (Draft 2020-12, closed objects: an extra field is refused, "
+        "not dropped) before the tool runs, and failures are `invalid_arguments` naming the "
+        "JSON path."
     ),
     "call_id_binding": (
         "Holds by itself. Keep it: add no `after_model` hook that injects `ToolMessage`s "
@@ -119,6 +123,69 @@ KEEP_IT: Final[dict[str, str]] = {
 """Per boundary: the configuration of this package that keeps it on ``create_agent``."""
 
 
+STOCK_GIVES: Final[dict[str, str]] = {
+    "response_shape": (
+        "Nothing judges a reply's shape: `create_agent` ends the run on any AIMessage "
+        "without tool calls (an empty one too), and a malformed call is answered or "
+        "dropped by the tool node."
+    ),
+    "allowlist": (
+        "The tool node runs any tool given to `create_agent`; a call to another name gets "
+        "an error message naming the valid tools. A middleware that selects tools narrows "
+        "what is offered, not what runs."
+    ),
+    "argument_validation": (
+        "`@tool` validates typed arguments with pydantic: a missing field or a wrong type "
+        "goes back to the model as an error message (unclassified text) and the tool does "
+        "not run; an extra field is dropped and the tool runs. A dict `args_schema` is not "
+        "validated at all."
+    ),
+    "call_id_binding": "The tool node binds each tool message to its call id.",
+    "tool_errors": (
+        "Without middleware the tool node re-raises a tool's exception and `invoke` "
+        "crashes; `ToolRetryMiddleware` retries, then answers with the exception's type "
+        "and text (`on_failure='continue'`), unclassified."
+    ),
+    "model_step_budget": (
+        "`ModelCallLimitMiddleware(run_limit=N, exit_behavior='end')` stops the loop, with "
+        "an ordinary AIMessage ('Model call limits exceeded ...') that reads as an answer; "
+        "`recursion_limit` raises `GraphRecursionError`."
+    ),
+    "tool_call_budget": (
+        "`ToolCallLimitMiddleware(run_limit=N, exit_behavior='continue')` refuses the calls "
+        "past N one at a time and lets the run go on; it counts per invocation."
+    ),
+    "repeated_calls": "Nothing refuses an identical call: the limits count calls only.",
+    "deadline": (
+        "No run deadline: `AgentExecutor`'s `max_execution_time` is gone, and a timeout "
+        "around `invoke` leaves the tool thread running and the run unrecorded."
+    ),
+    "timeouts": (
+        "No per-tool timeout: a slow tool holds the run; `ToolRetryMiddleware` retries "
+        "failures, not slowness."
+    ),
+    "result_size": "No per-result cap: a tool's whole result goes to the model.",
+    "serialization": (
+        "The tool node turns any return value into text (`str()` of a set), and a lone "
+        "surrogate goes through unescaped."
+    ),
+    "history": "The messages are sent as they are, broken pairs included.",
+    "trace_redaction": (
+        "No trace of the run. `PIIMiddleware` with a detector for API-key shapes redacts "
+        "matches in input, output and tool results; a secret of another shape, or a value "
+        "the run was given, is unknown to it."
+    ),
+    "write_approval": (
+        "A write runs at once. `HumanInTheLoopMiddleware(interrupt_on=...)` pauses a call "
+        "for review, with no preview, no decision bound to the exact arguments, no "
+        "idempotency key and no read-back (see MIDDLEWARE.md)."
+    ),
+}
+"""Per boundary: what stock LangChain gives a team (``@tool`` tools, the stock middleware
+of :data:`~agent_contract_langchain.baseline_tools.STOCK_MIDDLEWARE`); the measured
+columns show whether it holds."""
+
+
 def keep_it(boundary_id: str) -> str:
     """What keeps ``boundary_id`` on ``create_agent``: :data:`KEEP_IT`'s advice, else the
     boundary's framework-neutral advice, else a pointer to its rule."""
@@ -141,21 +208,73 @@ def _rule(boundary_id: str) -> str:
         return ""
 
 
+def migration_report(runner: Runner | None = None) -> CheckReport:
+    """Measure the document's four columns: :data:`CONTRACT_HARNESS` (checked) and the
+    controls :data:`CONTROL_HARNESS`, ``tool-create-agent`` and ``stock-create-agent``
+    (:mod:`~agent_contract_langchain.baseline_tools`). ``runner`` as in ``run_check``."""
+    from .baseline_tools import (
+        STOCK_CONTROL,
+        TOOL_CONTROL,
+        stock_agent_harness,
+        tool_agent_harness,
+    )
+
+    return run_check(
+        [CONTRACT_HARNESS],
+        control=[CONTROL_HARNESS, TOOL_CONTROL, STOCK_CONTROL],
+        runner=runner,
+        harnesses={TOOL_CONTROL: tool_agent_harness, STOCK_CONTROL: stock_agent_harness},
+    )
+
+
+_FAILED: Final = ("broken", "crashed")
+"""Cell verdicts that mean the boundary did not hold (a crash is its own verdict)."""
+
+
+def _status(cell: Cell) -> str:
+    return cell.status.replace("_", " ")
+
+
+def _evidence(cell: Cell) -> list[str]:
+    """The first failed expectation of each scenario of a broken cell."""
+    lines: list[str] = []
+    seen: set[str] = set()
+    for item in cell.evidence:
+        if item.scenario not in seen:
+            seen.add(item.scenario)
+            lines.append(f"  - `{item.scenario}`: {item.observed}")
+    return lines
+
+
+def _column(cells: dict[str, Cell], label: str, boundary_id: str) -> list[str]:
+    cell = cells[boundary_id]
+    if cell.status not in _FAILED:
+        return [f"- {label} (measured): {_status(cell)}."]
+    return [f"- **{label} (measured): {_status(cell)}.**", *_evidence(cell)]
+
+
 def render_migration(report: CheckReport) -> str:
-    """``docs/MIGRATION.md``: per boundary, what a plain ``create_agent`` does (measured on
-    :data:`CONTROL_HARNESS`), the configuration that keeps it (:data:`KEEP_IT`), and
-    whether it holds with that configuration (measured on :data:`CONTRACT_HARNESS`).
+    """``docs/MIGRATION.md``: per boundary, what stock LangChain gives
+    (:data:`STOCK_GIVES`), what a ``create_agent`` with ``@tool`` tools does, plain and
+    with the stock middleware a team adds (measured: what is missing), the one change that
+    keeps it (:data:`KEEP_IT`), and whether it holds with it (measured on
+    :data:`CONTRACT_HARNESS`); the dict-schema control is in the summary.
 
     Raises:
-        KeyError: ``report`` lacks the control or the contract harness.
+        KeyError: ``report`` lacks one of the four harnesses.
     """
-    control = {c.boundary: c for c in report.cells if c.harness == CONTROL_HARNESS}
-    kept = {c.boundary: c for c in report.cells if c.harness == CONTRACT_HARNESS}
-    if not control or not kept:
-        raise KeyError(f"the report needs harnesses {CONTROL_HARNESS!r} and {CONTRACT_HARNESS!r}")
+    from .baseline_tools import STOCK_CONTROL, STOCK_MIDDLEWARE, TOOL_CONTROL
+
+    names = (CONTROL_HARNESS, TOOL_CONTROL, STOCK_CONTROL, CONTRACT_HARNESS)
+    columns = {n: {c.boundary: c for c in report.cells if c.harness == n} for n in names}
+    missing = [n for n, cells in columns.items() if not cells]
+    if missing:
+        raise KeyError(f"the report needs harnesses {', '.join(map(repr, missing))}")
+    plain, tool, stocked, kept = (columns[n] for n in names)
     versions = report.versions
     stack = ", ".join(f"{k} {versions.get(k)}" for k in STACK)
-    broken_by_default = [b for b in report.rows if control[b].status in ("broken", "crashed")]
+    broken_by_default = [b for b in report.rows if stocked[b].status in _FAILED]
+    middleware = "; ".join(f"`{m}`" for m in STOCK_MIDDLEWARE)
     lines = [
         "# Migrating a tool-calling loop to `create_agent`: the checklist",
         "",
@@ -163,13 +282,18 @@ def render_migration(report: CheckReport) -> str:
         f"     results; do not edit by hand. Regenerate: {MIGRATION_COMMAND} -->",
         "",
         "For teams moving a hand-rolled loop or `create_react_agent` to LangChain's "
-        "`create_agent`. Each section is one boundary of the contract: what a plain "
-        "`create_agent` does with it by default, the configuration in this package that keeps "
-        "it, and whether it then holds. Both are measured, not claimed: the plain column is "
-        f"`agent-contract check --harness {CONTROL_HARNESS}` (stock `StructuredTool`s over the "
-        "same handlers, the JSON Schema as a dict `args_schema`, no middleware), the kept "
-        f"column is `agent-contract check --harness {CONTRACT_HARNESS}` (`create_agent` with "
-        f"`ContractMiddleware`), on {stack} (as locked in `uv.lock`).",
+        "`create_agent`. Each section is one boundary of the contract: what stock LangChain "
+        "gives, what a `create_agent` with `@tool` tools does with it (plain, and with the "
+        "stock middleware a team adds: what is still missing), the one change in this "
+        "package that keeps it, and whether it then holds. The columns are measured, not "
+        f"claimed, on {stack} (as locked in `uv.lock`), with the contract suite's scenarios:",
+        "",
+        "- `@tool`: `create_agent` with each tool as LangChain's docs teach it (a function "
+        "with typed parameters: pydantic validates them), no middleware;",
+        f"- `@tool` + stock: the same with {middleware};",
+        f"- dict schemas: `agent-contract check --harness {CONTROL_HARNESS}` (the JSON Schema "
+        "as a dict `args_schema`, which LangChain does not validate), in the summary only;",
+        f"- with `ContractMiddleware`: `agent-contract check --harness {CONTRACT_HARNESS}`.",
         "",
         "Reading the evidence: each line is a scenario of `agent_contract.conformance` and "
         "the first expectation it broke. `crashed:<Exception>` means `invoke` raised; "
@@ -179,65 +303,54 @@ def render_migration(report: CheckReport) -> str:
         "Coming from `AgentExecutor` or `create_react_agent`: their parameters "
         "(`max_iterations`, `handle_parsing_errors`, `prompt`, `post_model_hook`, ...) are "
         "mapped to `create_agent` and the contract in [PARAMETER_MAP.md](PARAMETER_MAP.md), "
-        "each row measured on both sides.",
+        "each row measured on both sides. To measure your own agent: "
+        "[AGENT_CHECK.md](AGENT_CHECK.md).",
         "",
         "## The steps",
         "",
-        "- [ ] Declare every tool as a `ToolSpec` (name, description, JSON Schema, handler, "
-        "`timeout_seconds`, `max_result_chars`; `effect='write'` with `preview`/`verify` for "
-        "writes) and put them in one `Contract(tools, budget=Budget(...), allowlist=[...], "
-        "secrets=[...])`.",
-        "- [ ] Build the agent with `create_agent(ContractChatModel(model=...) or your chat "
-        "model, tools=to_langchain_tools(contract.registry), middleware=ContractMiddleware("
-        "contract).around(*yours))`, i.e. the contract first and its gate last (or "
-        "`agent_contract_langchain.build_agent`).",
+        "- [ ] Adopt every tool unchanged with `from_langchain_tool(tool, effect='read' | "
+        "'write', timeout_seconds=...)` (a plain function: `ToolSpec.from_function(fn, "
+        "effect=...)`; writes also take `preview` and `verify`), and put them in one "
+        "`Contract(tools, budget=Budget(...), allowlist=[...], secrets=[...])`.",
+        "- [ ] Keep your `create_agent` call and add the contract around your middleware: "
+        "`middleware=ContractMiddleware(contract).around(*yours)`, i.e. the contract first "
+        "and its gate last.",
         "- [ ] Run it with `run_graph(graph, contract.start(), messages)` (or `run_agent`), "
         "which passes the run in `config=contract_config(state)` (your `context=` stays "
         "yours), sets the recursion limit from the budget, and returns a `RunResult` with the "
         "stop reason and the redacted trace; treat only `answered` as an answer.",
-        "- [ ] Run the suite against your own configuration: subclass "
-        "`agent_contract_langchain.testing.CreateAgentContractSuite` (see the README), or "
-        "`agent-contract check --harness yourmodule:factory`.",
-        f"- [ ] The boundaries a plain `create_agent` breaks here ({len(broken_by_default)} of "
-        f"{len(report.rows)}) each have a section below; tick each once its suite test passes.",
+        "- [ ] Probe your own agent: `agent-contract check --agent yourmodule:build_agent` "
+        "(or `AgentContractSuite` in pytest), and run the suite on your wiring with "
+        "`CreateAgentContractSuite` (see the README).",
+        f"- [ ] The boundaries `@tool` + stock middleware breaks here ({len(broken_by_default)} "
+        f"of {len(report.rows)}) each have a section below; tick each once its probe holds.",
         "",
         "## Summary (measured)",
         "",
-        "| Boundary | Plain `create_agent` | With `ContractMiddleware` |",
-        "| --- | --- | --- |",
+        "| Boundary | Dict schemas | `@tool` | `@tool` + stock | With `ContractMiddleware` |",
+        "| --- | --- | --- | --- | --- |",
     ]
-    for boundary_id in report.rows:
+    for b in report.rows:
         lines.append(
-            f"| {boundary_label(boundary_id)} | {control[boundary_id].status.replace('_', ' ')} | "
-            f"{kept[boundary_id].status.replace('_', ' ')} |"
+            f"| {boundary_label(b)} | {_status(plain[b])} | {_status(tool[b])} | "
+            f"{_status(stocked[b])} | {_status(kept[b])} |"
         )
-    for boundary_id in report.rows:
-        plain, ours = control[boundary_id], kept[boundary_id]
-        lines += [
-            "",
-            f"## {boundary_label(boundary_id)[0].upper()}{boundary_label(boundary_id)[1:]}",
-        ]
-        rule = _rule(boundary_id)
+    for b in report.rows:
+        label = boundary_label(b)
+        lines += ["", f"## {label[0].upper()}{label[1:]}"]
+        rule = _rule(b)
         if rule:
             lines += ["", f"The rule: {rule}."]
-        lines += ["", f"- [ ] **Keep it:** {keep_it(boundary_id)}"]
-        if plain.status in ("broken", "crashed"):
-            lines.append(f"- **Plain `create_agent` (measured): {plain.status}.**")
-            seen: set[str] = set()
-            for item in plain.evidence:
-                if item.scenario in seen:
-                    continue
-                seen.add(item.scenario)
-                lines.append(f"  - `{item.scenario}`: {item.observed}")
-        else:
-            lines.append(f"- Plain `create_agent` (measured): {plain.status.replace('_', ' ')}.")
+        lines += ["", f"- **What stock LangChain gives:** {STOCK_GIVES.get(b, 'nothing named.')}"]
+        lines += _column(tool, "`@tool` tools", b)
+        lines += _column(stocked, "`@tool` + stock middleware: what is missing", b)
+        lines.append(f"- [ ] **The one change:** {keep_it(b)}")
+        ours = kept[b]
         scenarios = ", ".join(f"`{e.scenario}`" for e in ours.evidence)
         if ours.status == "holds":
             lines.append(f"- With `ContractMiddleware` (measured): holds ({scenarios}).")
         else:
-            lines.append(
-                f"- With `ContractMiddleware` (measured): {ours.status.replace('_', ' ')}."
-            )
+            lines.append(f"- With `ContractMiddleware` (measured): {_status(ours)}.")
     return "\n".join(lines) + "\n"
 
 
@@ -251,13 +364,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args:
         sys.stderr.write("usage: python -m agent_contract_langchain.migration\n")
         return EXIT_USAGE
-    report = run_check([CONTRACT_HARNESS], control=[CONTROL_HARNESS])
-    sys.stdout.write(render_migration(report))
+    sys.stdout.write(render_migration(migration_report()))
     return EXIT_OK
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
 
 
 if __name__ == "__main__":  # pragma: no cover
