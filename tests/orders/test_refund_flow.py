@@ -24,7 +24,7 @@ from agent_contract.errors import ApprovalError
 from agent_contract.runtime import Contract, RunResult
 from agent_contract.sealing import folder_key, subkey
 from agent_contract.testing import DemoModel, FakeModel, tool_call, tool_calls
-from agent_contract_langchain import middleware as lc_middleware
+from agent_contract_langchain import approvals as lc_approvals
 
 REFUND_A1001 = {"order_id": "A-1001", "amount_cents": 12900, "reason": "customer request"}
 
@@ -335,13 +335,13 @@ def test_no_side_effect_before_the_interrupt(
     model node, which does not re-run; an edit is previewed once more when the decision
     is checked, before anything is recorded) and the write once."""
     entered: list[str] = []
-    original = lc_middleware.write_call
+    original = lc_approvals.write_call
 
     def counting(state: Any, planned: Any, redaction: Any) -> Any:
         entered.append(planned.call_id)
         return original(state, planned, redaction)
 
-    monkeypatch.setattr(lc_middleware, "write_call", counting)
+    monkeypatch.setattr(lc_approvals, "write_call", counting)  # where the middleware calls it
     args = {"order_id": "A-1001", "amount_cents": 500, "reason": "damaged"}
     model = FakeModel([tool_call("refund_order", args), "done"], stateless=True)
     contract = order_contract()
