@@ -9,11 +9,11 @@ middleware and checkpointer. From this folder::
 prints the boundary table and this per-tool table (and exits 0)::
 
     per tool on build_agent (- = not probed):
-    tool          valid_call  missing_required  wrong_type  extra_field  out_of_range  tool_error  repeated_calls  tool_call_budget  slow_call
-    ------------  ----------  ----------------  ----------  -----------  ------------  ----------  --------------  ----------------  ---------
-    order_status  holds       holds             holds       holds        -             holds       holds           holds             holds
-    search_faq    holds       holds             holds       holds        holds         holds       -               -                 -
-    cancel_order  holds       holds             holds       holds        -             -           -               -                 -
+    tool          valid_call  missing_required  wrong_type  extra_field  out_of_range  tool_error  secret_redacted  repeated_calls  tool_call_budget  slow_call
+    ------------  ----------  ----------------  ----------  -----------  ------------  ----------  ---------------  --------------  ----------------  ---------
+    order_status  holds       holds             holds       holds        -             holds       holds            holds           holds             holds
+    search_faq    holds       holds             holds       holds        holds         holds       holds            -               -                 -
+    cancel_order  holds       holds             holds       holds        -             -           -                -               -                 -
 
 The same probes in pytest: ``test_my_agent.py`` (``pytest examples/test_my_agent.py``).
 """

@@ -74,13 +74,14 @@ def test_the_shop_as_written_goes_under_check_with_its_tools_by_name() -> None:
     with_contract = rows(out, "build_shop_agent + contract")
     assert list(with_contract) == list(SHOP_TOOLS)
     assert all(cell in ("holds", "-") for cells in with_contract.values() for cell in cells)
-    assert with_contract["lookup_order"] == ["holds"] * 4 + ["-"] + ["holds"] * 4
-    assert with_contract["search_catalog"] == ["holds"] * 6 + ["-"] * 3
-    assert with_contract["place_order"] == ["holds"] * 4 + ["-"] * 5
+    assert with_contract["lookup_order"] == ["holds"] * 4 + ["-"] + ["holds"] * 5
+    assert with_contract["search_catalog"] == ["holds"] * 7 + ["-"] * 3
+    assert with_contract["place_order"] == ["holds"] * 4 + ["-"] * 6
     as_built = rows(out, "build_shop_agent (as built)")
     # As LangChain's docs teach it: pydantic refuses bad arguments (an unclassified error
     # to the model), an extra field is dropped and the tool runs, a write runs at once.
     assert as_built["place_order"][0] == "BROKEN"
+    assert as_built["lookup_order"][6] == "BROKEN"  # secret_redacted: no redaction as built
     assert "extra_field[lookup_order]: tool messages [('success', None)]" in out
     assert "valid_call[place_order]: stop_reason 'answered', expected 'pending_approval'" in out
     assert "tool_error[lookup_order]: stop_reason 'crashed:RuntimeError'" in out
@@ -148,6 +149,10 @@ def test_the_teams_own_contract_and_checkpointer_are_used(tmp_path: Path) -> Non
     assert len(batch.trajectory) == 5
     repeats = next(s for s in probes.scenarios if s.name == "repeated_calls[lookup_order]")
     assert len(repeats.trajectory) == 3
+    # Their secrets are what a tool leaks in the redaction probe.
+    leak = next(s for s in probes.scenarios if s.name == "secret_redacted[lookup_order]")
+    assert leak.boundary == "trace_redaction"
+    assert data["agent"]["probes"]["secret_redacted[lookup_order]"]["kind"] == "secret_redacted"
     # Their durable checkpointer holds the probes' threads.
     with sqlite3.connect(tmp_path / "checkpoints.sqlite") as db:
         threads = db.execute("select count(distinct thread_id) from checkpoints").fetchone()[0]

@@ -50,6 +50,7 @@ PROBE_KINDS: Final = (
     "extra_field",
     "out_of_range",
     "tool_error",
+    "secret_redacted",
     "repeated_calls",
     "tool_call_budget",
     "slow_call",

@@ -30,6 +30,8 @@ Probes derived from each tool's model-visible JSON Schema (``tool.tool_call_sche
   ``out_of_range[tool]`` (where the schema has a bound, a length, an enum): refused as
   ``invalid_arguments`` before the tool runs;
 - ``tool_error[tool]``: the stub raises; the error is classified, its text hidden;
+- ``secret_redacted[tool]``: the stub returns the contract's secrets (the team's, else a
+  planted one); none reaches the model, the trace or the report;
 - ``unknown_tool``: a call to a tool nobody registered;
 - ``repeated_calls[tool]``: the same call ``max_identical_calls + 1`` times;
 - ``tool_call_budget[tool]``: one batch of ``max_tool_calls + 1`` calls;
@@ -297,7 +299,9 @@ def agent_probes(
         )
     facts = tool_facts(parts, effects)
     budget = budget_of(parts)
-    scenarios, info = probe_scenarios(facts, budget)
+    own_contract = parts.contract_middleware
+    secrets = own_contract.contract.redaction.secrets if own_contract is not None else ()
+    scenarios, info = probe_scenarios(facts, budget, secrets)
     own = parts.contract_middleware
     findings: list[str] = []
     undeclared = [f.tool.name for f in facts if not f.declared]

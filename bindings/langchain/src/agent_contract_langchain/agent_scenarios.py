@@ -16,10 +16,11 @@ from agent_contract.conformance.evaluate import (
     Problem,
     Scenario,
     check_hidden_text,
+    check_not_emitted,
     check_ran,
     check_timeout,
 )
-from agent_contract.conformance.fixtures import Probe
+from agent_contract.conformance.fixtures import PLANTED_SECRET, Probe
 from agent_contract.harnesses import Observation
 from agent_contract.testing import FakeModel, Reply, tool_call, tool_calls
 from agent_contract.tools import ToolSpec
@@ -53,6 +54,7 @@ class _Behaviour:
 
     raises: bool = False
     wait_seconds: float = 0.0
+    returns: str | None = None
 
 
 def _recording_spec(
@@ -69,6 +71,8 @@ def _recording_spec(
             raise RuntimeError(_ERROR_TEXT)
         if behaviour.wait_seconds:
             release.wait(behaviour.wait_seconds)
+        if behaviour.returns is not None:
+            return behaviour.returns
         return f"probe result of {name}"
 
     return ToolSpec(
@@ -149,8 +153,12 @@ def _tools_builder(
 
 
 def probe_scenarios(
-    facts: Sequence[ToolFacts], budget: Budget
+    facts: Sequence[ToolFacts], budget: Budget, secrets: Sequence[str] = ()
 ) -> tuple[list[Scenario], dict[str, ProbeInfo]]:
+    """The probe scenarios (see :mod:`agent_contract_langchain.agent_check`) and, per
+    scenario name, its tool and kind. ``secrets``: the values a read tool's result
+    carries in the ``secret_redacted`` probe (the team's contract's, else the suite's
+    planted secret)."""
     scenarios: list[Scenario] = []
     info: dict[str, ProbeInfo] = {}
     plain = _tools_builder(facts, {})
@@ -214,6 +222,23 @@ def probe_scenarios(
                 kind,
             )
         if fact.effect == "read":
+            leak = "status ok; credentials: " + ", ".join(secrets or (PLANTED_SECRET,))
+            add(
+                Scenario(
+                    name=f"secret_redacted[{name}]",
+                    boundary="trace_redaction",
+                    description=f"{name} returns a secret: redacted wherever the run shows it",
+                    script=(tool_call(name, fact.valid, id="probe_1"), "done"),
+                    tools=_tools_builder(facts, {name: _Behaviour(returns=leak)}),
+                    budget=budget,
+                    stop_reason="answered",
+                    trajectory=(name,),
+                    results=(("success", None),),
+                    extra=(check_not_emitted(tuple(secrets), "trace_redaction"),),
+                ),
+                name,
+                "secret_redacted",
+            )
             add(
                 Scenario(
                     name=f"tool_error[{name}]",

@@ -33,6 +33,7 @@ __all__ = [
     "STOCK_CONTROL",
     "STOCK_MIDDLEWARE",
     "TOOL_CONTROL",
+    "args_model",
     "decorated_tool",
     "stock_agent_harness",
     "stock_middleware",
