@@ -84,7 +84,7 @@ def test_the_shop_as_written_goes_under_check_with_its_tools_by_name() -> None:
     assert as_built["lookup_order"][6] == "BROKEN"  # secret_redacted: no redaction as built
     assert "extra_field[lookup_order]: tool messages [('success', None)]" in out
     assert "valid_call[place_order]: stop_reason 'answered', expected 'pending_approval'" in out
-    assert "tool_error[lookup_order]: stop_reason 'crashed:RuntimeError'" in out
+    assert "tool_error[lookup_order]: the run raised RuntimeError" in out
     assert "findings:\n  - no ContractMiddleware in the stack" in out
     assert "[1/" in err  # progress, piped
     assert "build_shop_agent (as built)" in err
@@ -201,7 +201,7 @@ def buggy_agent(where: str) -> Any:
             "stop_reason \"middleware_stop (the middleware 'TeamAudit' raised KeyError; the "
             'model did not fail)"',
         ),
-        ("outside", "stop_reason \"crashed:KeyError (raised in your middleware 'TeamAudit')\""),
+        ("outside", "the run raised KeyError (raised in your middleware 'TeamAudit')"),
     ],
 )
 def test_an_error_in_the_teams_middleware_is_reported_as_theirs(where: str, observed: str) -> None:

@@ -109,7 +109,7 @@ class AgentCheck:
         return [
             f"{c.boundary}: {e.scenario}: {e.observed}"
             for c in self.report.cells
-            if c.harness == harness and c.status == "broken"
+            if c.harness == harness and c.status in ("broken", "crashed")
             for e in c.evidence
         ]
 
