@@ -35,6 +35,7 @@ __all__ = [
     "cmd_check",
     "default_harnesses",
     "parse_effects",
+    "progress_for",
     "split_harness_names",
     "working_directory_importable",
     "write_report_file",
@@ -120,6 +121,16 @@ class LineProgress:
         label = boundary_label(scenario.boundary)
         self.stream.write(f"[{done}/{total}] {harness} {label}: {scenario.name} ... {verdict}\n")
         self.stream.flush()
+
+
+def progress_for(args: Any, err: TextIO) -> tuple[Progress | None, Finished | None]:
+    """``(progress, finished)`` for ``run_check``: nothing with ``--quiet``, one
+    overwritten line on a terminal, plain lines when ``err`` is piped."""
+    if args.quiet:
+        return None, None
+    if err.isatty():
+        return TerminalProgress(err), None
+    return None, LineProgress(err)
 
 
 def working_directory_importable(names: Sequence[str]) -> None:
@@ -236,13 +247,7 @@ def cmd_check(args: Any, out: TextIO, err: TextIO) -> int:
     named = split_harness_names(args.harness)
     checked, control = (named, []) if named else default_harnesses()
     working_directory_importable(checked)
-    progress: Progress | None = None
-    finished: Finished | None = None
-    if not args.quiet:
-        if err.isatty():
-            progress = TerminalProgress(err)
-        else:
-            finished = LineProgress(err)
+    progress, finished = progress_for(args, err)
     report = run_check(
         checked,
         control=control,
@@ -287,13 +292,7 @@ def _cmd_check_agent(args: Any, out: TextIO, err: TextIO) -> int:
     working_directory_importable([args.agent])
     _, build = agent_builder(args.agent_framework)
     probes = build(args.agent, mode=args.mode, effects=parse_effects(args.effect))
-    progress: Progress | None = None
-    finished: Finished | None = None
-    if not args.quiet:
-        if err.isatty():
-            progress = TerminalProgress(err)
-        else:
-            finished = LineProgress(err)
+    progress, finished = progress_for(args, err)
     check = run_agent_check(probes, progress=progress, finished=finished)
     if args.format == "text":
         out.write(render_agent_text(check))
