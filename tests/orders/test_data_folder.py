@@ -11,7 +11,7 @@ import os
 import sqlite3
 import stat
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -254,13 +254,36 @@ def test_gc_prunes_finished_runs_and_keeps_paused_ones(
 
     code, out, err = invoke("gc", "--json")
     assert code == 0, err
-    assert json.loads(out) == {"finished": 1, "summaries_removed": 0, "paused_kept": 1}
+    assert json.loads(out) == {
+        "finished": 1,
+        "summaries_removed": 0,
+        "paused_kept": 1,
+        "unrecorded_kept": 0,
+    }
     assert data.query(data.checkpoints_db, count, done.thread_id) == [(0,)]
     assert data.query(data.checkpoints_db, count, waiting.thread_id)[0][0] > 0
 
     code, out, err = invoke("gc", "--older-than", "0", "--json")
     assert code == 0, err
-    assert json.loads(out) == {"finished": 1, "summaries_removed": 1, "paused_kept": 1}
+    assert json.loads(out) == {
+        "finished": 1,
+        "summaries_removed": 1,
+        "paused_kept": 1,
+        "unrecorded_kept": 0,
+    }
     assert set(data.runs()) == {waiting.thread_id}
     code, _, err = invoke("approve", waiting.thread_id, "--decision", "approve")
     assert code == 0, err
+
+
+def test_gc_reports_but_keeps_unrecorded_checkpoints(
+    folder: Path, data: Any, invoke: Invoke
+) -> None:
+    demo = pause("langchain", folder)
+    with closing(sqlite3.connect(data.runs_db)) as conn, conn:
+        conn.execute("DELETE FROM runs WHERE thread_id = ?", (demo.thread_id,))
+    code, out, err = invoke("gc", "--older-than", "0", "--json")
+    assert code == 0, err
+    assert json.loads(out)["unrecorded_kept"] == 1
+    count = "SELECT COUNT(*) FROM checkpoints WHERE thread_id = ?"
+    assert data.query(data.checkpoints_db, count, demo.thread_id)[0][0] > 0

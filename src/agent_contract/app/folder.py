@@ -30,9 +30,14 @@ from typing import Final
 
 from ..budget import Budget
 from ..datafolder import check_file, private_folder
-from ..errors import PAUSE_REASONS, CheckpointError, ConfigurationError
+from ..errors import (
+    PAUSE_REASONS,
+    CheckpointError,
+    ConfigurationError,
+    DependencyMissingError,
+)
 from ..faults import crashpoint
-from ..registry import durable_runner
+from ..registry import durable_runner, harness_names
 from ..runtime import Contract, RunInterrupted, RunResult
 from ..sealing import folder_key, subkey
 from ..tools import ToolSpec
@@ -167,7 +172,8 @@ class DemoFolder:
         record and the prune). Paused runs are never touched.
 
         Returns:
-            ``{"finished": N, "summaries_removed": N, "paused_kept": N}``.
+            ``{"finished": N, "summaries_removed": N, "paused_kept": N,
+            "unrecorded_kept": N}`` (see :meth:`_unrecorded`).
 
         Raises:
             CheckpointError: a store cannot be used (locked, read-only, unsafe).
@@ -182,7 +188,23 @@ class DemoFolder:
             "finished": len(finished),
             "summaries_removed": store.forget(old),
             "paused_kept": len(threads) - len(finished),
+            "unrecorded_kept": len(self._unrecorded(set(threads))),
         }
+
+    def _unrecorded(self, recorded: set[str]) -> set[str]:
+        """Threads a harness keeps state for that the run store has no record of (a run
+        in progress, or one that crashed before it was recorded): reported by ``gc``,
+        never deleted (nothing tells the two apart)."""
+        found: set[str] = set()
+        for name in harness_names():
+            try:
+                runner = durable_runner(name)
+            except (ConfigurationError, DependencyMissingError):
+                continue
+            kept = getattr(runner, "kept", None)
+            if callable(kept):
+                found |= set(kept(folder=self.path)) - recorded
+        return found
 
     @contextmanager
     def recorded(self, store: RunStore, harness: str) -> Iterator[None]:

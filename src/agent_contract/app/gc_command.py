@@ -42,7 +42,9 @@ def _cmd_gc(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         out.write(
             f"finished runs: {counts['finished']} (their checkpoints pruned); summaries "
             f"older than {args.older_than:g} days removed: {counts['summaries_removed']}; "
-            f"paused runs kept: {counts['paused_kept']}\n"
+            f"paused runs kept: {counts['paused_kept']}; threads with checkpoints but no "
+            f"record (in progress, or crashed before recording; kept): "
+            f"{counts['unrecorded_kept']}\n"
         )
     return 0
 
