@@ -103,6 +103,7 @@ EXPECTED_BROKEN: dict[str, set[str]] = {
     "run_deadline": {"deadline", T},
     "write_acknowledgement_lost": {"write_approval"},
     "write_crash_after_write": set(),
+    "write_crash_after_approval": set(),
 }
 
 

@@ -410,4 +410,21 @@ def build_exactness_scenarios() -> list[Scenario]:
             requires=("write_tools", "crash_restart"),
             extra=(check_writes([10], previews=1), check_model_calls(2, "write_approval")),
         ),
+        Scenario(
+            name="write_crash_after_approval",
+            boundary="write_approval",
+            description=(
+                "the process crashes after the decision is stored, before the write; a "
+                "fresh instance carries out the stored decision once"
+            ),
+            script=(tool_call("transfer", send), "sent"),
+            tools=tools_with(transfer_tool),
+            decisions=("approve",),
+            crash_at="after_approval",
+            stop_reason="answered",
+            trajectory=("transfer",),
+            results=(("success", None),),
+            requires=("write_tools", "crash_restart"),
+            extra=(check_writes([10], previews=1), check_model_calls(2, "write_approval")),
+        ),
     ]
