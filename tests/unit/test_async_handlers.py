@@ -157,3 +157,49 @@ def test_the_pool_runs_work_on_daemon_threads_exit_does_not_join() -> None:
 def test_the_executor_validates_its_grace() -> None:
     with pytest.raises(ConfigurationError, match="cancel_grace_seconds"):
         ToolExecutor(cancel_grace_seconds=-1)
+
+
+def test_an_async_handler_needs_no_pool_thread() -> None:
+    # The only pool thread is held by a timed-out sync handler; an async def handler
+    # still runs (its coroutine goes to the executor's loop from the calling thread).
+    release = threading.Event()
+
+    def hung(text: str) -> str:
+        release.wait(5.0)
+        return "late"
+
+    async def quick(text: str) -> str:
+        await asyncio.sleep(0)
+        return f"quick {text}"
+
+    specs = [
+        ToolSpec(name="h", description="H.", parameters=TEXT, handler=hung, timeout_seconds=0.05),
+        ToolSpec(name="q", description="Q.", parameters=TEXT, handler=quick),
+    ]
+    contract = Contract(specs, executor=ToolExecutor(max_workers=1))
+    try:
+        script = [tool_call("h", {"text": "x"}), tool_call("q", {"text": "y"}), "done"]
+        result = run(FakeModel(script), contract, "go")
+    finally:
+        release.set()
+    kinds = [(r.name, r.status, r.outcome) for r in result.tool_calls]
+    assert kinds == [("h", "error", "unknown"), ("q", "success", "succeeded")]
+    assert (
+        next(m for m in result.messages if m.tool_call_id == result.tool_calls[1].id).content
+        == "quick y"
+    )
+
+
+def test_an_async_handler_called_with_wrong_arguments_is_an_error_not_a_crash() -> None:
+    async def strict(text: str) -> str:
+        return text
+
+    spec = ToolSpec(
+        name="s",
+        description="S.",
+        parameters={"type": "object", "properties": {"other": {"type": "string"}}},
+        handler=strict,
+    )
+    result = run(FakeModel([tool_call("s", {"other": "x"}), "done"]), [spec], "go")
+    record = result.tool_calls[0]
+    assert (record.status, record.error_kind) == ("error", "tool_error")

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Final
 
 from ..errors import ConfigurationError
-from ..executor import Invocation, arun_with_timeout, run_isolated
+from ..executor import Invocation, ToolExecutor, arun_with_timeout, run_isolated
 from ..results import ToolResult, classify_exception, error_result, success_result
 from ..text import copy_json
 from ..tools import ToolContext, ToolSpec
@@ -135,7 +135,12 @@ def submit(
 
         return wait_isolated
     call = invoke or _default_invoke(spec, planned.arguments)
-    handle = run.contract.executor.submit(lambda: call(context))
+    executor = run.contract.executor
+    if spec.is_async and invoke is None and type(executor).submit is ToolExecutor.submit:
+        # An async def handler's coroutine goes straight to the executor's loop.
+        handle = executor.submit_coroutine(lambda: call(context))
+    else:
+        handle = executor.submit(lambda: call(context))
 
     def wait() -> ToolResult:
         with _interruptible(run, planned, spec):
