@@ -392,39 +392,33 @@ def build_exactness_scenarios() -> list[Scenario]:
             requires=("write_tools",),
             extra=(check_writes([10], previews=1),),
         ),
-        Scenario(
-            name="write_crash_after_write",
-            boundary="write_approval",
-            description=(
-                "the process crashes between a write and its acknowledgement; a fresh "
-                "instance resumes with the same idempotency key, verifies, and does not "
-                "write again"
-            ),
-            script=(tool_call("transfer", send), "sent"),
-            tools=tools_with(transfer_tool),
-            decisions=("approve",),
-            crash_at="after_write",
-            stop_reason="answered",
-            trajectory=("transfer",),
-            results=(("success", None),),
-            requires=("write_tools", "crash_restart"),
-            extra=(check_writes([10], previews=1), check_model_calls(2, "write_approval")),
-        ),
-        Scenario(
-            name="write_crash_after_approval",
-            boundary="write_approval",
-            description=(
-                "the process crashes after the decision is stored, before the write; a "
-                "fresh instance carries out the stored decision once"
-            ),
-            script=(tool_call("transfer", send), "sent"),
-            tools=tools_with(transfer_tool),
-            decisions=("approve",),
-            crash_at="after_approval",
-            stop_reason="answered",
-            trajectory=("transfer",),
-            results=(("success", None),),
-            requires=("write_tools", "crash_restart"),
-            extra=(check_writes([10], previews=1), check_model_calls(2, "write_approval")),
+        *(
+            Scenario(
+                name=f"write_crash_{point}",
+                boundary="write_approval",
+                description=description,
+                script=(tool_call("transfer", send), "sent"),
+                tools=tools_with(transfer_tool),
+                decisions=("approve",),
+                crash_at=point,
+                stop_reason="answered",
+                trajectory=("transfer",),
+                results=(("success", None),),
+                requires=("write_tools", "crash_restart"),
+                extra=(check_writes([10], previews=1), check_model_calls(2, "write_approval")),
+            )
+            for point, description in (
+                (
+                    "after_write",
+                    "the process crashes between a write and its acknowledgement; a fresh "
+                    "instance resumes with the same idempotency key, verifies, and does not "
+                    "write again",
+                ),
+                (
+                    "after_approval",
+                    "the process crashes after the decision is stored, before the write; a "
+                    "fresh instance carries out the stored decision once",
+                ),
+            )
         ),
     ]
