@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from pydantic_ai import Agent, Tool
 from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
@@ -25,7 +26,6 @@ from pydantic_ai.messages import (
 from agent_contract.harnesses import Observation, RunInput
 from agent_contract.model import Model
 from agent_contract.tools import ToolContext, ToolSpec
-from pydantic_ai import Agent, Tool
 
 from .driving import run_sync_on_own_loop
 from .messages import ERROR_OUTCOMES, to_pydantic_messages

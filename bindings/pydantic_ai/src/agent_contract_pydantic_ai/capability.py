@@ -32,6 +32,7 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any, Final
 
+from pydantic_ai import CallToolsNode, ModelRequestNode
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.capabilities.abstract import CapabilityOrdering
 from pydantic_ai.exceptions import ModelRetry
@@ -48,7 +49,6 @@ from agent_contract.errors import ConfigurationError, ScriptExhaustedError
 from agent_contract.messages import Message, ToolCall
 from agent_contract.results import ToolResult
 from agent_contract.runtime import AnswerFormat, RunState, Stop
-from pydantic_ai import CallToolsNode, ModelRequestNode
 
 from .messages import from_pydantic_messages, response_to_completion, tool_return_part
 from .tools import current_run_state, deliver, not_admitted

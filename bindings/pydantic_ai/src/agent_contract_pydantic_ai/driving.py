@@ -11,6 +11,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Final, Literal, TypeVar, get_args
 
+from pydantic_ai import Agent, capture_run_messages
 from pydantic_ai.messages import ModelMessage, PartStartEvent, ToolCallPart
 from pydantic_ai.models import Model as PydanticModel
 from pydantic_ai.output import StructuredDict, ToolOutput
@@ -29,7 +30,6 @@ from agent_contract.runtime import (
     Stop,
     interruptible,
 )
-from pydantic_ai import Agent, capture_run_messages
 
 from .capability import RAISED_THROUGH, ContractCapability, ContractStopped, ledger_view
 from .messages import from_pydantic_messages, to_pydantic_messages
