@@ -312,3 +312,15 @@ def test_runner_is_injectable() -> None:
     report = run_check(["offline"], scenarios=SCENARIOS[:2], runner=runner)
     assert seen == [(SCENARIOS[0].name, "offline"), (SCENARIOS[1].name, "offline")]
     assert report.exit_code == 0
+
+
+def test_readme_table_is_what_check_prints(default_report: CheckReport) -> None:
+    """The quickstart's table in README.md is the default ``check``'s table, cell by cell
+    (a new scenario, boundary or verdict shows up there, or this fails)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    shown = re.search(r"```text\n(boundary \(scenarios\).*?)\n```", readme, re.S)
+    assert shown, "README.md: no check table in a ```text block"
+    printed = render_text(default_report).splitlines()
+    start = next(i for i, line in enumerate(printed) if line.startswith("boundary (scenarios)"))
+    end = next((i for i in range(start, len(printed)) if not printed[i].strip()), len(printed))
+    assert shown.group(1).splitlines() == printed[start:end]
