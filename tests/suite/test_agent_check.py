@@ -313,3 +313,35 @@ def test_the_pytest_suite_runs_the_same_probes(pytester: pytest.Pytester) -> Non
             "agent: tests.agents.shop:build_shop_agent",
         ]
     )
+
+
+def test_a_factory_that_builds_through_a_helper_module_is_seen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A common layout: ``team/agent.py``'s factory calls ``team/graph.py``'s helper, which
+    imported ``create_agent``; the helper's call is the one intercepted."""
+    package = tmp_path / "team_layout"
+    package.mkdir()
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    (package / "graph.py").write_text(
+        "from langchain.agents import create_agent\n"
+        "from langchain_core.tools import tool\n\n\n"
+        "@tool\n"
+        "def lookup_order(order_id: str) -> str:\n"
+        '    """Look up an order."""\n'
+        '    return "shipped"\n\n\n'
+        "def make(model):\n"
+        "    return create_agent(model, tools=[lookup_order])\n",
+        encoding="utf-8",
+    )
+    (package / "agent.py").write_text(
+        "from .graph import make\n\n\ndef build_agent(model):\n    return make(model)\n",
+        encoding="utf-8",
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    code, out, err = cli(
+        "--agent", "team_layout.agent:build_agent", "--effect", "lookup_order=read"
+    )
+    assert code == 5, err  # the plain agent breaks the contract; the probes ran
+    assert "lookup_order" in out
+    assert "called create_agent" not in err

@@ -1,8 +1,8 @@
 """Calling a team's agent factory and seeing what it passes to ``create_agent``.
 
 :func:`capture_agent` calls ``factory(model)`` while ``create_agent`` (as
-``langchain.agents`` exports it, as the factory's module imported it, and as a closure
-the factory is holds it) records its arguments and builds the graph from a rewrite of
+``langchain.agents`` exports it, as any loaded module imported it, and as a closure
+the factory holds it) records its arguments and builds the graph from a rewrite of
 them; :func:`probe_context` builds a value of the team's ``context_schema``. Used by
 :mod:`agent_contract_langchain.agent_check`.
 """
@@ -102,9 +102,9 @@ def _as_tools(tools: Sequence[Any]) -> tuple[list[BaseTool], list[str]]:
 def _intercepted(
     factory: Any, rewrite: Callable[[dict[str, Any]], dict[str, Any]]
 ) -> Iterator[list[AgentParts]]:
-    """While open, ``create_agent`` (as ``langchain.agents`` exports it, as the factory's
-    module imported it, and as a closure the factory is holds it) records its arguments and builds the graph from
-    ``rewrite(arguments)``."""
+    """While open, ``create_agent`` (as ``langchain.agents`` exports it, as any loaded
+    module imported it, the factory's included, and as a closure the factory holds it)
+    records its arguments and builds the graph from ``rewrite(arguments)``."""
     import langchain.agents as agents_module
     import langchain.agents.factory as factory_module
 
@@ -123,11 +123,21 @@ def _intercepted(
         (agents_module, "create_agent"),
         (factory_module, "create_agent"),
     ]
+    # Every loaded module that bound the name (``from langchain.agents import
+    # create_agent``), not only the factory's own: a factory often calls a helper of
+    # another module of the team's that builds the agent.
+    namespaces = [vars(module) for module in list(sys.modules.values()) if module is not None]
     globals_ = getattr(factory, "__globals__", None)
     if isinstance(globals_, dict):
-        for key, value in globals_.items():
+        namespaces.append(globals_)
+    seen_namespaces: set[int] = {id(vars(agents_module)), id(vars(factory_module))}
+    for namespace in namespaces:
+        if id(namespace) in seen_namespaces:
+            continue
+        seen_namespaces.add(id(namespace))
+        for key, value in list(namespace.items()):
             if value is original or value is agents_module.create_agent:
-                homes.append((globals_, key))
+                homes.append((namespace, key))
     for index, cell in enumerate(getattr(factory, "__closure__", None) or ()):
         with contextlib.suppress(ValueError):  # an empty cell
             if cell.cell_contents is original or cell.cell_contents is agents_module.create_agent:
@@ -184,7 +194,10 @@ def capture_agent(
     if len(seen) != 1:
         raise ConfigurationError(
             f"the agent factory called create_agent {len(seen)} times; it must build one "
-            "agent with langchain.agents.create_agent from the model it is given"
+            "agent with langchain.agents.create_agent from the model it is given (a "
+            "create_agent reached another way, e.g. through a wrapper of your own that "
+            "holds it under another name or an attribute of an object, is not seen: "
+            "call it as imported from langchain.agents)"
         )
     return graph, seen[0]
 
