@@ -345,3 +345,18 @@ def test_a_factory_that_builds_through_a_helper_module_is_seen(
     assert code == 5, err  # the plain agent breaks the contract; the probes ran
     assert "lookup_order" in out
     assert "called create_agent" not in err
+
+
+def test_a_factory_of_another_framework_is_told_what_check_agent_probes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A factory that builds a PydanticAI ``Agent`` from the chat model fails before any
+    ``create_agent`` call: exit 2, and the error says what ``--agent`` probes."""
+    (tmp_path / "pai_factory.py").write_text(
+        "from pydantic_ai import Agent\n\n\ndef build(model):\n    return Agent(model)\n",
+        encoding="utf-8",
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    code, _, err = cli("--agent", "pai_factory:build")
+    assert code == 2
+    assert "probes agents built with langchain.agents.create_agent" in err

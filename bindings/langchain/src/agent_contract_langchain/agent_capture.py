@@ -188,8 +188,14 @@ def capture_agent(
         except ConfigurationError:
             raise
         except Exception as exc:
+            hint = (
+                ""
+                if seen
+                else " before calling create_agent (check --agent probes agents built with "
+                "langchain.agents.create_agent from the chat model it is given)"
+            )
             raise ConfigurationError(
-                f"the agent factory raised {type(exc).__name__}: {exc}"
+                f"the agent factory raised {type(exc).__name__}: {exc}{hint}"
             ) from exc
     if len(seen) != 1:
         raise ConfigurationError(
