@@ -1,12 +1,13 @@
 """Broken ``create_agent`` wirings: a subclass of ``ContractMiddleware`` with one
-defect, and stock middleware used in the contract's place. Imported only when the
+defect, stock middleware used in the contract's place, and a team's
+``CreateAgentContractSuite`` whose approval endpoint drops edits. Imported only when the
 LangChain binding is installed."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from langchain.agents import create_agent
@@ -14,6 +15,7 @@ from langchain.agents.middleware import ModelCallLimitMiddleware, ToolCallLimitM
 from langchain_core.messages import ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
+from agent_contract.approval import PendingApproval
 from agent_contract.harnesses import Harness, RunInput
 from agent_contract.model import Model
 from agent_contract.runtime import Contract, RunResult
@@ -22,6 +24,7 @@ from agent_contract_langchain.chat_model import ContractChatModel
 from agent_contract_langchain.middleware import ContractMiddleware
 from agent_contract_langchain.resuming import run_options
 from agent_contract_langchain.structured import response_format_for
+from agent_contract_langchain.testing import CreateAgentContractSuite
 from agent_contract_langchain.tools import to_langchain_tools
 
 GENERIC = json.dumps(
@@ -120,3 +123,58 @@ def stock_model_limit() -> Harness:
         ],
         options=_budget(max_model_steps=1000),
     )
+
+
+# -- a team's approval endpoint on the create_agent suite -------------------------------
+
+
+class ShopSuite(CreateAgentContractSuite):
+    """A team's suite: their graph (with its own checkpointer) and their approval
+    endpoint, which reads a reviewer's decision and resumes through the binding."""
+
+    __test__ = False  # a harness source here, not a test class
+
+    def __init__(self) -> None:
+        self.saver = InMemorySaver()  # the team's store: shared by every graph it builds
+
+    def build_agent(self, chat_model: Any, tools: Sequence[Any], middleware: Sequence[Any]) -> Any:
+        return create_agent(
+            chat_model,
+            tools=list(tools),
+            middleware=[middleware[0], middleware[-1]],
+            checkpointer=self.saver,
+        )
+
+    def approval_endpoint(
+        self,
+        graph: Any,
+        contract: Contract,
+        snapshot: Mapping[str, Any],
+        pending: Sequence[PendingApproval],
+        decisions: Mapping[str, Mapping[str, Any]],
+        *,
+        checkpoint: Callable[[dict[str, Any]], None] | None = None,
+    ) -> RunResult:
+        return super().approval_endpoint(
+            graph,
+            contract,
+            snapshot,
+            pending,
+            {call_id: self.reviewed(d) for call_id, d in decisions.items()},
+            checkpoint=checkpoint,
+        )
+
+    def reviewed(self, decision: Mapping[str, Any]) -> Mapping[str, Any]:
+        """The decision as the endpoint hands it on."""
+        return decision
+
+
+class EditDroppingSuite(ShopSuite):
+    """The endpoint turns a reviewer's edit into a plain approval."""
+
+    __test__ = False
+
+    def reviewed(self, decision: Mapping[str, Any]) -> Mapping[str, Any]:
+        if decision.get("type") != "edit":
+            return decision
+        return {"type": "approve", "agent_contract": decision.get("agent_contract", {})}

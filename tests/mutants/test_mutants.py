@@ -75,9 +75,17 @@ def _framework_mutants() -> tuple[list[Mutant], list[Twin]]:
             "model_step_budget",
             fw.stock_model_limit,
         ),
+        Mutant(
+            "suite_endpoint_drops_edits",
+            "approval endpoint (CreateAgentContractSuite.approval_endpoint)",
+            "a reviewer's edit turned into a plain approval",
+            "write_approval",
+            lambda: fw.EditDroppingSuite().harness(),
+        ),
     ]
     twins = [
-        Twin("create_agent_plain_subclass", lambda: fw.create_agent_harness(fw.PlainMiddleware))
+        Twin("create_agent_plain_subclass", lambda: fw.create_agent_harness(fw.PlainMiddleware)),
+        Twin("suite_team_endpoint", lambda: fw.ShopSuite().harness()),
     ]
     return mutants, twins
 

@@ -52,8 +52,8 @@ OTHER_PLUGINS = tuple(
     for arg in ("-p", f"no:{name}")
 )
 
-# Scenarios that need write tools (approval): the create_agent suite runs them through
-# an in-memory checkpointer it attaches to the user's graph.
+# Scenarios that need write tools (approval): the create_agent suite runs them on the
+# user's checkpointer, or an in-memory one it attaches when the graph has none.
 WRITE_SCENARIOS = sum(1 for s in SCENARIOS if "write_tools" in s.requires)
 
 
@@ -312,6 +312,155 @@ class TestNoHook(CreateAgentContractSuite):
     result = run(pytester, source, "-k", "direct_answer")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*TestNoHook must define build_agent*"])
+
+
+DURABLE_SUITE = """
+import sqlite3
+from pathlib import Path
+
+from langchain.agents import create_agent
+from langgraph.checkpoint.sqlite import SqliteSaver
+
+from agent_contract_langchain.durable import sqlite_checkpointer
+from agent_contract_langchain.testing import CreateAgentContractSuite
+
+FOLDER = Path(__file__).parent / "data"
+FOLDER.mkdir(mode=0o700, exist_ok=True)
+if "{saver}" == "sealed":
+    OPENED = sqlite_checkpointer(FOLDER / "checkpoints.sqlite3")  # the project's own
+    SAVER = OPENED.__enter__()
+else:
+    SAVER = SqliteSaver(sqlite3.connect(FOLDER / "checkpoints.sqlite3", check_same_thread=False))
+
+
+class TestDurableAgent(CreateAgentContractSuite):
+    mode = "{mode}"
+
+    def build_agent(self, chat_model, tools, middleware):
+        return create_agent(
+            chat_model,
+            tools=list(tools),
+            middleware=[middleware[0], middleware[-1]],
+            checkpointer=SAVER,  # every build compiles the same durable saver
+        )
+"""
+
+PAUSING = sum(
+    1
+    for s in SCENARIOS
+    if set(s.requires) & {"write_tools", "pauses"} and "middleware" not in s.requires
+)
+"""Scenarios that leave an interrupt on their thread (a write waiting, a pausing tool)."""
+
+
+@pytest.mark.parametrize(("mode", "saver"), [("invoke", "sqlite"), ("stream", "sealed")])
+def test_create_agent_runs_on_the_teams_durable_checkpointer(
+    pytester: pytest.Pytester, mode: str, saver: str
+) -> None:
+    """A graph compiled with a SQLite checkpointer (LangGraph's ``SqliteSaver``, or the
+    project's sealed one) runs the whole suite green on it, crash/restart and threads
+    included: the file holds one thread per scenario run afterwards, the write
+    approvals' interrupts among them, so the suite used it instead of a saver of its
+    own."""
+    import re
+    import sqlite3
+
+    result = run(pytester, DURABLE_SUITE.format(mode=mode, saver=saver))
+    result.assert_outcomes(
+        passed=len(SCENARIOS) - CREATE_AGENT_SKIPPED + 2,
+        skipped=EMPTY_STANDARD_TESTS + CREATE_AGENT_SKIPPED,
+    )
+    db = sqlite3.connect(pytester.path / "data" / "checkpoints.sqlite3")
+    try:
+        threads = [row[0] for row in db.execute("SELECT DISTINCT thread_id FROM checkpoints")]
+        paused = db.execute(
+            "SELECT COUNT(DISTINCT thread_id) FROM writes WHERE channel = '__interrupt__'"
+        ).fetchone()[0]
+    finally:
+        db.close()
+    assert len(threads) == len(SCENARIOS) - CREATE_AGENT_SKIPPED
+    assert all(re.fullmatch(r"run-[0-9a-f]{12}", thread) for thread in threads)
+    assert paused == PAUSING
+
+
+def test_a_restart_needs_the_same_checkpointer(pytester: pytest.Pytester) -> None:
+    """A ``build_agent`` that compiles a new in-memory saver each time loses the paused
+    thread when a crash scenario restarts in a fresh graph: diagnosed, not a crash."""
+    source = """
+from langchain.agents import create_agent
+from langgraph.checkpoint.memory import InMemorySaver
+
+from agent_contract_langchain.testing import CreateAgentContractSuite
+
+
+class TestForgetful(CreateAgentContractSuite):
+    def build_agent(self, chat_model, tools, middleware):
+        return create_agent(
+            chat_model, tools=list(tools), middleware=list(middleware),
+            checkpointer=InMemorySaver(),
+        )
+"""
+    result = run(pytester, source, "-k", "write_approved or write_crash_after_write")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        ["*restart after a crash cannot resume the paused run*compile the same checkpointer*"]
+    )
+
+
+ENDPOINT_SUITE = (
+    CREATE_AGENT_SUITE
+    + """
+
+from agent_contract.approval import Approval
+from agent_contract_langchain.resuming import resume_graph
+
+
+class TestShopEndpoint(TestMyAgent):
+    drops_edits = False
+
+    def approval_endpoint(self, graph, contract, snapshot, pending, decisions, *, checkpoint=None):
+        # the team's endpoint: a reviewer's decision in, the resumed run out
+        approvals = []
+        for request in pending:
+            decision = decisions.get(request.tool_call_id)
+            if decision is None:
+                continue
+            token = decision["agent_contract"]["token"]
+            kind = decision["type"]
+            if kind == "edit" and self.drops_edits:
+                kind = "approve"
+            arguments = decision["edited_action"]["args"] if kind == "edit" else None
+            approvals.append(Approval(
+                tool_call_id=request.tool_call_id, decision=kind, token=token,
+                arguments=arguments, reason=decision.get("message", ""),
+            ))
+        return resume_graph(
+            graph, contract, snapshot, approvals, mode=self.mode, checkpoint=checkpoint
+        )
+
+
+class TestEditDroppingEndpoint(TestShopEndpoint):
+    drops_edits = True
+"""
+)
+
+
+def test_create_agent_approvals_go_through_the_teams_endpoint(pytester: pytest.Pytester) -> None:
+    """Every scenario with write approvals routes the reviewer's decisions through the
+    overridden ``approval_endpoint`` (crash restarts included): a correct endpoint holds
+    on each; one that turns an edit into a plain approval breaks ``write_edited``,
+    under approval for writes."""
+    writes = [s.name for s in SCENARIOS if "write_tools" in s.requires]
+    selected = f"Endpoint and ({' or '.join(writes)})"
+    result = run(pytester, ENDPOINT_SUITE, "-k", selected)
+    result.assert_outcomes(passed=2 * len(writes) - 1, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*TestEditDroppingEndpoint*write_edited*",
+            "*[[]write_approval[]] writes applied [[]10[]], expected [[]5[]]*",
+        ]
+    )
+    assert "TestShopEndpoint::test_write_approval[write_edited] FAILED" not in result.stdout.str()
 
 
 # -- the pieces, directly ----------------------------------------------------------------

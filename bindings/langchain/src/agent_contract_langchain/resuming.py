@@ -293,6 +293,13 @@ def suite_harness(mode: Mode = "invoke") -> Harness:
     return harness
 
 
+# How a suite run carries decisions into a paused run (see run_options).
+_Endpoint = Callable[
+    [Any, Contract, Mapping[str, Any], list[Approval], Callable[[dict[str, Any]], None] | None],
+    RunResult,
+]
+
+
 def run_options(
     graph: Any,
     contract: Contract,
@@ -300,15 +307,29 @@ def run_options(
     *,
     mode: Mode,
     rebuild: Callable[[], tuple[Any, Contract]] | None = None,
+    endpoint: _Endpoint | None = None,
 ) -> RunResult:
     """Run a suite scenario's options on a checkpointed contract graph: run its earlier
     turns on the thread first (``options.extras["earlier_turns"]``), then start a run as
-    ``options.caller``, drive it, and answer approvals with the options' decider through
-    :func:`resume_graph` until the run ends.
+    ``options.caller``, drive it, and answer approvals with the options' decider until
+    the run ends.
 
-    ``rebuild() -> (graph, contract)`` builds a fresh instance over the same
-    checkpointer: with it the crash/restart hook (``options.crash``) is honoured (see
-    :func:`agent_contract.harnesses.settle_approvals`)."""
+    The run gets a thread id of its own (``run-<12 hex digits>``, its earlier turns
+    included), so runs sharing a durable checkpointer never meet.
+
+    Args:
+        rebuild: ``rebuild() -> (graph, contract)`` builds a fresh instance over the
+            same checkpointer: with it the crash/restart hook (``options.crash``) is
+            honoured (see :func:`agent_contract.harnesses.settle_approvals`).
+        endpoint: ``endpoint(graph, contract, snapshot, approvals, checkpoint) ->
+            RunResult`` carries the decider's decisions into the paused run (on the
+            fresh instance after a crash, with ``checkpoint`` ``None``); default
+            :func:`resume_graph` in ``mode``.
+
+    Raises:
+        CheckpointError: the thread cannot be read or resumed.
+        ConfigurationError: as :func:`run_graph`.
+    """
     thread = f"run-{uuid.uuid4().hex[:12]}"
     config = {"configurable": {"thread_id": thread}}
     for text in options.extras.get("earlier_turns", ()):
@@ -318,16 +339,27 @@ def run_options(
     turns = options.turns() if not options.extras.get("earlier_turns") else [options.turns()[-1]]
     result = run_graph(graph, state, turns, mode=mode, config=config)
 
+    def direct(
+        graph: Any,
+        contract: Contract,
+        snapshot: Mapping[str, Any],
+        approvals: list[Approval],
+        checkpoint: Callable[[dict[str, Any]], None] | None,
+    ) -> RunResult:
+        return resume_graph(graph, contract, snapshot, approvals, mode=mode, checkpoint=checkpoint)
+
+    decide = endpoint or direct
+
     def restart(snapshot: Mapping[str, Any], approvals: list[Approval]) -> RunResult:
         if rebuild is None:  # settle_approvals passes no crash plan without a restart
             raise CheckpointError("no fresh instance to restart in")
         fresh, fresh_contract = rebuild()
-        return resume_graph(fresh, fresh_contract, snapshot, approvals, mode=mode)
+        return decide(fresh, fresh_contract, snapshot, approvals, None)
 
     return settle_approvals(
         result,
-        lambda snapshot, approvals, checkpoint=None: resume_graph(
-            graph, contract, snapshot, approvals, mode=mode, checkpoint=checkpoint
+        lambda snapshot, approvals, checkpoint=None: decide(
+            graph, contract, snapshot, approvals, checkpoint
         ),
         options,
         restart=restart if rebuild is not None else None,
