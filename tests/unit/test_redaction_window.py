@@ -26,6 +26,8 @@ PLANTED = {
     "bearer": "Bearer " + "Q" * 50,
     "lowercase bearer": "bearer Q9" + "Q" * 30,
     "key=value": "db_password=" + "Q" * 30,
+    "key=value, punctuation": "db_password=QQ]QQ)QQ,Q;Q}Q\"Q&Q'Q" + "Q" * 20,
+    "key: value, quoted with spaces": 'api_key: "QQ QQ\\" Q"Q]' + "Q" * 20,
     "json key": '"api_key": "' + "Q" * 30 + '"',
     "json key, escaped quotes": '"token": "' + "Q\\\\Q\\" + '"' + "Q" * 30 + '"',
     "json key, long value": '"secret": "' + "Q" * 1500 + '"',

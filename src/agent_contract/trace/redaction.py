@@ -18,6 +18,21 @@ Three kinds of rule, all on by default:
   ``key=value`` or ``key: value`` (an ``Authorization: Basic <credential>`` keeps its
   scheme word). Only the value is replaced; the key stays readable.
 
+Where a secret key's value ends in text (a value is never partly shown):
+
+- in ``key=value`` / ``key: value`` text, a value that starts with a quote runs to its
+  closing quote (a backslash escapes the next character) and on to the next
+  whitespace; any other value runs to the next whitespace, whatever punctuation it
+  holds (``password=ab]c,d;e&f=g`` hides ``ab]c,d;e&f=g``: a query string's later
+  parameters are hidden with it);
+- in JSON text and dict reprs (a quoted key), a quoted value is the quoted string; a
+  bare number or word ends at the JSON delimiter after it (``,``, ``}``, ``]``), any
+  other bare value at the next whitespace;
+- a quote never closed runs to the end of the text.
+
+Redaction is idempotent: ``redact(redact(text)) == redact(text)`` (a key right after a
+redacted span is not read as a key).
+
 Redaction errs on the side of hiding: ``Bearer of bad news`` at the start of a sentence
 loses ``of`` (after a lowercase ``bearer`` a word of letters only is kept), and a key
 such as ``next_page_token`` loses its value.
@@ -117,24 +132,38 @@ def _key_pattern(keys: Iterable[str]) -> str:
     return rf"(?i:(?:[a-z0-9]+[_-])*(?:{alternatives}))"
 
 
-def _key_rules(keys: Iterable[str]) -> tuple[str, str]:
+def _quoted(n: int) -> str:
+    """A regex for a quoted string (its quote is the group ``_acq<n>``): up to its
+    closing quote, a backslash escaping the next character; a quote never closed runs
+    to the end of the text."""
+    return rf"""(?P<_acq{n}>["'])(?:(?!(?P=_acq{n}))[^\\]|\\[\s\S])*(?:(?P=_acq{n})|\\?\Z)"""
+
+
+def _key_rules(keys: Iterable[str], replacement: str) -> tuple[str, str]:
     """``(text_rules, nested_probe)``: the alternatives that find a secret key's value in
-    text (each keeps the group ``_ackeep<n>`` and, for a quoted value, ``_actail<n>``),
-    and a regex finding a quoted secret key whose value is an object or an array."""
+    text (each keeps the group ``_ackeep<n>``; a quoted value's quote is ``_acq<n>``),
+    and a regex finding a quoted secret key whose value is an object or an array.
+
+    Where a value ends (the value rule, the module doc states it): a quoted value in
+    JSON text or a dict repr (``"key": "value"``) at its closing quote; a bare value
+    there (``"key": 1234``) at the JSON delimiter after a number or a word, any other
+    bare value at the next whitespace; in ``key=value`` / ``key: value`` text a value
+    that starts with a quote at its closing quote and then at the next whitespace, any
+    other value at the next whitespace. A quote never closed runs to the end of the
+    text. A key right after ``replacement`` is not a key, so redacting twice changes
+    nothing."""
     key = _key_pattern(keys)
-    quoted_value = (
-        r"""(?P<_acq{n}>["'])(?:(?!(?P=_acq{n}))[^\\]|\\.)*(?P<_actail{n}>(?P=_acq{n}))"""
-    )
+    after = f"(?<!{re.escape(replacement)})" if replacement else ""
     rules = [
         # "key": "value" / 'key': 'value' (JSON text, dict reprs); the quotes are kept.
-        rf"""(?P<_ackeep0>(?P<_ackq0>["']){key}(?P=_ackq0)\s*:\s*(?=["']))"""
-        + quoted_value.format(n=0),
+        rf"""(?P<_ackeep0>(?P<_ackq0>["']){key}(?P=_ackq0)\s*:\s*(?=["']))""" + _quoted(0),
         # "key": 1234 (a number or a bare word, as JSON text holds it): becomes a string.
-        rf"""(?P<_ackeep1>(?P<_ackq1>["']){key}(?P=_ackq1)\s*:\s*)(?!true\b|false\b|null\b|None\b|True\b|False\b)[-+.\w]+""",
+        rf"""(?P<_ackeep1>(?P<_ackq1>["']){key}(?P=_ackq1)\s*:\s*)"""
+        r"""(?!(?:true|false|null|None|True|False)\b)(?=[^"'])"""
+        r"""(?:[-+.\w]+(?=[\s,}\]]|\Z)|\S+)""",
         # key=value / key: value / key = "value" in plain text.
-        rf"""(?P<_ackeep2>(?<![\w-]){key}\s*[:=]\s*(?:{_SCHEMES}\s+)?)(?:"""
-        + quoted_value.format(n=2)
-        + r"""|[^\s"',;&<>)}\]]+)""",
+        rf"""(?P<_ackeep2>(?<![\w-]){after}{key}\s*[:=]\s*"""
+        rf"""(?:{_SCHEMES}\s+)?)(?:{_quoted(2)}\S*|\S+)""",
     ]
     nested = rf"""(["']){key}\1\s*:\s*[\[{{]"""
     return "|".join(f"(?:{r})" for r in rules), nested
@@ -192,7 +221,7 @@ class RedactionPolicy:
         if keys:
             if not all(isinstance(k, str) and k.strip() for k in keys):
                 raise ConfigurationError("secret_keys must be non-empty strings")
-            rules, probe = _key_rules(keys)
+            rules, probe = _key_rules(keys, self.replacement)
             key_parts.append(rules)
             key_regex = re.compile(rf"^{_key_pattern(keys)}$", re.IGNORECASE)
             nested = re.compile(probe, re.IGNORECASE)
