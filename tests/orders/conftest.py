@@ -25,7 +25,7 @@ import pytest
 from agent_contract.app import cli
 from agent_contract.app.builtin_tools.orders import OrderStore, lookup_order_tool, refund_order_tool
 from agent_contract.app.demo import DATA_DIR_ENV, start_demo
-from agent_contract.app.store import RUNS_LABEL
+from agent_contract.app.store import RUNS_LABEL, RunStore
 from agent_contract.approval import Approval
 from agent_contract.budget import Budget
 from agent_contract.datafolder import LOCK_TIMEOUT_ENV
@@ -130,7 +130,8 @@ class DataFolder:
         if not self.runs_db.exists():
             return {}
         rows = self.query(self.runs_db, "SELECT thread_id, harness, snapshot FROM runs")
-        return {t: (h, json.loads(s)) for t, h, s in rows}
+        store = RunStore(self.runs_db, key=folder_key(self.path))  # rows are encrypted
+        return {t: (h, json.loads(store.decode(s))) for t, h, s in rows}
 
 
 @pytest.fixture

@@ -20,8 +20,12 @@ import pytest
 from agent_contract.app.demo import DemoRun, start_demo
 from agent_contract.app.folder import DemoFolder
 
+from .conftest import HARNESSES
+
 Invoke = Any
 SECRETS = ("Espresso grinder", "alice@example.com", "pay_7Q2X9", "VIP customer")
+PENDING_REASON = "customer request"
+"""The reason the demo model gives ``refund_order``: in the pending write's arguments."""
 
 
 def pause(harness: str, folder: Path, order: str = "A-1001", **options: Any) -> DemoRun:
@@ -113,31 +117,100 @@ def test_a_folder_other_users_can_write_is_refused(folder: Path, invoke: Invoke)
 # -- what is stored -----------------------------------------------------------------------------
 
 
+def _stored_bytes(folder: Path) -> dict[str, bytes]:
+    """Every file of the data folder but the order store's own (the refund it writes
+    holds the reason: the application's data, not the contract's)."""
+    return {
+        p.name: p.read_bytes()
+        for p in folder.iterdir()
+        if p.is_file() and not p.name.startswith("orders.sqlite3")
+    }
+
+
+def _spellings(secret: str) -> list[bytes]:
+    """``secret`` as stored text could hold it: as it is, JSON-escaped, UTF-16."""
+    forms = {secret, json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=True)[1:-1]}
+    return [f.encode() for f in forms] + [secret.encode("utf-16-le")]
+
+
+def assert_not_stored(folder: Path, secrets: tuple[str, ...]) -> None:
+    """No spelling of any of ``secrets`` in any stored byte."""
+    stored = _stored_bytes(folder) if folder.exists() else {}
+    for name, content in stored.items():
+        for secret in secrets:
+            for form in _spellings(secret):
+                assert form not in content, (name, secret)
+
+
+@pytest.mark.parametrize("repeat", [True, False], ids=["secret-repeated", "secret-not-repeated"])
 def test_a_secret_never_reaches_the_stored_bytes(
-    harness: str, folder: Path, invoke: Invoke
+    harness: str, folder: Path, data: Any, invoke: Invoke, repeat: bool
 ) -> None:
-    """Snapshots and checkpoints keep redacted, model-visible values only: every
-    ``--secret`` (the item the model sees, the e-mail, payment reference and internal
-    note it never sees) is absent from every stored byte but the order store's own."""
-    flags = [f"--secret={s}" for s in SECRETS]
+    """Snapshots and checkpoints never hold a ``--secret`` value: the item the model sees,
+    the e-mail, payment reference and internal note it never sees, and the reason the
+    model gives the pending refund (a write's arguments, which must run as they are on
+    approve: kept encrypted). ``approve`` redacts them whether or not ``--secret`` is
+    given again: the run's secrets are kept with it, encrypted."""
+    secrets = (*SECRETS, PENDING_REASON)
+    flags = [f"--secret={s}" for s in secrets]
     code, out, err = invoke(
         "run", "refund order A-1001", "--caller", "alice", "--harness", harness, *flags
     )
     assert code == 7, out + err
+    assert PENDING_REASON not in out + err
     thread = next(w for w in out.split() if w.startswith("run-"))
-    stored = {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
-    assert "runs.sqlite3" in stored
-    for name, content in stored.items():
-        if name.startswith("orders.sqlite3"):
-            continue
-        for secret in SECRETS:
-            assert secret.encode() not in content, (name, secret)
-    code, out, err = invoke("approve", thread, "--decision", "approve", *flags)
+    assert "runs.sqlite3" in _stored_bytes(folder)
+    assert_not_stored(folder, secrets)
+    again = flags if repeat else []
+    code, out, err = invoke("approve", thread, "--decision", "approve", "--trace", *again)
     assert code == 0, out + err
-    for path in folder.iterdir():
-        if path.is_file() and not path.name.startswith("orders.sqlite3"):
-            for secret in SECRETS:
-                assert secret.encode() not in path.read_bytes(), (path.name, secret)
+    assert "refund_order [call_2_1] success" in out
+    for secret in secrets:
+        assert secret not in out + err, secret
+    assert_not_stored(folder, secrets)
+    # The write ran with the arguments the model gave: the secret reached the tool.
+    assert [r["reason"] for r in data.refund_rows()] == [PENDING_REASON]
+
+
+def _outcome(out: str) -> list[str]:
+    """The lines of ``run``'s summary that every harness must print alike."""
+    return [line for line in out.splitlines() if not line.startswith(("harness:", "decide with:"))]
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [("calculate 1234+1", "1234"), ("refund order A-1001", "A-1001")],
+    ids=["calculator", "refund"],
+)
+def test_a_secret_in_the_prompt_gives_the_same_run_on_every_harness(
+    tmp_path: Path, invoke: Invoke, text: str, secret: str
+) -> None:
+    """The model gets the same input on every harness (LangChain's checkpointer stores
+    its values encrypted, so the input is not redacted before the graph), and no stored
+    byte holds the secret."""
+    outcomes = {}
+    for harness in HARNESSES:
+        folder = tmp_path / harness
+        code, out, err = invoke(
+            "run",
+            text,
+            "--caller",
+            "alice",
+            "--harness",
+            harness,
+            "--secret",
+            secret,
+            "--data-dir",
+            str(folder),
+        )
+        assert secret not in out + err, harness
+        outcomes[harness] = (code, _outcome(out))
+        assert_not_stored(folder, (secret,))
+    assert outcomes["langchain"] == outcomes["offline"]
+    assert outcomes["pydantic-ai"] == outcomes["offline"]
+    code, lines = outcomes["offline"]
+    if text.startswith("calculate"):  # the model computed with the value it was given
+        assert (code, lines[0]) == (0, "answer: The result of [REDACTED]+1 is 1235.")
 
 
 def test_finished_runs_leave_no_checkpoints(folder: Path, data: Any, invoke: Invoke) -> None:

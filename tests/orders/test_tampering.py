@@ -24,9 +24,9 @@ import pytest
 
 from agent_contract.app.demo import DemoRun, start_demo
 from agent_contract.errors import CheckpointError
-from agent_contract.sealing import folder_key
+from agent_contract.sealing import encrypt, folder_key, subkey
 from agent_contract_langchain.durable import sqlite_checkpointer
-from agent_contract_langchain.sealed import SealedSerializer, _tag
+from agent_contract_langchain.sealed import CHECKPOINTS_CIPHER_LABEL, SealedSerializer, _tag
 
 Invoke = Callable[..., tuple[int, str, str]]
 
@@ -115,8 +115,9 @@ def test_an_edited_checkpoint_row_is_refused(folder: Path, data: Any, invoke: In
         demo.thread_id,
     )
     ((checkpoint_id, blob),) = rows
-    changed = bytes(blob).replace(b"A-1001", b"B-2001")
-    assert changed != bytes(blob)
+    assert b"A-1001" not in bytes(blob)  # stored encrypted
+    middle = len(blob) // 2
+    changed = bytes(blob[:middle]) + bytes([blob[middle] ^ 1]) + bytes(blob[middle + 1 :])
     with closing(sqlite3.connect(data.checkpoints_db)) as conn, conn:
         conn.execute(
             "UPDATE checkpoints SET checkpoint = ? WHERE checkpoint_id = ?",
@@ -160,13 +161,19 @@ def test_the_allowlist_refuses_a_sealed_row_naming_another_type(tmp_path: Path) 
     """Even a row that carries a valid tag (only the key's holder can make one) is
     scanned: a type outside the allowlist is a CheckpointError, and nothing is called."""
     marker = tmp_path / "pwned"
-    serde = SealedSerializer(folder_key(tmp_path / "data"))
+    key = folder_key(tmp_path / "data")
+    serde = SealedSerializer(key)
     typ, _ = serde.dumps_typed({"ok": 1})
-    assert typ == "hmac1:msgpack"
+    assert typ == "sealed2:msgpack"
     payload = planted(marker)  # sealed the way dumps_typed seals its own values
-    sealed_blob = _tag(serde._key, "msgpack", payload) + payload
+    hidden = encrypt(subkey(key, CHECKPOINTS_CIPHER_LABEL), payload)
+    sealed_blob = _tag(serde._key, typ, hidden) + hidden
     with pytest.raises(CheckpointError, match="outside the allowlist"):
         serde.loads_typed((typ, sealed_blob))
+    # An authenticated row that is not encrypted (hmac1:) is scanned the same way.
+    plain_blob = _tag(serde._key, "msgpack", payload) + payload
+    with pytest.raises(CheckpointError, match="outside the allowlist"):
+        serde.loads_typed(("hmac1:msgpack", plain_blob))
     assert not marker.exists()
     # Its own values load as they were.
     assert serde.loads_typed(serde.dumps_typed({"ok": 1})) == {"ok": 1}

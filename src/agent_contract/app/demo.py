@@ -88,10 +88,10 @@ def start_demo(
     runner = durable_runner(harness)
     contract = where.contract(budget=budget, secrets=secrets, create_orders=True)
     store = where.runs()
-    with where.recorded(store, harness):
+    with where.recorded(store, harness, secrets):
         result = runner.run(DemoModel(), contract, text, caller=caller, folder=where.path)
     if result.stop_reason in PAUSE_REASONS:
-        where.record(store, result, harness)
+        where.record(store, result, harness, secrets)
     else:
         where.prune(result.run_id, harness)  # nothing to resume: its checkpoints go
     return DemoRun(result=result, thread_id=result.run_id, folder=where.path)
@@ -195,7 +195,11 @@ def _approve_locked(
     budget: Budget | None,
     secrets: Sequence[str],
 ) -> RunResult:
-    harness, snapshot = store.load(thread_id)
+    stored = store.load_run(thread_id)
+    harness, snapshot = stored.harness, stored.snapshot
+    # The secrets the run was given at ``run`` (kept encrypted with it) and any given
+    # now: redacted from everything the rest of the run stores and prints.
+    secrets = tuple(dict.fromkeys((*stored.secrets, *secrets)))
     if harness.startswith(FINISHED_PREFIX):
         stop = snapshot.get("finished", {}).get("stop_reason", "?")
         raise ApprovalError(f"run {thread_id!r} already finished ({stop}); nothing to resume")
@@ -222,12 +226,12 @@ def _approve_locked(
     ]
 
     def checkpoint(data: dict[str, Any]) -> None:
-        store.save(thread_id, data, harness=harness)
+        store.save(thread_id, data, harness=harness, secrets=secrets)
 
     runner = durable_runner(harness)
-    with where.recorded(store, harness):
+    with where.recorded(store, harness, secrets):
         result = runner.resume(
             DemoModel(), contract, snapshot, approvals, checkpoint=checkpoint, folder=where.path
         )
-    where.record(store, result, harness)
+    where.record(store, result, harness, secrets)
     return result

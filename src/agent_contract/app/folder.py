@@ -9,7 +9,8 @@ The folder is ``--data-dir DIR``, else ``$AGENT_CONTRACT_DATA_DIR``, else
   approval tokens are keyed with it too;
 - ``orders.sqlite3``: orders and refunds, created with sample data by an explicit first
   ``run`` or by ``agent-contract init``; ``approve`` and ``resume`` never create it;
-- ``runs.sqlite3``: paused runs (sealed snapshots) and finished runs' summaries;
+- ``runs.sqlite3``: paused runs (encrypted, sealed snapshots, with the secrets the run was
+  given) and finished runs' summaries;
 - whatever a harness's durable runner keeps (the LangChain binding's sealed
   ``checkpoints.sqlite3``), pruned when its run finishes;
 - ``locks/``: a lock file while a run is being resumed (removed afterwards).
@@ -144,13 +145,16 @@ class DemoFolder:
             signing_key=subkey(self.key, APPROVAL_LABEL),
         )
 
-    def record(self, store: RunStore, result: RunResult, harness: str) -> None:
-        """Store a paused run's snapshot (``pending_approval``, ``interrupted``), or mark
-        the run finished and prune what its harness kept for it. A signal that comes
-        meanwhile waits until the record is written."""
+    def record(
+        self, store: RunStore, result: RunResult, harness: str, secrets: Sequence[str] = ()
+    ) -> None:
+        """Store a paused run's snapshot (``pending_approval``, ``interrupted``) with the
+        run's ``secrets`` (encrypted: :class:`RunStore`), or mark the run finished and
+        prune what its harness kept for it. A signal that comes meanwhile waits until
+        the record is written."""
         if result.stop_reason in PAUSE_REASONS and result.snapshot is not None:
             with deferred_signals():
-                store.save(result.run_id, result.snapshot, harness=harness)
+                store.save(result.run_id, result.snapshot, harness=harness, secrets=secrets)
             return
         crashpoint("before_finish_record")
         with deferred_signals():
@@ -207,11 +211,13 @@ class DemoFolder:
         return found
 
     @contextmanager
-    def recorded(self, store: RunStore, harness: str) -> Iterator[None]:
-        """Store the run an interruption paused (see :class:`RunInterrupted`), then let
-        the interruption go on."""
+    def recorded(
+        self, store: RunStore, harness: str, secrets: Sequence[str] = ()
+    ) -> Iterator[None]:
+        """Store the run an interruption paused (see :class:`RunInterrupted`), with its
+        ``secrets``, then let the interruption go on."""
         try:
             yield
         except RunInterrupted as exc:
-            self.record(store, exc.result, harness)
+            self.record(store, exc.result, harness, secrets)
             raise

@@ -6,6 +6,15 @@ of the thread id, the harness column and the snapshot text, keyed with the data 
 key (:mod:`agent_contract.sealing`, sub-key ``runs/v1``), and checked before anything in
 it is used.
 
+The snapshot text is stored encrypted (:func:`agent_contract.sealing.encrypt`, sub-key
+``runs-cipher/v1``; the seal covers the stored text), and a run's ``--secret`` values are
+kept inside it (:meth:`RunStore.save`'s ``secrets``) so that ``approve`` and ``resume``
+redact them without being given them again: the file's bytes never hold a run's secret,
+in any spelling, nor any other stored value as it is. Whoever can read the folder's key
+can decrypt the rows (like the seals, this guards against those who can read or write the
+stores but not the key, not against the owner's account). A sealed row of plain JSON text
+(what a holder of the key may write) is read as well.
+
 Reading fails closed: a missing thread, a locked or corrupt file, a row whose seal does
 not match (an edited store, a forged row, another folder's key) and a store written by
 an older version without seals raise :class:`~agent_contract.errors.CheckpointError`;
@@ -15,14 +24,17 @@ nothing ever starts afresh in place of a run that cannot be read. Files are priv
 
 from __future__ import annotations
 
+import base64
+import binascii
 import fcntl
 import hashlib
 import json
 import os
 import sqlite3
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
@@ -36,9 +48,18 @@ from ..datafolder import (
     transaction,
 )
 from ..errors import CheckpointError
-from ..sealing import folder_key, seal, subkey, verify
+from ..sealing import decrypt, encrypt, folder_key, seal, subkey, verify
 
-__all__ = ["FINISHED_PREFIX", "LOCK_TIMEOUT_SECONDS", "RUNS_LABEL", "RunStore"]
+__all__ = [
+    "CIPHER_LABEL",
+    "ENCRYPTED_PREFIX",
+    "FINISHED_PREFIX",
+    "LOCK_TIMEOUT_SECONDS",
+    "RUNS_LABEL",
+    "SECRETS_FIELD",
+    "RunStore",
+    "StoredRun",
+]
 
 LOCK_TIMEOUT_SECONDS: Final = BUSY_TIMEOUT_SECONDS
 """How long a store call waits for another process's lock by default, in seconds (see
@@ -48,7 +69,25 @@ FINISHED_PREFIX: Final = "finished:"
 """Harness column prefix of a thread whose run has ended (see :meth:`RunStore.finish`)."""
 RUNS_LABEL: Final = "runs/v1"
 """The sub-key label the run store seals its rows with."""
+CIPHER_LABEL: Final = "runs-cipher/v1"
+"""The sub-key label the run store encrypts its snapshots with."""
+ENCRYPTED_PREFIX: Final = "enc1:"
+"""How an encrypted snapshot text starts (then the base64 of nonce and ciphertext)."""
+SECRETS_FIELD: Final = "_agent_contract_secrets"
+"""The stored row's field holding the run's secrets (inside the encrypted text)."""
 _COLUMNS: Final = ("thread_id", "harness", "snapshot", "updated_at", "mac")
+
+
+@dataclass(frozen=True)
+class StoredRun:
+    """A stored run, as :meth:`RunStore.load_run` reads it."""
+
+    harness: str
+    """The harness column (``finished:<harness>`` once the run ended)."""
+    snapshot: dict[str, Any]
+    """The snapshot (or ``{"finished": summary}``)."""
+    secrets: tuple[str, ...]
+    """The secrets the run was given, to redact when it goes on."""
 
 
 class RunStore:
@@ -66,7 +105,9 @@ class RunStore:
     def __init__(self, path: str | Path, *, key: bytes | None = None) -> None:
         self.path = Path(path)
         folder = private_folder(self.path.parent)
-        self._key = subkey(key if key is not None else folder_key(folder), RUNS_LABEL)
+        root = key if key is not None else folder_key(folder)
+        self._key = subkey(root, RUNS_LABEL)
+        self._cipher = subkey(root, CIPHER_LABEL)
         with self._db(write=False) as db:
             columns = tuple(row[1] for row in db.execute("PRAGMA table_info(runs)"))
         if not columns:  # a new store (a crowd of readers takes no write lock here)
@@ -129,23 +170,50 @@ class RunStore:
         return seal(self._key, thread_id, harness, text)
 
     def save(
-        self, thread_id: str, snapshot: Mapping[str, Any], *, harness: str = "offline"
+        self,
+        thread_id: str,
+        snapshot: Mapping[str, Any],
+        *,
+        harness: str = "offline",
+        secrets: Sequence[str] = (),
     ) -> None:
-        """Store (or replace) the snapshot of ``thread_id``, sealed.
+        """Store (or replace) the snapshot of ``thread_id``, encrypted and sealed, with
+        the run's ``secrets`` (kept for :meth:`load_run`, encrypted with it).
 
         Raises:
             CheckpointError: the store is locked, read-only or corrupt.
         """
-        text = json.dumps(snapshot, ensure_ascii=False, sort_keys=True)
-        mac = self._seal(thread_id, harness, text)
+        record = dict(snapshot)
+        if secrets:
+            record[SECRETS_FIELD] = sorted(set(secrets))
+        text = json.dumps(record, ensure_ascii=False, sort_keys=True)
+        stored = ENCRYPTED_PREFIX + base64.b64encode(
+            encrypt(self._cipher, text.encode("utf-8"))
+        ).decode("ascii")
+        mac = self._seal(thread_id, harness, stored)
         with self._db() as db:
             db.execute(
                 "INSERT INTO runs (thread_id, harness, snapshot, updated_at, mac) VALUES "
                 "(?,?,?,?,?) ON CONFLICT(thread_id) DO UPDATE SET harness = excluded.harness, "
                 "snapshot = excluded.snapshot, updated_at = excluded.updated_at, "
                 "mac = excluded.mac",
-                (thread_id, harness, text, time.time(), mac),
+                (thread_id, harness, stored, time.time(), mac),
             )
+
+    def decode(self, stored: str) -> str:
+        """The snapshot text of a stored (sealed, already checked) column value:
+        decrypted, or as it is when it is plain JSON text.
+
+        Raises:
+            ValueError: an encrypted value that does not decode.
+        """
+        if not stored.startswith(ENCRYPTED_PREFIX):
+            return stored
+        try:
+            blob = base64.b64decode(stored[len(ENCRYPTED_PREFIX) :], validate=True)
+            return decrypt(self._cipher, blob).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError) as exc:
+            raise ValueError(f"an encrypted snapshot does not decode: {exc}") from exc
 
     def finish(self, thread_id: str, summary: Mapping[str, Any], *, harness: str) -> None:
         """Mark ``thread_id`` finished, keeping the result summary; it cannot be resumed.
@@ -156,7 +224,17 @@ class RunStore:
         self.save(thread_id, {"finished": dict(summary)}, harness=f"{FINISHED_PREFIX}{harness}")
 
     def load(self, thread_id: str) -> tuple[str, dict[str, Any]]:
-        """``(harness, snapshot)`` of ``thread_id``, once its seal is checked.
+        """``(harness, snapshot)`` of ``thread_id``, once its seal is checked (see
+        :meth:`load_run`).
+
+        Raises:
+            CheckpointError: as :meth:`load_run`.
+        """
+        run = self.load_run(thread_id)
+        return run.harness, run.snapshot
+
+    def load_run(self, thread_id: str) -> StoredRun:
+        """The stored run ``thread_id``, once its seal is checked, decrypted.
 
         Raises:
             CheckpointError: no such thread, the store is locked or corrupt, the row's
@@ -182,14 +260,17 @@ class RunStore:
                 path=str(self.path),
             )
         try:
-            snapshot = json.loads(text)
+            snapshot = json.loads(self.decode(text))
         except ValueError as exc:
             raise CheckpointError(
                 f"snapshot of {thread_id!r} is corrupt", path=str(self.path)
             ) from exc
         if not isinstance(snapshot, dict):
             raise CheckpointError(f"snapshot of {thread_id!r} is corrupt", path=str(self.path))
-        return harness, snapshot
+        secrets = snapshot.pop(SECRETS_FIELD, [])
+        if not (isinstance(secrets, list) and all(isinstance(x, str) for x in secrets)):
+            raise CheckpointError(f"snapshot of {thread_id!r} is corrupt", path=str(self.path))
+        return StoredRun(harness, snapshot, tuple(secrets))
 
     def threads(self) -> dict[str, tuple[str, float]]:
         """``{thread_id: (harness column, updated_at)}`` of every stored run (unchecked:

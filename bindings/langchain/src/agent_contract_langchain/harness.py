@@ -45,6 +45,7 @@ from .driving import Ended, Mode, adrive, check_loop, drive, issue_order, stop_f
 from .messages import from_langchain_messages, to_langchain_messages
 from .middleware import ContractMiddleware
 from .run_config import contract_config, recursion_limit
+from .sealed import SealedSerializer
 from .stops import without_stops
 from .structured import response_format_for
 from .tools import to_langchain_tools
@@ -139,10 +140,15 @@ def _start(
     resume: Command[Any] | None,
 ) -> tuple[Any, dict[str, Any]]:
     """The payload and config of one invocation."""
-    if getattr(graph, "checkpointer", None) is not None:
+    checkpointer = getattr(graph, "checkpointer", None)
+    if checkpointer is not None and not isinstance(
+        getattr(checkpointer, "serde", None), SealedSerializer
+    ):
         # A checkpointer writes the graph state to disk: a secret handed to the run must
-        # not be stored, so a durable run's input is redacted (as the offline snapshot's
-        # transcript is), and the model sees the redaction marker.
+        # not be stored, so a run on a checkpointer of your own gets its input redacted
+        # (the model sees the redaction marker). The binding's own (sqlite_checkpointer)
+        # stores every value encrypted, so there the model gets the input as it is, as on
+        # every other harness.
         redact = state.contract.redaction.redact_value
         messages = [Message.from_dict(redact(m.to_dict())) for m in messages]
     payload: Any = resume if resume is not None else {"messages": to_langchain_messages(messages)}
@@ -196,7 +202,8 @@ def run_graph(
             value), passed through untouched.
 
     With a checkpointer on ``graph`` the input messages are redacted first, since the
-    graph state is written to disk.
+    graph state is written to disk, unless it stores its values encrypted (the
+    binding's :func:`~agent_contract_langchain.durable.sqlite_checkpointer`).
 
     Raises:
         ScriptExhaustedError: a scripted model ran dry.
@@ -314,7 +321,8 @@ def run_agent(
         mode: ``"invoke"``, ``"ainvoke"`` or ``"stream"``.
         checkpointer: a LangGraph checkpointer; the run's thread id is its run id, a
             write pauses on ``interrupt()`` (resume with :func:`resume_agent`), and the
-            input is redacted before it is stored. An async one needs
+            input is redacted before it is stored (unless the checkpointer encrypts
+            its values: :func:`~.durable.sqlite_checkpointer`). An async one needs
             :func:`arun_agent`.
         context: application values for context-aware tools (``ToolContext.values``).
         graph_context: the graph's runtime ``context=`` (for ``context_schema``).

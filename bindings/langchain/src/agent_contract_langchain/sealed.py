@@ -6,11 +6,15 @@ that command on the next resume. Its strict mode does not raise: it silently han
 the raw payload in place of a blocked type. So every value a checkpointer of this
 binding stores goes through :class:`SealedSerializer`:
 
-1. **Authenticated.** ``dumps_typed`` prefixes the row type with ``hmac1:`` and the
-   payload with an HMAC-SHA256 of the type and payload (keyed with the data folder's
+1. **Encrypted and authenticated.** ``dumps_typed`` encrypts the payload
+   (:func:`agent_contract.sealing.encrypt`, the ``checkpoints-cipher/v1`` sub-key), so
+   no value of the graph state (a secret in the input, a pending write's arguments) is
+   stored as it is, prefixes the row type with ``sealed2:`` and the ciphertext with an
+   HMAC-SHA256 of the type and ciphertext (keyed with the data folder's
    ``checkpoints/v1`` sub-key). ``loads_typed`` refuses any row without a valid tag
    (a forged or edited row, an unauthenticated row of an older version) before it
-   decodes a byte.
+   decrypts or decodes a byte; a row tagged ``hmac1:`` (authenticated, not encrypted:
+   what only a holder of the key can write) is read as well.
 2. **Allowlisted.** A ``msgpack`` payload is walked first, and every extension it holds
    must name a type in :data:`ALLOWED_TYPES` (the message classes, ``Send``,
    ``Interrupt``, ``Command``, datetimes, ...: an explicit list here, joined by
@@ -45,11 +49,12 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from agent_contract.errors import CheckpointError
-from agent_contract.sealing import seal, subkey, verify
+from agent_contract.sealing import decrypt, encrypt, seal, subkey, verify
 
 __all__ = [
     "ALLOWED_METHODS",
     "ALLOWED_TYPES",
+    "CHECKPOINTS_CIPHER_LABEL",
     "CHECKPOINTS_LABEL",
     "SEAL_KEY",
     "SealedSerializer",
@@ -59,6 +64,8 @@ __all__ = [
 
 CHECKPOINTS_LABEL: Final = "checkpoints/v1"
 """The sub-key label checkpoint values and seals are keyed with."""
+CHECKPOINTS_CIPHER_LABEL: Final = "checkpoints-cipher/v1"
+"""The sub-key label checkpoint values are encrypted with."""
 SEAL_KEY: Final = "checkpoint_seal"
 """The key of the paused checkpoint's seal in a run snapshot."""
 _MESSAGES: Final = ("Human", "AI", "System", "Chat", "Tool", "Function")
@@ -111,6 +118,7 @@ ALLOWED_METHODS: Final[frozenset[tuple[str, ...]]] = (
 """The ``(module, name, method)`` calls a checkpoint may make."""
 _ROW_TYPES: Final = frozenset({"null", "bytes", "bytearray", "msgpack"})
 _PREFIX: Final = "hmac1:"
+_ENCRYPTED: Final = "sealed2:"
 _TAG_BYTES: Final = 32
 _CONSTRUCTORS: Final = frozenset({0, 1, 2, 5})
 """Extension codes that construct a named type (single arg, args, kwargs, pydantic v2)."""
@@ -166,14 +174,20 @@ class SealedSerializer(SerializerProtocol):
             outside the allowlist.
     """
 
+    encrypts_values: Final = True
+    """Every value is stored encrypted (the harness lets a secret reach such a
+    checkpointer as it is: see :mod:`.harness`)."""
+
     def __init__(self, key: bytes) -> None:
         self._key = subkey(key, CHECKPOINTS_LABEL)
+        self._cipher = subkey(key, CHECKPOINTS_CIPHER_LABEL)
         self._inner = _strict_serializer()
 
     def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
-        """``(hmac1:<type>, tag + payload)``."""
+        """``(sealed2:<type>, tag + encrypted payload)``."""
         typ, payload = self._inner.dumps_typed(obj)
-        return _PREFIX + typ, _tag(self._key, typ, payload) + payload
+        hidden = encrypt(self._cipher, payload)
+        return _ENCRYPTED + typ, _tag(self._key, _ENCRYPTED + typ, hidden) + hidden
 
     def loads_typed(self, data: tuple[str, bytes]) -> Any:
         """Check the tag, then the types, then decode.
@@ -182,27 +196,35 @@ class SealedSerializer(SerializerProtocol):
             CheckpointError: see the class doc.
         """
         typ, blob = data
+        encrypted = isinstance(typ, str) and typ.startswith(_ENCRYPTED)
         if (
             not isinstance(typ, str)
-            or not typ.startswith(_PREFIX)
+            or not (encrypted or typ.startswith(_PREFIX))
             or not isinstance(blob, bytes | bytearray)
         ):
             raise CheckpointError(
                 f"a checkpoint row (type {typ!r}) is not authenticated: written outside "
                 "agent-contract, or by an older version; it is refused"
             )
+        prefix = _ENCRYPTED if encrypted else _PREFIX
         inner, tag, payload = (
-            typ[len(_PREFIX) :],
+            typ[len(prefix) :],
             bytes(blob[:_TAG_BYTES]),
             bytes(blob[_TAG_BYTES:]),
         )
-        if not hmac.compare_digest(tag, _tag(self._key, inner, payload)):
+        tagged = typ if encrypted else inner
+        if not hmac.compare_digest(tag, _tag(self._key, tagged, payload)):
             raise CheckpointError(
                 "a checkpoint row failed authentication: the checkpoint file was changed "
                 "outside agent-contract (or sealed with another key); it is refused"
             )
         if inner not in _ROW_TYPES:
             raise CheckpointError(f"a checkpoint row of type {inner!r} is not accepted")
+        if encrypted:
+            try:
+                payload = decrypt(self._cipher, payload)
+            except ValueError as exc:
+                raise CheckpointError(f"a checkpoint row does not decrypt: {exc}") from None
         if inner == "msgpack":
             refused: list[str] = []
             try:
