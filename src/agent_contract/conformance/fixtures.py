@@ -16,9 +16,12 @@ from ..approval import Approval, PendingApproval, approval_token
 from ..errors import ApprovalError, NotFoundError, TransientError, UnauthorizedError
 from ..faults import CrashPlan
 from ..tools import ToolContext, ToolSpec
+from ..trace import RedactionPolicy
 
 __all__ = [
+    "PLANTED_PASSWORD",
     "PLANTED_SECRET",
+    "PLANTED_SHOWN",
     "Probe",
     "ScriptedDecider",
     "ToolFactory",
@@ -42,9 +45,22 @@ PLANTED_SECRET: Final = "sk-planted-7f3a9c1e5b2d4a6f8e0c"
 """A secret every scenario hands to the run; it must never be emitted."""
 
 
+PLANTED_PASSWORD: Final = "hunter2"
+"""The password in the exception text ``check --agent``'s probes make a tool raise."""
+PLANTED_SHOWN: Final = "<planted secret>"
+"""What evidence shows in place of a planted value."""
+_EVIDENCE_REDACTION: Final = RedactionPolicy()
+
+
 def hide_planted(text: str) -> str:
-    """``text`` with :data:`PLANTED_SECRET` replaced, for reports that quote evidence."""
-    return text.replace(PLANTED_SECRET, "<planted secret>")
+    """``text`` as every report quotes evidence (``check``, ``check --agent``, ``check
+    --harness``, the progress lines, JUnit): the planted values (:data:`PLANTED_SECRET`,
+    :data:`PLANTED_PASSWORD`) shown as :data:`PLANTED_SHOWN`, and what the default
+    redaction hides (secret shapes, a secret key's value such as ``token=...`` in a
+    harness's exception text) redacted."""
+    for planted in (PLANTED_SECRET, PLANTED_PASSWORD):
+        text = text.replace(planted, PLANTED_SHOWN)
+    return _EVIDENCE_REDACTION.redact(text)
 
 
 class Probe:

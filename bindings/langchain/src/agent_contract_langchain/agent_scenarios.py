@@ -20,7 +20,7 @@ from agent_contract.conformance.evaluate import (
     check_ran,
     check_timeout,
 )
-from agent_contract.conformance.fixtures import PLANTED_SECRET, Probe
+from agent_contract.conformance.fixtures import PLANTED_PASSWORD, PLANTED_SECRET, Probe
 from agent_contract.harnesses import Observation
 from agent_contract.testing import FakeModel, Reply, tool_call, tool_calls
 from agent_contract.tools import ToolSpec
@@ -43,7 +43,7 @@ SLOW_LIMIT_SECONDS: Final = 20.0
 waits that long."""
 PROBE_TIMEOUT_SECONDS: Final = 1.0
 """The timeout (seconds) of an adopted tool in the column that adds the contract."""
-_ERROR_TEXT: Final = "database password hunter2 at db.internal:5432"
+_ERROR_TEXT: Final = f"database password {PLANTED_PASSWORD} at db.internal:5432"
 """What the tool-error probe's stub raises: text that must never reach the model."""
 _DEADLINE: Final = 60.0
 
@@ -345,6 +345,6 @@ def probe_scenarios(
 
 
 def _text_hidden(obs: Observation, model: FakeModel, probe: Probe) -> list[Problem]:
-    if "hunter2" in obs.emitted:
+    if PLANTED_PASSWORD in obs.emitted:
         return [Problem(boundary="tool_errors", message="the tool's exception text was shown")]
     return []
