@@ -13,10 +13,9 @@ folder agrees on one key. It is read with ``O_NOFOLLOW`` and must be a regular f
 32 bytes, owned by the current user, not readable by group or others.
 
 What a store keeps is also encrypted (:func:`encrypt`, :func:`decrypt`), so no value a
-run was given (``--secret``) is stored as it is in any spelling: a keystream of
-SHAKE-256 over a sub-key and a random nonce (a keyed sponge, as KMAC), XORed with the
-data; the store's HMAC seal is computed over the result (encrypt-then-MAC). Standard
-library only.
+run was given (``--secret``) is stored as it is in any spelling: AES-256-GCM from the
+``cryptography`` library (authenticated encryption) under a sub-key, with a random 96-bit
+nonce per value; the store's HMAC seal is computed over the result as well.
 
 What this protects against: another local user, or anything else that can write the
 data folder's files but not read its key. It does not protect against the owner's own
@@ -52,9 +51,8 @@ KEY_FILE: Final = "store.key"
 """The key's file name in the data folder."""
 KEY_BYTES: Final = 32
 """The key's size in bytes."""
-NONCE_BYTES: Final = 16
-"""The random nonce in front of every :func:`encrypt` output."""
-_STREAM_LABEL: Final = b"agent-contract/stream/v1\x00"
+NONCE_BYTES: Final = 12
+"""The random nonce in front of every :func:`encrypt` output (AES-GCM's 96 bits)."""
 
 
 def folder_key(folder: str | os.PathLike[str], *, create: bool = True) -> bytes:
@@ -168,30 +166,35 @@ def verify(key: bytes, expected: str | None, *parts: bytes | str) -> bool:
     return hmac.compare_digest(expected, seal(key, *parts))
 
 
-def _keystream(key: bytes, nonce: bytes, size: int) -> int:
-    """``size`` bytes of keystream for ``key`` and ``nonce``, as an int."""
-    length = len(key).to_bytes(2, "big")
-    stream = hashlib.shake_256(_STREAM_LABEL + length + key + nonce).digest(size)
-    return int.from_bytes(stream, "big")
-
-
 def encrypt(key: bytes, data: bytes) -> bytes:
-    """``data`` encrypted with ``key`` (a sub-key, see :func:`subkey`): a random
-    :data:`NONCE_BYTES`-byte nonce, then ``data`` XORed with a SHAKE-256 keystream of
-    the key and the nonce. Confidentiality only: seal what is stored (:func:`seal`)."""
+    """``data`` encrypted with ``key`` (a 32-byte sub-key, see :func:`subkey`): a random
+    :data:`NONCE_BYTES`-byte nonce, then AES-256-GCM's ciphertext and 16-byte tag
+    (``cryptography``'s ``AESGCM``).
+
+    Raises:
+        ValueError: ``key`` is not 16, 24 or 32 bytes.
+    """
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
     nonce = secrets.token_bytes(NONCE_BYTES)
-    mixed = int.from_bytes(data, "big") ^ _keystream(key, nonce, len(data))
-    return nonce + mixed.to_bytes(len(data), "big")
+    return nonce + AESGCM(key).encrypt(nonce, data, None)
 
 
 def decrypt(key: bytes, blob: bytes) -> bytes:
     """What :func:`encrypt` was given, from its output ``blob`` and the same ``key``.
 
     Raises:
-        ValueError: ``blob`` is shorter than a nonce.
+        ValueError: ``blob`` is shorter than a nonce and a tag, or fails authentication
+            (changed, or encrypted with another key).
     """
-    if len(blob) < NONCE_BYTES:
-        raise ValueError("an encrypted value is shorter than its nonce")
-    nonce, body = blob[:NONCE_BYTES], blob[NONCE_BYTES:]
-    mixed = int.from_bytes(body, "big") ^ _keystream(key, nonce, len(body))
-    return mixed.to_bytes(len(body), "big")
+    from cryptography.exceptions import InvalidTag
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+    if len(blob) < NONCE_BYTES + 16:
+        raise ValueError("an encrypted value is shorter than its nonce and tag")
+    try:
+        return AESGCM(key).decrypt(blob[:NONCE_BYTES], blob[NONCE_BYTES:], None)
+    except InvalidTag:
+        raise ValueError(
+            "an encrypted value fails authentication (changed, or another key)"
+        ) from None

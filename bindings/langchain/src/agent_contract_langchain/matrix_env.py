@@ -107,6 +107,7 @@ MEASURED_FLOORS: Final[Mapping[str, str]] = MappingProxyType(
         "langgraph-checkpoint-sqlite": "2.0.11",
         "jsonschema": "4.18",
         "rfc8785": "0.1.4",
+        "cryptography": "42",
     }
 )
 """The metadata's lower bounds (:func:`metadata_floors`) as last measured: ``agent-contract
