@@ -88,7 +88,8 @@ class DataFolderError(CheckpointError):
     Attributes:
         reason: ``"unsafe"`` (a symlink, another user's, open to others), ``"readonly"``,
             ``"corrupt"`` (not a database), ``"locked"`` (held past the timeout),
-            ``"missing"`` or ``"other"``.
+            ``"missing"``, ``"not_a_folder"`` (the folder's path is, or passes through,
+            a file) or ``"other"``.
     """
 
     def __init__(self, message: str, *, path: str = "", reason: str = "unsafe") -> None:
@@ -96,32 +97,48 @@ class DataFolderError(CheckpointError):
         super().__init__(message, path=path)
 
 
-def private_folder(path: str | os.PathLike[str]) -> Path:
-    """``path`` as a private folder: created ``0700`` (parents as needed) when missing;
-    when it exists, checked (a real folder, ours, not writable by group or others).
+def private_folder(path: str | os.PathLike[str], *, create: bool = True) -> Path:
+    """``path`` as a private folder: created ``0700`` when missing (and ``create``), with
+    any missing parent folders, each ``0700`` too (as the XDG base directory
+    specification asks of ``$XDG_DATA_HOME``); when it exists, checked (a real folder,
+    ours, not writable by group or others).
+
+    Args:
+        create: create the folder when it is missing; ``False`` (a command that only
+            reads stored state: ``approve``, ``resume``, ``gc``) raises instead, so a
+            mistyped path never becomes a new, empty data folder.
 
     Raises:
-        DataFolderError: see above, or the folder cannot be created.
+        DataFolderError: see above; the folder is missing (``create=False``, reason
+            ``"missing"``); a part of the path is a file, not a folder (reason
+            ``"not_a_folder"``); or the folder cannot be created.
     """
     folder = Path(path)
     try:
         info = os.lstat(folder)
     except FileNotFoundError:
-        try:
-            folder.parent.mkdir(parents=True, exist_ok=True)
-            os.mkdir(folder, FOLDER_MODE)
-            os.chmod(folder, FOLDER_MODE)  # whatever the umask
-        except FileExistsError:
-            pass  # another process made it meanwhile: checked below
-        except OSError as exc:
-            raise failure(exc, f"cannot create the data folder {str(folder)!r}", folder) from exc
+        if not create:
+            raise DataFolderError(
+                f"the data folder {str(folder)!r} does not exist (it is not created here)",
+                path=str(folder),
+                reason="missing",
+            ) from None
+        _make_folders(folder)
         info = os.lstat(folder)
+    except NotADirectoryError:
+        raise _through_a_file(folder) from None
+    except OSError as exc:
+        raise failure(exc, f"cannot reach the data folder {str(folder)!r}", folder) from exc
     if stat.S_ISLNK(info.st_mode):
         raise DataFolderError(
             f"the data folder {str(folder)!r} is a symlink; use the real folder", path=str(folder)
         )
     if not stat.S_ISDIR(info.st_mode):
-        raise DataFolderError(f"{str(folder)!r} is not a folder", path=str(folder))
+        raise DataFolderError(
+            f"the data folder {str(folder)!r} is not a folder",
+            path=str(folder),
+            reason="not_a_folder",
+        )
     if hasattr(os, "getuid") and info.st_uid != os.getuid():
         raise DataFolderError(
             f"the data folder {str(folder)!r} belongs to another user (uid {info.st_uid})",
@@ -134,6 +151,46 @@ def private_folder(path: str | os.PathLike[str]) -> Path:
             path=str(folder),
         )
     return folder
+
+
+def _make_folders(folder: Path) -> None:
+    """Create ``folder`` and its missing parents, each ``0700`` whatever the umask (a
+    folder another process makes meanwhile is left to the caller's check).
+
+    Raises:
+        DataFolderError: a part of the path is a file, or a folder cannot be created.
+    """
+    missing: list[Path] = []
+    here = folder
+    while not here.exists() and here != here.parent:
+        missing.append(here)
+        here = here.parent
+    if here.exists() and not here.is_dir():
+        raise _through_a_file(folder)
+    for part in reversed(missing):
+        try:
+            os.mkdir(part, FOLDER_MODE)
+            os.chmod(part, FOLDER_MODE)  # whatever the umask
+        except FileExistsError:
+            continue  # another process made it meanwhile: checked by the caller
+        except NotADirectoryError:
+            raise _through_a_file(folder) from None
+        except OSError as exc:
+            raise failure(exc, f"cannot create the data folder {str(folder)!r}", folder) from exc
+
+
+def _through_a_file(folder: Path) -> DataFolderError:
+    """The error for a data folder path that passes through a regular file."""
+    here = folder
+    while here != here.parent and not (here.exists() and not here.is_dir()):
+        here = here.parent
+    blocker = f" ({str(here)!r} is a file)" if here != here.parent else ""
+    return DataFolderError(
+        f"the data folder {str(folder)!r} cannot be used: a part of its path is not a "
+        f"folder{blocker}",
+        path=str(folder),
+        reason="not_a_folder",
+    )
 
 
 def check_file(path: str | os.PathLike[str]) -> bool:
@@ -222,7 +279,7 @@ def connect(path: str | os.PathLike[str], *, create: bool = True) -> sqlite3.Con
             conn.execute("PRAGMA journal_mode=WAL")
     except sqlite3.DatabaseError as exc:
         conn.close()
-        raise failure(exc, f"{str(target)!r} cannot be read", target) from exc
+        raise failure(exc, repr(str(target)), target) from exc
     return conn
 
 

@@ -306,6 +306,7 @@ def test_a_read_only_folder_is_a_clear_error(
         folder.chmod(0o700)
     assert code == 8, out + err
     assert "read-only" in err
+    assert "cannot be read" not in err  # it says what is wrong, once, and not its opposite
     assert "Traceback" not in err
 
 

@@ -107,6 +107,7 @@ def test_approve_a_finished_run_is_refused(
 
 
 def test_approve_an_unknown_thread(invoke: Invoke, data: Any) -> None:
+    assert invoke("run", "calculate 1+1")[0] == 0  # the data folder exists
     code, _, err = invoke("approve", "run-000000000000", "--decision", "approve")
     assert code == 8
     assert "CheckpointError: no paused run 'run-000000000000'" in err

@@ -412,6 +412,87 @@ def test_write_tool_never_runs_on_the_models_word() -> None:
     assert len(model.calls) == 1
 
 
+@pytest.mark.parametrize(
+    ("failure", "kind"),
+    [
+        pytest.param(
+            ToolError("the store is corrupt; retrying will not help"), "tool_error", id="corrupt"
+        ),
+        pytest.param(TransientError("the store is busy"), "transient", id="busy"),
+        pytest.param(ValueError("a bug in verify"), "tool_error", id="unclassified"),
+    ],
+)
+def test_a_write_whose_check_fails_is_not_written_and_its_outcome_is_unknown(
+    failure: Exception, kind: str
+) -> None:
+    """``verify`` fails before an approved write: nothing is written, the outcome is
+    unknown (an earlier attempt may have applied it), the kind is the failure's own
+    (``transient`` only for a temporary one), and nobody is told to retry a call that
+    is already answered."""
+    recorder = Recorder()
+
+    def verify(context: ToolContext, **arguments: Any) -> Any:
+        raise failure
+
+    update = spec(
+        "update",
+        handler=lambda context, **arguments: recorder.add("update", arguments),
+        effect="write",
+        preview=lambda context, **arguments: {"would_change": arguments},
+        verify=verify,
+    )
+    contract = Contract([update])
+    model = FakeModel([tool_call("update", {"text": "x"}), "done"])
+    paused = run(model, contract, "go")
+    assert paused.snapshot is not None
+    approvals = [Approval.for_pending(p, "approve") for p in paused.pending_approvals]
+    result = resume(model, contract, paused.snapshot, approvals)
+    assert recorder.calls == []
+    (record,) = result.tool_calls
+    assert (record.error_kind, record.outcome, record.side_effects_possible) == (
+        kind,
+        "unknown",
+        True,
+    )
+    (message,) = contents(result)
+    assert "could not check whether this write already happened" in message["message"]
+    assert "outcome is unknown" in message["message"]
+    assert "retry later" not in message["message"]
+
+
+def test_a_write_whose_check_times_out_is_a_timeout_with_an_unknown_outcome() -> None:
+    recorder = Recorder()
+    release = threading.Event()
+
+    def verify(context: ToolContext, **arguments: Any) -> Any:
+        release.wait(10)
+
+    update = spec(
+        "update",
+        handler=lambda context, **arguments: recorder.add("update", arguments),
+        effect="write",
+        preview=lambda context, **arguments: {"would_change": arguments},
+        verify=verify,
+        timeout_seconds=0.05,
+    )
+    contract = Contract([update])
+    model = FakeModel([tool_call("update", {"text": "x"}), "done"])
+    paused = run(model, contract, "go")
+    assert paused.snapshot is not None
+    approvals = [Approval.for_pending(p, "approve") for p in paused.pending_approvals]
+    try:
+        result = resume(model, contract, paused.snapshot, approvals)
+    finally:
+        release.set()
+    assert recorder.calls == []
+    (record,) = result.tool_calls
+    assert (record.error_kind, record.outcome, record.side_effects_possible) == (
+        "timeout",
+        "unknown",
+        True,
+    )
+
+
 def test_mixed_batch_runs_valid_calls_and_refuses_the_rest() -> None:
     recorder = Recorder()
     model = FakeModel(

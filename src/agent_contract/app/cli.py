@@ -64,6 +64,7 @@ from ..registry import command_entry_points, harness_names, harness_plugin, miss
 from ..runtime import RunInterrupted, RunResult
 from .check_command import add_check_command
 from .demo import DATA_DIR_ENV, approve_demo, resume_demo, start_demo
+from .folder import folder_problem
 from .gc_command import add_gc_command
 from .redacting import RedactingStream, secrets_in
 from .selftest import cmd_self_test
@@ -359,8 +360,9 @@ def _argument_problem(args: argparse.Namespace) -> str | None:
     if folder is not None:
         if not folder.strip():
             return "--data-dir is empty"
-        if os.path.exists(folder) and not os.path.isdir(folder):
-            return f"--data-dir {folder!r} exists and is not a folder"
+        unusable = folder_problem(folder)
+        if unusable is not None:
+            return f"--data-dir: {unusable}"
     if getattr(args, "command", None) == "run":
         durable = _durable_harnesses()
         if args.harness not in durable and not missing_bindings():

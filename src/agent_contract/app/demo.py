@@ -130,7 +130,7 @@ def approve_demo(
             that does not fit (nothing is recorded then).
         AmbiguousEditError: an ``edit`` without ``call_id`` while several calls wait.
     """
-    where = DemoFolder.open(folder)
+    where = DemoFolder.open(folder, create=False)
     store = where.runs()
     with store.exclusive(thread_id):
         # Load under the lock: a concurrent approve that got here first has recorded its
@@ -165,7 +165,7 @@ def resume_demo(
     Raises:
         CheckpointError, ApprovalError: as :func:`approve_demo`.
     """
-    where = DemoFolder.open(folder)
+    where = DemoFolder.open(folder, create=False)
     store = where.runs()
     with store.exclusive(thread_id):
         return _approve_locked(

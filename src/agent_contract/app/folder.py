@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Final
 
 from ..budget import Budget
-from ..datafolder import check_file, private_folder
+from ..datafolder import DataFolderError, check_file, private_folder
 from ..errors import (
     PAUSE_REASONS,
     CheckpointError,
@@ -56,6 +56,7 @@ __all__ = [
     "DemoFolder",
     "data_dir",
     "demo_tools",
+    "folder_problem",
 ]
 
 DATA_DIR_ENV: Final = "AGENT_CONTRACT_DATA_DIR"
@@ -72,18 +73,35 @@ def data_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
     """The data folder (see the module doc for the order of precedence).
 
     Raises:
-        ConfigurationError: the path exists and is not a folder.
+        ConfigurationError: the path exists and is not a folder, or passes through a
+            file (a usage error, exit 2).
     """
     if explicit:
-        folder = Path(explicit)
+        folder, source = Path(explicit), "--data-dir"
     elif os.environ.get(DATA_DIR_ENV):
-        folder = Path(os.environ[DATA_DIR_ENV])
+        folder, source = Path(os.environ[DATA_DIR_ENV]), f"${DATA_DIR_ENV}"
     else:
         base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-        folder = Path(base) / "agent-contract"
-    if folder.exists() and not folder.is_dir():
-        raise ConfigurationError(f"the data folder {str(folder)!r} exists and is not a folder")
+        folder, source = Path(base) / "agent-contract", "the default data folder"
+    problem = folder_problem(folder)
+    if problem is not None:
+        raise ConfigurationError(f"{source}: {problem}")
     return folder
+
+
+def folder_problem(folder: str | os.PathLike[str]) -> str | None:
+    """Why ``folder`` can never be a data folder (it is a file, or a part of its path
+    is), or ``None``. A missing folder is not a problem here (``run`` creates it)."""
+    here = Path(folder)
+    if here.exists() and not here.is_dir():
+        return f"{str(here)!r} exists and is not a folder"
+    while here != here.parent:
+        here = here.parent
+        if here.exists():
+            if here.is_dir():
+                return None
+            return f"{str(folder)!r} cannot be a folder: {str(here)!r} in its path is a file"
+    return None
 
 
 def demo_tools(folder: Path | None = None, *, create: bool = True) -> list[ToolSpec]:
@@ -106,16 +124,51 @@ class DemoFolder:
     key: bytes
 
     @classmethod
-    def open(cls, explicit: str | os.PathLike[str] | None = None) -> DemoFolder:
+    def open(
+        cls, explicit: str | os.PathLike[str] | None = None, *, create: bool = True
+    ) -> DemoFolder:
         """The data folder, made private and given a key when new.
+
+        Args:
+            create: make the folder (and its key) when missing, as ``run`` does;
+                ``False`` (``approve``, ``resume``, ``gc``: commands that only use what
+                a ``run`` stored) refuses a missing folder, or one with no run store,
+                and creates nothing there, so a mistyped path is an error, never a new,
+                empty data folder.
 
         Raises:
             CheckpointError: the folder is unsafe (a symlink, another user's, writable by
-                others), read-only, or its key file is.
-            ConfigurationError: the path exists and is not a folder.
+                others), read-only, or its key file is; with ``create`` false, it is
+                missing or holds no stored runs (a :class:`DataFolderError`, reason
+                ``"missing"``).
+            ConfigurationError: the path exists and is not a folder, or passes through
+                a file.
         """
-        path = private_folder(data_dir(explicit))
-        return cls(path, folder_key(path))
+        folder = data_dir(explicit)
+        if create:
+            path = private_folder(folder)
+            return cls(path, folder_key(path))
+        hint = (
+            f"is --data-dir or ${DATA_DIR_ENV} mistyped? Only `agent-contract run` creates "
+            "a data folder"
+        )
+        try:
+            path = private_folder(folder, create=False)
+        except DataFolderError as exc:
+            if exc.reason != "missing":
+                raise
+            raise DataFolderError(
+                f"the data folder {str(folder)!r} does not exist: {hint}",
+                path=str(folder),
+                reason="missing",
+            ) from None
+        if not check_file(path / RUNS_FILE):
+            raise DataFolderError(
+                f"{str(path)!r} holds no stored runs (no {RUNS_FILE}): {hint}",
+                path=str(path / RUNS_FILE),
+                reason="missing",
+            )
+        return cls(path, folder_key(path))  # a run store without a key: refused by it
 
     def runs(self) -> RunStore:
         """The run store (``runs.sqlite3``)."""
@@ -129,7 +182,8 @@ class DemoFolder:
 
         Raises:
             CheckpointError: ``create_orders`` is false and the order store is missing,
-                or the order store is a symlink or not a regular file.
+                corrupt (not a database, no order tables) or cannot be opened; or the
+                order store is a symlink or not a regular file.
         """
         orders = self.path / ORDERS_FILE
         if not check_file(orders) and not create_orders:
@@ -138,6 +192,17 @@ class DemoFolder:
                 "gone, so nothing is approved or written (it is never re-created here)",
                 path=str(orders),
             )
+        if not create_orders:
+            try:
+                OrderStore(orders, create=False).check_readable()
+            except DataFolderError as exc:
+                if exc.reason != "locked":  # busy: the tool reports it (transient)
+                    raise DataFolderError(
+                        f"the order store cannot be used, so nothing is decided or written "
+                        f"and the run stays paused: {exc}",
+                        path=str(orders),
+                        reason=exc.reason,
+                    ) from exc
         return Contract(
             demo_tools(self.path, create=create_orders),
             budget=budget,

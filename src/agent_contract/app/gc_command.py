@@ -33,7 +33,7 @@ def _days(value: str) -> float:
 
 def _cmd_gc(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Collect, print the counts; exit 0 (a store that cannot be used: exit 8)."""
-    counts = DemoFolder.open(args.data_dir).collect(
+    counts = DemoFolder.open(args.data_dir, create=False).collect(
         older_than_seconds=args.older_than * _SECONDS_PER_DAY, now=time.time()
     )
     if args.json:

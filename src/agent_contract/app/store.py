@@ -147,7 +147,7 @@ class RunStore:
             with transaction(conn, write=write) as db:
                 yield db
         except sqlite3.DatabaseError as exc:
-            raise self._named(failure(exc, "run store", self.path)) from exc
+            raise self._named(failure(exc, repr(str(self.path)), self.path)) from exc
         finally:
             conn.close()
 

@@ -233,8 +233,10 @@ def execute_write(run: Run, call_id: str) -> ToolResult:
 
     1. ``verify`` with the idempotency key: if the write is already applied (a retry,
        or a resume after a crash), it is not written again.
-    2. If ``verify`` cannot tell, nothing is written: ``transient``, outcome unknown,
-       side effects possible.
+    2. If ``verify`` cannot tell, nothing is written: outcome unknown, side effects
+       possible, the error kind ``verify``'s own (``transient`` only when its failure
+       is: a store locked past its timeout; a corrupt store is ``tool_error``), or
+       ``timeout`` when it did not finish in time (:func:`_unverifiable`).
     3. Otherwise the handler runs (with the timeout), then ``verify`` confirms. A
        confirmed write succeeds even if the handler timed out; an unconfirmed one is an
        error with outcome unknown unless the handler failed cleanly.
@@ -257,16 +259,7 @@ def execute_write(run: Run, call_id: str) -> ToolResult:
     context = tool_context(run, call_id, idempotency_key=key)
     before = _verify(run, spec, context, planned.arguments)
     if before.timed_out or before.error is not None:
-        result = error_result(
-            call_id,
-            name,
-            "transient",
-            "could not check whether this write already happened; it was not written "
-            "again; retry later",
-            redaction=redaction,
-            outcome="unknown",
-            side_effects_possible=True,
-        )
+        result = _unverifiable(run, spec, call_id, key, before)
     elif before.value is not None:
         result = success_result(
             call_id,
@@ -349,6 +342,39 @@ def _verify(
     if spec.verify is None:
         raise ConfigurationError(f"write tool {spec.name!r} has no verify")
     return _run_hook(run, spec.verify, spec, context, arguments)
+
+
+def _unverifiable(
+    run: Run, spec: ToolSpec, call_id: str, key: str, before: Invocation
+) -> ToolResult:
+    """The result of an approved write whose ``verify`` failed or timed out before it
+    ran: it was not written (again), and whether an earlier attempt applied it is
+    unknown (``side_effects_possible``).
+
+    The kind is the verify failure's own (a :class:`~agent_contract.errors.ToolError`'s
+    kind, so only a failure that really is temporary is ``transient``; anything else
+    ``tool_error``), or ``timeout``. The message never says "retry later": the call
+    is answered, and a retry of this run's call is not possible.
+    """
+    name = spec.name
+    kind: ErrorKind
+    if before.timed_out or before.error is None:
+        kind, why = "timeout", "the check did not finish in time"
+    else:
+        kind, why = classify_exception(
+            before.error, name, expose_exception_text=run.contract.expose_exception_text
+        )
+    return error_result(
+        call_id,
+        name,
+        kind,
+        f"could not check whether this write already happened ({why}); it was not written "
+        f"again, and its outcome is unknown: an earlier attempt may have applied it "
+        f"(idempotency key {key})",
+        redaction=run.contract.redaction,
+        outcome="unknown",
+        side_effects_possible=True,
+    )
 
 
 def _write_outcome(
