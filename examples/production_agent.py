@@ -22,8 +22,9 @@ Output (``run``, then ``approve``)::
     tool calls: lookup_order success, refund_order success
     refunds applied: 1
 
-Exit codes: 0 done (or paused, for ``run``); 2 usage; 8 a stored run or decision that
-does not fit.
+Exit codes: 0 done (or paused, for ``run``); 2 usage (``DIR`` is a file, or cannot be
+created); 8 a stored run or decision that does not fit, or ``approve`` on a ``DIR`` that
+does not exist.
 """
 
 from __future__ import annotations
@@ -148,13 +149,32 @@ def report(result: Any) -> None:
         print(f"tool calls: {calls}")
 
 
+def _folder_problem(folder: Path, *, create: bool) -> tuple[int, str] | None:
+    """Why ``folder`` cannot hold the run, with the exit code (``None``: it can).
+    ``run`` creates it (``0700``); ``approve`` needs the one ``run`` made."""
+    if folder.exists() and not folder.is_dir():
+        return 2, f"{str(folder)!r} is not a folder"
+    if not create:
+        return (
+            None if folder.is_dir() else (8, f"{str(folder)!r} does not exist: nothing to approve")
+        )
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError as exc:  # a part of the path is a file, or no permission
+        return 2, f"cannot create the folder {str(folder)!r}: {exc.strerror or exc}"
+    return None
+
+
 def main(argv: list[str]) -> int:
     """``run DIR`` or ``approve DIR``; returns the exit code."""
     if len(argv) != 2 or argv[0] not in ("run", "approve"):
         print("usage: python examples/production_agent.py run|approve DIR", file=sys.stderr)
         return 2
     folder = Path(argv[1])
-    folder.mkdir(parents=True, exist_ok=True)
+    problem = _folder_problem(folder, create=argv[0] == "run")
+    if problem is not None:
+        print(f"error: {problem[1]}", file=sys.stderr)
+        return problem[0]
     graph, contract = build(folder)
     store = RunStore(folder / "runs.sqlite")  # the contract's snapshots (budgets, ledger)
     config = {"configurable": {"thread_id": RUN_ID}}

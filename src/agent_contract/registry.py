@@ -33,6 +33,7 @@ __all__ = [
     "harness_names",
     "harness_plugin",
     "harness_plugins",
+    "import_attribute",
     "load_harness",
     "missing_bindings",
 ]
@@ -201,15 +202,17 @@ def load_harness(name: str) -> Harness:
         raise ConfigurationError(
             f"unknown harness {name!r}; use one of {', '.join(harness_names())} or module:factory"
         )
-    try:
-        target = getattr(importlib.import_module(module_name), attribute)
-    except (ImportError, AttributeError) as exc:
-        raise ConfigurationError(f"cannot load harness {name!r}: {exc}") from exc
+    target = import_attribute(module_name, attribute, f"harness {name!r}")
     if not callable(target):
         raise ConfigurationError(f"harness {name!r} is not callable")
     if _takes_no_arguments(target):
         try:
             target = target()
+        except SystemExit as exc:  # a factory must return or raise, never end the process
+            raise ConfigurationError(
+                f"harness factory {name!r} called sys.exit({exc.code!r}); a factory must "
+                "return a harness or raise"
+            ) from None
         except Exception as exc:  # re-raised as a wiring error
             raise ConfigurationError(
                 f"harness factory {name!r} raised {type(exc).__name__}: {exc}"
@@ -224,6 +227,39 @@ def load_harness(name: str) -> Harness:
         f"{name!r} is neither a harness (model, tools, options) nor a zero-argument factory "
         "returning one"
     )
+
+
+def import_attribute(module_name: str, attribute: str, what: str) -> Any:
+    """``attribute`` of the module ``module_name`` (imported): a team's ``module:factory``.
+
+    Every way the import can fail is a wiring error naming ``what`` (and, for a syntax
+    error, the file and line), never a traceback: a missing module or attribute, a
+    ``SyntaxError``, an exception raised while the module runs, or a ``sys.exit`` in it.
+
+    Raises:
+        ConfigurationError: as above (exit 2).
+    """
+    try:
+        module = importlib.import_module(module_name)
+    except SyntaxError as exc:
+        where = f"{exc.filename}, line {exc.lineno}" if exc.filename else f"line {exc.lineno}"
+        raise ConfigurationError(
+            f"cannot load {what}: {type(exc).__name__} in {where}: {exc.msg}"
+        ) from exc
+    except ImportError as exc:
+        raise ConfigurationError(f"cannot load {what}: {exc}") from exc
+    except SystemExit as exc:
+        raise ConfigurationError(
+            f"cannot load {what}: importing {module_name!r} called sys.exit({exc.code!r})"
+        ) from None
+    except Exception as exc:  # the team's module failed while it ran: a wiring error
+        raise ConfigurationError(
+            f"cannot load {what}: importing {module_name!r} raised {type(exc).__name__}: {exc}"
+        ) from exc
+    try:
+        return getattr(module, attribute)
+    except AttributeError as exc:
+        raise ConfigurationError(f"cannot load {what}: {exc}") from exc
 
 
 def _takes_no_arguments(fn: Any) -> bool:

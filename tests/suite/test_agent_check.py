@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import json
 import sqlite3
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -360,3 +362,96 @@ def test_a_factory_of_another_framework_is_told_what_check_agent_probes(
     code, _, err = cli("--agent", "pai_factory:build")
     assert code == 2
     assert "probes agents built with langchain.agents.create_agent" in err
+
+
+# -- the team's module misbehaving (newcomer findings 4, 8, 11, 12) -------------------------------
+
+TEAM_MODULE = '''
+import sys
+
+from langchain.agents import create_agent
+from langchain_core.tools import tool
+
+print("importing the team's module")
+
+
+@tool
+def lookup(order_id: str) -> str:
+    """Look up an order."""
+    return "shipped"
+
+
+def build(model):
+    print("building the agent")
+    return create_agent(model, tools=[lookup])
+
+
+def exits(model):
+    sys.exit(3)
+
+
+def says_bye(model):
+    raise SystemExit("bye")
+'''
+
+
+@pytest.fixture
+def team(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """``team_agents`` (the module above) and ``team_broken`` (a syntax error on line 2)
+    importable from ``tmp_path``; returns the folder."""
+    (tmp_path / "team_agents.py").write_text(TEAM_MODULE, encoding="utf-8")
+    (tmp_path / "team_broken.py").write_text("x = 1\ndef build(:\n    pass\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in ("team_agents", "team_broken"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    return str(tmp_path)
+
+
+@pytest.mark.parametrize("option", ["--agent", "--harness"])
+def test_a_syntax_error_in_the_teams_module_names_the_file_and_line(team: str, option: str) -> None:
+    code, out, err = cli(option, "team_broken:build", "--quiet")
+    assert code == 2, err
+    assert out == ""
+    assert "SyntaxError in " in err
+    assert "team_broken.py, line 2" in err
+    assert "Traceback" not in err
+    assert "internal error" not in err
+
+
+def test_what_the_factory_prints_never_corrupts_the_json_report(team: str) -> None:
+    code, out, err = cli(
+        "--agent", "team_agents:build", "--effect", "lookup=read", "--format", "json", "--quiet"
+    )
+    assert code in (0, 5), err
+    document = json.loads(out)  # stdout is the report alone
+    assert document["agent"]["factory"] == "team_agents:build"
+    assert "building the agent" in err  # the factory's output went to stderr
+    assert "importing the team's module" in err
+
+
+@pytest.mark.parametrize(
+    ("factory", "called"), [("exits", "sys.exit(3)"), ("says_bye", "sys.exit('bye')")]
+)
+def test_a_factory_that_exits_is_a_configuration_error(
+    team: str, factory: str, called: str
+) -> None:
+    code, out, err = cli("--agent", f"team_agents:{factory}", "--quiet")
+    assert code == 2, err
+    assert out == ""
+    assert f"the agent factory called {called}" in err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--effect", "lookup=read"],
+        ["--mode", "stream"],
+        ["--agent-framework", "langchain"],
+    ],
+    ids=["effect", "mode", "agent-framework"],
+)
+def test_agent_options_without_agent_are_usage_errors(argv: list[str]) -> None:
+    code, out, err = cli("--harness", "offline", "--quiet", *argv)
+    assert code == 2, err
+    assert out == ""
+    assert f"{argv[0]} goes with --agent only" in err

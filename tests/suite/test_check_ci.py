@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from agent_contract.app import check_command
 from agent_contract.app.check_command import LineProgress, working_directory_importable
 from agent_contract.app.cli import main
 from agent_contract.conformance import BOUNDARIES, PLANTED_SECRET, SCENARIOS, CheckReport
@@ -144,7 +145,7 @@ def test_cli_junit_to_an_unwritable_place_is_a_usage_error(tmp_path: Path) -> No
     blocker.write_text("x")
     code, _, err = cli("--harness", "offline", "--junit", str(blocker / "check.xml"), "--quiet")
     assert code == 2
-    assert "cannot write" in err
+    assert "cannot be written" in err
 
 
 # -- progress lines when piped ----------------------------------------------------------------
@@ -226,3 +227,22 @@ def test_working_directory_goes_first_only_for_module_factory(
     working_directory_importable(["offline", "team:make"])
     working_directory_importable(["team:make"])
     assert sys.path == [str(tmp_path), "/elsewhere"]
+
+
+@pytest.mark.parametrize("where", ["folder", "through-a-file"])
+def test_cli_junit_that_cannot_be_written_is_refused_before_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    target = tmp_path if where == "folder" else blocker / "check.xml"
+
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the run started")
+
+    monkeypatch.setattr(check_command, "run_check", never)
+    code, out, err = cli("--harness", "offline", "--junit", str(target), "--quiet")
+    assert code == 2, err
+    assert out == ""
+    assert "--junit" in err
+    assert blocker.read_text() == "x"

@@ -74,6 +74,28 @@ def test_the_production_agent_pauses_and_is_approved_in_another_process(tmp_path
     assert approved.stdout.endswith("refunds applied: 1\n")
 
 
+@pytest.mark.parametrize(
+    ("command", "where", "code"),
+    [
+        ("run", "a-file", 2),
+        ("run", "a-file/sub", 2),
+        ("approve", "a-file", 2),
+        ("approve", "missing", 8),
+    ],
+)
+def test_the_production_agent_refuses_a_folder_it_cannot_use(
+    tmp_path: Path, command: str, where: str, code: int
+) -> None:
+    (tmp_path / "a-file").write_text("x", encoding="utf-8")
+    done = run(
+        sys.executable, str(EXAMPLES / "production_agent.py"), command, str(tmp_path / where)
+    )
+    assert done.returncode == code, done.stderr
+    assert done.stderr.startswith("error: ")
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / "missing").exists()
+
+
 def test_check_on_your_own_agent_prints_what_it_states() -> None:
     done = run(str(CLI), "check", "--agent", "my_agent:build_agent", "--quiet", cwd=EXAMPLES)
     assert done.returncode == 0, done.stdout + done.stderr

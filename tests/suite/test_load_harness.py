@@ -23,6 +23,9 @@ MODULE = textwrap.dedent(
     def raising():
         raise RuntimeError("factory broke")
 
+    def exiting():
+        raise SystemExit(3)
+
     def returns_none():
         return None
 
@@ -52,6 +55,7 @@ def test_harness_or_factory_loads(module: str, attribute: str) -> None:
     ("attribute", "message"),
     [
         ("raising", "raised RuntimeError"),
+        ("exiting", r"called sys\.exit\(3\)"),
         ("returns_none", "returned NoneType"),
         ("two_args", "neither a harness"),
         ("not_callable", "not callable"),
@@ -61,3 +65,22 @@ def test_harness_or_factory_loads(module: str, attribute: str) -> None:
 def test_wiring_errors_are_configuration_errors(module: str, attribute: str, message: str) -> None:
     with pytest.raises(ConfigurationError, match=message):
         load_harness(f"{module}:{attribute}")
+
+
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        ("x = 1\ndef f(:\n", r"SyntaxError in .*user_broken\.py, line 2"),
+        ("raise RuntimeError('no config')\n", "importing 'user_broken' raised RuntimeError"),
+        ("import sys\nsys.exit(4)\n", r"importing 'user_broken' called sys\.exit\(4\)"),
+    ],
+    ids=["syntax-error", "raises", "exits"],
+)
+def test_a_module_that_fails_to_import_is_a_configuration_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, source: str, message: str
+) -> None:
+    (tmp_path / "user_broken.py").write_text(source, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "user_broken", raising=False)
+    with pytest.raises(ConfigurationError, match=message):
+        load_harness("user_broken:factory")

@@ -10,10 +10,11 @@ silences it); a ``module:factory`` harness is imported with the working director
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -32,6 +33,7 @@ __all__ = [
     "LineProgress",
     "TerminalProgress",
     "add_check_command",
+    "check_report_path",
     "cmd_check",
     "default_harnesses",
     "parse_effects",
@@ -144,8 +146,35 @@ def working_directory_importable(names: Sequence[str]) -> None:
             sys.path.insert(0, cwd)
 
 
+def check_report_path(path: Path, option: str = "--junit") -> None:
+    """Refuse a report file that could not be written, before a long run starts: a
+    folder, a path through a file, or a place this user cannot write. Missing parent
+    folders are fine: :func:`write_report_file` creates them, as ``pytest --junitxml``
+    does (a CI step may write ``reports/x.xml`` before anything made ``reports/``).
+
+    Raises:
+        ConfigurationError: as above (exit 2).
+    """
+    if path.is_dir():
+        raise ConfigurationError(f"{option} {str(path)!r} is a folder; name a file")
+    here = path.parent
+    while not here.exists() and here != here.parent:
+        here = here.parent
+    if not here.is_dir():
+        raise ConfigurationError(
+            f"{option} {str(path)!r} cannot be written: {str(here)!r} in its path is a file"
+        )
+    if path.exists() and not os.access(path, os.W_OK):
+        raise ConfigurationError(f"{option} {str(path)!r} cannot be written (permission denied)")
+    if not path.exists() and not os.access(here, os.W_OK | os.X_OK):
+        raise ConfigurationError(
+            f"{option} {str(path)!r} cannot be written: {str(here)!r} is not writable"
+        )
+
+
 def write_report_file(path: Path, text: str) -> None:
-    """Write a report file (e.g. ``--junit``), creating its folder.
+    """Write a report file (e.g. ``--junit``), creating its missing parent folders
+    (check it first with :func:`check_report_path`).
 
     Raises:
         ConfigurationError: the file cannot be written (exit 2).
@@ -155,6 +184,46 @@ def write_report_file(path: Path, text: str) -> None:
         path.write_text(text, encoding="utf-8")
     except OSError as exc:
         raise ConfigurationError(f"cannot write {path}: {exc}") from exc
+
+
+def _agent_only_options(args: Any) -> None:
+    """Refuse the ``--agent`` options given without ``--agent`` (they would be ignored).
+
+    Raises:
+        ConfigurationError: ``--effect``, ``--agent-framework`` or ``--mode`` without
+            ``--agent`` (exit 2).
+    """
+    given = [
+        option
+        for option, value in (
+            ("--effect", getattr(args, "effect", None)),
+            ("--agent-framework", getattr(args, "agent_framework", None)),
+            ("--mode", getattr(args, "mode", None)),
+        )
+        if value
+    ]
+    if given and not getattr(args, "agent", None):
+        raise ConfigurationError(f"{', '.join(given)} goes with --agent only")
+
+
+@contextlib.contextmanager
+def _factories_contained(what: str, err: TextIO) -> Iterator[None]:
+    """While the team's code runs (importing it, its factory, the harness or agent it
+    builds): what it prints to stdout goes to ``err`` (stdout carries the report only,
+    so ``--format json`` stays one parsable document), and a ``sys.exit`` in it is a
+    wiring error naming it, never the command's exit code.
+
+    Raises:
+        ConfigurationError: the code under check raised ``SystemExit`` (exit 2).
+    """
+    try:
+        with contextlib.redirect_stdout(err):
+            yield
+    except SystemExit as exc:
+        raise ConfigurationError(
+            f"{what} called sys.exit({exc.code!r}) during check; the code under check must "
+            "return or raise, never end the process"
+        ) from None
 
 
 def add_check_command(sub: Any) -> None:
@@ -209,7 +278,7 @@ def add_check_command(sub: Any) -> None:
     check_p.add_argument(
         "--mode",
         choices=("invoke", "ainvoke", "stream"),
-        default="invoke",
+        default=None,
         help="with --agent: how the agent is driven (default invoke)",
     )
     check_p.add_argument("--format", choices=sorted(FORMATS), default="text")
@@ -218,7 +287,8 @@ def add_check_command(sub: Any) -> None:
         type=Path,
         metavar="FILE",
         help="also write JUnit XML: one test case per harness x boundary, failures carrying "
-        "the evidence",
+        "the evidence (missing parent folders are created; a folder or an unwritable place "
+        "is refused before the run)",
     )
     check_p.add_argument(
         "--quiet", action="store_true", help="no progress on stderr (piped or terminal)"
@@ -239,22 +309,28 @@ def cmd_check(args: Any, out: TextIO, err: TextIO) -> int:
 
     Raises:
         DependencyMissingError: a harness whose binding is not installed (exit 4).
-        ConfigurationError: an unknown harness, or a ``--junit`` file that cannot be
-            written (exit 2).
+        ConfigurationError: an unknown harness, an ``--agent`` option without
+            ``--agent``, a ``--junit`` file that cannot be written (refused before the
+            run), or code under check that calls ``sys.exit`` (exit 2).
     """
+    _agent_only_options(args)
+    if args.junit is not None:
+        check_report_path(args.junit)
     if getattr(args, "agent", None):
         return _cmd_check_agent(args, out, err)
     named = split_harness_names(args.harness)
     checked, control = (named, []) if named else default_harnesses()
     working_directory_importable(checked)
     progress, finished = progress_for(args, err)
-    report = run_check(
-        checked,
-        control=control,
-        progress=progress,
-        finished=finished,
-        allow_unchecked=split_harness_names(args.allow_unchecked),
-    )
+    what = f"harness {', '.join(n for n in checked if ':' in n) or ', '.join(checked)}"
+    with _factories_contained(what, err):
+        report = run_check(
+            checked,
+            control=control,
+            progress=progress,
+            finished=finished,
+            allow_unchecked=split_harness_names(args.allow_unchecked),
+        )
     out.write(FORMATS[args.format](report))
     if args.junit is not None:
         write_report_file(args.junit, render_check_junit(report))
@@ -284,16 +360,20 @@ def _cmd_check_agent(args: Any, out: TextIO, err: TextIO) -> int:
 
     Raises:
         DependencyMissingError: no binding that probes agents is installed (exit 4).
-        ConfigurationError: the factory cannot be loaded or does not build an agent, a
-            ``--harness`` given too, or a ``--junit`` file that cannot be written (exit 2).
+        ConfigurationError: the factory cannot be loaded (a missing module, a syntax
+            error, an exception or ``sys.exit`` while it runs) or does not build an agent,
+            a ``--harness`` given too, or a ``--junit`` file that cannot be written
+            (exit 2).
     """
     if args.harness:
         raise ConfigurationError("check takes --agent or --harness, not both")
     working_directory_importable([args.agent])
+    effects = parse_effects(args.effect)
     _, build = agent_builder(args.agent_framework)
-    probes = build(args.agent, mode=args.mode, effects=parse_effects(args.effect))
     progress, finished = progress_for(args, err)
-    check = run_agent_check(probes, progress=progress, finished=finished)
+    with _factories_contained(f"the agent factory {args.agent!r}", err):
+        probes = build(args.agent, mode=args.mode or "invoke", effects=effects)
+        check = run_agent_check(probes, progress=progress, finished=finished)
     if args.format == "text":
         out.write(render_agent_text(check))
     elif args.format == "json":

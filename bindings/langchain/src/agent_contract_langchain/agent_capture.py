@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import importlib
 import inspect
 import os
 import sys
@@ -26,6 +25,7 @@ from langchain_core.tools import BaseTool
 from langchain_core.tools import tool as as_tool
 
 from agent_contract.errors import ConfigurationError
+from agent_contract.registry import import_attribute
 
 from .middleware import ContractMiddleware
 
@@ -47,10 +47,7 @@ def load_factory(spec: str | Callable[[Any], Any]) -> Callable[[Any], Any]:
     cwd = os.getcwd()
     if cwd not in sys.path:
         sys.path.insert(0, cwd)
-    try:
-        target = getattr(importlib.import_module(module_name), attribute)
-    except (ImportError, AttributeError) as exc:
-        raise ConfigurationError(f"cannot load the agent factory {spec!r}: {exc}") from exc
+    target = import_attribute(module_name, attribute, f"the agent factory {spec!r}")
     if not callable(target):
         raise ConfigurationError(f"the agent factory {spec!r} is not callable")
     return typing.cast(Callable[[Any], Any], target)
@@ -179,14 +176,19 @@ def capture_agent(
     """Call ``factory(model)`` and return ``(graph, parts)``.
 
     Raises:
-        ConfigurationError: the factory raised, or did not call ``create_agent`` exactly
-            once.
+        ConfigurationError: the factory raised or called ``sys.exit``, or did not call
+            ``create_agent`` exactly once.
     """
     with _LOCK, _intercepted(factory, rewrite or (lambda a: a)) as seen:
         try:
             graph = factory(model)
         except ConfigurationError:
             raise
+        except SystemExit as exc:  # a factory must return or raise, never end the process
+            raise ConfigurationError(
+                f"the agent factory called sys.exit({exc.code!r}); it must return the agent "
+                "or raise"
+            ) from None
         except Exception as exc:
             hint = (
                 ""

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from agent_contract.app.check_command import (
+    check_report_path,
     split_harness_names,
     working_directory_importable,
     write_report_file,
@@ -144,6 +145,8 @@ def cmd_matrix(args: Any, out: TextIO, err: TextIO) -> int:
             that cannot be written (exit 2).
     """
     releases = parse_releases(args.langchain)
+    if args.junit is not None:
+        check_report_path(args.junit)
     harnesses = split_harness_names(args.harness) or list(default_matrix_harnesses())
     working_directory_importable(harnesses)
     packages = locate_packages(
