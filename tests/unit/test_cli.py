@@ -346,6 +346,65 @@ def test_usage_errors_exit_2(argv: list[str]) -> None:
     assert "usage:" in err  # argparse's message goes to the (redacting) err stream
 
 
+APPROVE = ("approve", "run-000000000000", "--decision", "approve")
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        pytest.param([*APPROVE, "--as", ""], "--as is empty", id="as-empty"),
+        pytest.param([*APPROVE, "--as", "  "], "--as is empty", id="as-blank"),
+        pytest.param([*APPROVE, "--as", "a\nb"], "--as holds control characters", id="as-nl"),
+        pytest.param(
+            [*APPROVE, "--as", "\x1b[31mroot"], "--as holds control characters", id="as-ansi"
+        ),
+        pytest.param([*APPROVE, "--as", "x" * 100_000], "--as is too long", id="as-long"),
+        pytest.param(
+            ["approve", "r" * 100_000, "--decision", "approve"],
+            "the run id is too long",
+            id="run-id-long",
+        ),
+        pytest.param(["resume", "run-1\nx"], "the run id holds control", id="run-id-newline"),
+        pytest.param(
+            ["run", "x", "--secret", "abcd\udcff"], "--secret is not valid UTF-8", id="secret"
+        ),
+        pytest.param([*APPROVE, "--decided-by", "\udcff"], "--as is not valid UTF-8", id="as-utf8"),
+    ],
+)
+def test_bad_names_and_ids_are_usage_errors_naming_the_option(
+    argv: list[str], message: str, data_dir: Path
+) -> None:
+    """Newcomer findings 14-16: checked before anything runs, named as typed, with the
+    command's own usage line, and a long value is never echoed whole."""
+    code, out, err = invoke(*argv)
+    assert code == exitcodes.EXIT_USAGE, err
+    assert out == ""
+    assert message in err
+    assert f"agent-contract {argv[0]}: error:" in err
+    assert "thread_id" not in err
+    assert "decided_by" not in err
+    assert "x" * 1000 not in err
+    assert "r" * 1000 not in err
+    assert not data_dir.exists()
+
+
+def test_edit_arguments_that_are_not_json_say_so() -> None:
+    code, out, err = invoke(
+        "approve", "run-000000000000", "--decision", "edit", "--arguments", "{bad"
+    )
+    assert code == exitcodes.EXIT_USAGE
+    assert out == ""
+    assert "--arguments is not valid JSON" in err
+
+
+def test_an_unknown_run_id_is_exit_8_naming_it() -> None:
+    assert invoke("run", "calculate 1+1")[0] == 0  # the data folder exists
+    code, out, err = invoke("approve", "run-000000000000", "--decision", "approve")
+    assert code == exitcodes.EXIT_APPROVAL_REFUSED
+    assert out == ""
+    assert "no paused run 'run-000000000000'" in err
+
+
 def test_too_short_secret_is_a_usage_error_and_not_echoed() -> None:
     code, out, err = invoke("run", "calculate 1 + 1", "--secret", "xyz")
     assert code == 2

@@ -40,6 +40,7 @@ import json
 import os
 import sys
 import traceback
+import unicodedata
 from collections.abc import Sequence
 from typing import TextIO, cast
 
@@ -154,8 +155,11 @@ def _cmd_approve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.arguments is not None:
         try:
             arguments = json.loads(args.arguments)
-        except (ValueError, RecursionError):
-            err.write("error: --arguments must be a JSON object\n")
+        except ValueError as exc:
+            err.write(f"error: --arguments is not valid JSON: {exc}\n")
+            return EXIT_USAGE
+        except RecursionError:
+            err.write("error: --arguments is nested too deeply\n")
             return EXIT_USAGE
         if not isinstance(arguments, dict):
             err.write("error: --arguments must be a JSON object\n")
@@ -299,7 +303,7 @@ def build_parser() -> argparse.ArgumentParser:
     run_p.set_defaults(handler=_cmd_run)
 
     approve_p = sub.add_parser("approve", help="decide a run paused for approval, and resume it")
-    approve_p.add_argument("thread_id", help="the run id printed by `run`")
+    approve_p.add_argument("thread_id", metavar="RUN_ID", help="the run id printed by `run`")
     approve_p.add_argument("--decision", choices=("approve", "reject", "edit"), required=True)
     approve_p.add_argument("--arguments", help="for edit: the arguments to run with (JSON)")
     approve_p.add_argument(
@@ -321,7 +325,9 @@ def build_parser() -> argparse.ArgumentParser:
     resume_p = sub.add_parser(
         "resume", help="continue a stored run that was interrupted (Ctrl-C, SIGTERM)"
     )
-    resume_p.add_argument("thread_id", help="the run id printed by `run` or `approve`")
+    resume_p.add_argument(
+        "thread_id", metavar="RUN_ID", help="the run id printed by `run` or `approve`"
+    )
     _add_common(resume_p)
     resume_p.set_defaults(handler=_cmd_resume)
 
@@ -342,20 +348,53 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+MAX_RUN_ID_CHARS = 200
+"""A run id longer than this is refused as a usage error (run ids are ``run-`` and 12
+hex digits; a longer one is a paste error, and it would be echoed in every message)."""
+MAX_NAME_CHARS = 200
+"""The longest ``approve --as NAME`` (recorded in the trace and the stored run)."""
+
+_LABELS = {"text": "the request text", "thread_id": "the run id", "decided_by": "--as"}
+"""How an argument is named in an error: as the user typed it, not argparse's ``dest``."""
+
+
+def _label(name: str) -> str:
+    return _LABELS.get(name, f"--{name.replace('_', '-')}")
+
+
+def _has_control_characters(value: str) -> bool:
+    """Whether ``value`` holds a control character (a newline, an ANSI escape, ...)."""
+    return any(unicodedata.category(c) == "Cc" for c in value)
+
+
 def _argument_problem(args: argparse.Namespace) -> str | None:
     """A usage problem argparse cannot see: text that is not valid UTF-8 (the shell
-    passed raw bytes), an empty request, a data folder that is not a folder, or a
-    ``run --harness`` that no installed harness can run durably (unless a binding
-    agent-contract declares is missing: the run then reports ``dependency_missing``)."""
+    passed raw bytes; ``--secret`` values included), an empty request, a run id or
+    ``--as`` name that is blank, too long or holds control characters, a data folder
+    that is not a folder, or a ``run --harness`` that no installed harness can run
+    durably (unless a binding agent-contract declares is missing: the run then reports
+    ``dependency_missing``)."""
     for name, value in vars(args).items():
-        if isinstance(value, str):
+        values = value if isinstance(value, list) else [value]
+        for item in values:
+            if not isinstance(item, str):
+                continue
             try:
-                value.encode("utf-8")
+                item.encode("utf-8")
             except UnicodeEncodeError:
-                label = "the request text" if name == "text" else f"--{name.replace('_', '-')}"
-                return f"{label} is not valid UTF-8 text"
+                return f"{_label(name)} is not valid UTF-8 text"
     if getattr(args, "text", None) is not None and not args.text.strip():
         return "the request text is empty"
+    for name, limit in (("thread_id", MAX_RUN_ID_CHARS), ("decided_by", MAX_NAME_CHARS)):
+        value = getattr(args, name, None)
+        if value is None:
+            continue
+        if not value.strip():
+            return f"{_label(name)} is empty"
+        if len(value) > limit:
+            return f"{_label(name)} is too long ({len(value):,} characters; at most {limit})"
+        if _has_control_characters(value):
+            return f"{_label(name)} holds control characters (a newline, an escape, ...)"
     folder = getattr(args, "data_dir", None)
     if folder is not None:
         if not folder.strip():
@@ -369,6 +408,19 @@ def _argument_problem(args: argparse.Namespace) -> str | None:
             choices = ", ".join(repr(name) for name in durable)
             return f"argument --harness: invalid choice: {args.harness!r} (choose from {choices})"
     return None
+
+
+def _command_parser(
+    parser: argparse.ArgumentParser, command: str | None
+) -> argparse.ArgumentParser:
+    """The sub-parser of ``command`` (its usage line is the one a problem with its
+    arguments should print), else ``parser``."""
+    for action in parser._actions:  # argparse keeps its sub-parsers here
+        if isinstance(action, argparse._SubParsersAction):
+            found = action.choices.get(command or "")
+            if isinstance(found, argparse.ArgumentParser):
+                return found
+    return parser
 
 
 def main(
@@ -398,7 +450,7 @@ def _main(argv: list[str], out: TextIO, err: RedactingStream) -> int:
         args = parser.parse_args(argv)
         problem = _argument_problem(args)
         if problem:
-            parser.error(problem)
+            _command_parser(parser, getattr(args, "command", None)).error(problem)
     except SystemExit as exc:
         return int(exc.code) if isinstance(exc.code, int) else EXIT_USAGE
     err.add_secrets(getattr(args, "secret", ()))
