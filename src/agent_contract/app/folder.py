@@ -182,7 +182,7 @@ class DemoFolder:
 
         Raises:
             CheckpointError: ``create_orders`` is false and the order store is missing,
-                corrupt (not a database, no order tables) or cannot be opened; or the
+                corrupt (not a database) or cannot be opened; or the
                 order store is a symlink or not a regular file.
         """
         orders = self.path / ORDERS_FILE
