@@ -159,7 +159,7 @@ def _cmd_approve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             err.write(f"error: --arguments is not valid JSON: {exc}\n")
             return EXIT_USAGE
         except RecursionError:
-            err.write("error: --arguments is nested too deeply\n")
+            err.write("error: --arguments is nested too deeply to read as a JSON object\n")
             return EXIT_USAGE
         if not isinstance(arguments, dict):
             err.write("error: --arguments must be a JSON object\n")
