@@ -73,6 +73,8 @@ from .signals import Interrupted, exit_code, raising_signals
 
 __all__ = [
     "CORE_COMMANDS",
+    "MAX_NAME_CHARS",
+    "MAX_RUN_ID_CHARS",
     "build_parser",
     "main",
 ]
