@@ -23,6 +23,7 @@ in ``runs.sqlite3`` until ``agent-contract gc`` (default: summaries older than
 from __future__ import annotations
 
 import os
+import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -30,7 +31,7 @@ from pathlib import Path
 from typing import Final
 
 from ..budget import Budget
-from ..datafolder import DataFolderError, check_file, private_folder
+from ..datafolder import DataFolderError, check_file, connect, failure, private_folder, transaction
 from ..errors import (
     PAUSE_REASONS,
     CheckpointError,
@@ -43,6 +44,7 @@ from ..runtime import Contract, RunInterrupted, RunResult
 from ..sealing import folder_key, subkey
 from ..tools import ToolSpec
 from .builtin_tools import calculator_tool, policy_lookup_tool
+from .builtin_tools.order_data import has_tables
 from .builtin_tools.orders import OrderStore, lookup_order_tool, refund_order_tool
 from .signals import deferred_signals
 from .store import FINISHED_PREFIX, RunStore
@@ -114,6 +116,25 @@ def demo_tools(folder: Path | None = None, *, create: bool = True) -> list[ToolS
         lookup_order_tool(store),
         refund_order_tool(store),
     ]
+
+
+def _check_readable(path: Path) -> None:
+    """Check that the existing order store opens as a database (one read; no write lock
+    taken, nothing created): ``approve`` and ``resume`` check it before a decision is
+    recorded, so a store that can never be used leaves the run paused.
+
+    Raises:
+        DataFolderError: missing, unsafe, not a database (reason ``"corrupt"``), cannot
+            be opened, or locked past the timeout (reason ``"locked"``).
+    """
+    conn = connect(path, create=False)
+    try:
+        with transaction(conn, write=False):
+            has_tables(conn)
+    except sqlite3.DatabaseError as exc:
+        raise failure(exc, repr(str(path)), path) from exc
+    finally:
+        conn.close()
 
 
 @dataclass(frozen=True)
@@ -194,7 +215,7 @@ class DemoFolder:
             )
         if not create_orders:
             try:
-                OrderStore(orders, create=False).check_readable()
+                _check_readable(orders)
             except DataFolderError as exc:
                 if exc.reason != "locked":  # busy: the tool reports it (transient)
                     raise DataFolderError(

@@ -347,15 +347,9 @@ def _verify(
 def _unverifiable(
     run: Run, spec: ToolSpec, call_id: str, key: str, before: Invocation
 ) -> ToolResult:
-    """The result of an approved write whose ``verify`` failed or timed out before it
-    ran: it was not written (again), and whether an earlier attempt applied it is
-    unknown (``side_effects_possible``).
-
-    The kind is the verify failure's own (a :class:`~agent_contract.errors.ToolError`'s
-    kind, so only a failure that really is temporary is ``transient``; anything else
-    ``tool_error``), or ``timeout``. The message never says "retry later": the call
-    is answered, and a retry of this run's call is not possible.
-    """
+    """An approved write whose ``verify`` failed or timed out before it ran: not written
+    (again), outcome unknown. The kind is the failure's own (only a temporary one is
+    ``transient``), or ``timeout``; the call is answered, so no "retry later"."""
     name = spec.name
     kind: ErrorKind
     if before.timed_out or before.error is None:

@@ -182,25 +182,6 @@ class OrderStore:
             conn.close()
         self._ready = True
 
-    def check_readable(self) -> None:
-        """Check that the existing store opens as a database (one read; no write lock
-        taken, nothing created). ``approve`` and ``resume`` check this before a decision
-        is recorded, so a store that can never be used leaves the run paused.
-
-        Raises:
-            DataFolderError: the store is missing, unsafe, not a database (reason
-                ``"corrupt"``), or cannot be opened; locked past the timeout (reason
-                ``"locked"``).
-        """
-        conn = connect(self.path, create=False)
-        try:
-            with transaction(conn, write=False):
-                has_tables(conn)
-        except sqlite3.DatabaseError as exc:
-            raise failure(exc, repr(str(self.path)), self.path) from exc
-        finally:
-            conn.close()
-
     @contextmanager
     def _connect(self, *, write: bool = False) -> Iterator[sqlite3.Connection]:
         """One transaction (``BEGIN IMMEDIATE`` when it writes), its failures named:
