@@ -371,7 +371,8 @@ class HarnessPlugin:
     role: Role = "contract"
     """Whether the harness must keep the contract, or is a control."""
     default: bool = False
-    """Checked (or shown as a control) by ``agent-contract check`` with no ``--harness``."""
+    """A contract harness: checked by ``agent-contract check`` with no ``--harness``; a
+    control: shown as a control column by ``agent-contract check --control``."""
     durable: Callable[[], DurableRunner] | None = None
     """Its durable runner, for ``agent-contract run --harness NAME`` and ``approve``."""
     versions: tuple[str, ...] = ()

@@ -44,7 +44,8 @@ def cached_outcomes(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture(scope="session")
 def default_report() -> CheckReport:
-    """What ``agent-contract check`` with no arguments measures (run once per session)."""
+    """What ``agent-contract check --control`` measures: the default harnesses and the
+    control columns (run once per session)."""
     checked, control = default_harnesses()
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(agent_contract.conformance.check, "run_scenario", cached_run_scenario)

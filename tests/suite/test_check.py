@@ -163,11 +163,48 @@ def test_cli_default_prints_the_table_and_exits_0() -> None:
     code, out, err = cli("--quiet")
     assert code == 0
     assert err == ""  # --quiet: no progress
+    assert re.search(r"^allowlist \(5\)\s+holds\s+holds\s+holds$", out, re.M)
+    assert "result: every boundary holds on offline, langchain, pydantic-ai (exit 0)" in out
+    # The control columns run only when asked, and the report says they did not.
+    assert "(control)" not in out
+    assert "is a control column" not in out
+    assert (
+        "control columns not run: plain-create-agent, plain-pydantic-ai (harnesses without "
+        "the contract; add --control to see what breaks there)"
+    ) in out
+
+
+@pytest.mark.usefixtures("cached_outcomes")
+def test_cli_control_adds_the_control_columns() -> None:
+    code, out, _ = cli("--quiet", "--control")
+    assert code == 0  # the control's broken cells do not count
     assert "plain-create-agent is a control column" in out
     assert "does not affect the exit code" in out
     assert "plain-pydantic-ai is a control column" in out
+    assert "control columns not run" not in out
     assert re.search(r"^allowlist \(5\)\s+holds\s+holds\s+holds\s+BROKEN\s+BROKEN$", out, re.M)
     assert "result: every boundary holds on offline, langchain, pydantic-ai (exit 0)" in out
+
+
+@pytest.mark.usefixtures("cached_outcomes")
+def test_cli_control_beside_named_harnesses() -> None:
+    code, out, _ = cli("--harness", "offline", "--control", "--format", "json")
+    assert code == 0
+    data = json.loads(out)
+    assert [(h["name"], h["role"]) for h in data["harnesses"]] == [
+        ("offline", "checked"),
+        ("plain-create-agent", "control"),
+        ("plain-pydantic-ai", "control"),
+    ]
+    assert data["controls_not_run"] == []
+    # A control named with --harness is checked, and --control does not add it twice.
+    code, out, _ = cli("--harness", "plain-create-agent", "--format", "json")
+    assert code == 5
+    data = json.loads(out)
+    assert [(h["name"], h["role"]) for h in data["harnesses"]] == [
+        ("plain-create-agent", "checked")
+    ]
+    assert data["controls_not_run"] == ["plain-pydantic-ai"]
 
 
 @pytest.mark.usefixtures("cached_outcomes")
@@ -181,7 +218,7 @@ def test_cli_explicit_broken_harness_exits_5() -> None:
 
 @pytest.mark.usefixtures("cached_outcomes")
 def test_cli_markdown() -> None:
-    code, out, _ = cli("--format", "markdown")
+    code, out, _ = cli("--format", "markdown", "--control")
     assert code == 0
     assert (
         "| Boundary | offline | langchain | pydantic-ai | plain-create-agent (control) "
@@ -191,6 +228,10 @@ def test_cli_markdown() -> None:
         "| allowlist | holds (5 scenarios) | holds (5 scenarios) | holds (5 scenarios) "
         "| **broken**: `unknown_tool`:"
     ) in out
+    code, out, _ = cli("--format", "markdown")
+    assert code == 0
+    assert "| Boundary | offline | langchain | pydantic-ai |\n" in out
+    assert "control columns not run: plain-create-agent, plain-pydantic-ai" in out
 
 
 @pytest.mark.usefixtures("cached_outcomes")
@@ -259,6 +300,7 @@ def test_json_shape(default_report: CheckReport) -> None:
         "cells",
         "broken",
         "not_checked",
+        "controls_not_run",
         "exit_code",
     ]
     assert (data["format"], data["version"]) == ("agent-contract-check", 1)
@@ -315,7 +357,7 @@ def test_runner_is_injectable() -> None:
 
 
 def test_readme_table_is_what_check_prints(default_report: CheckReport) -> None:
-    """The quickstart's table in README.md is the default ``check``'s table, cell by cell
+    """The quickstart's table in README.md is ``check --control``'s table, cell by cell
     (a new scenario, boundary or verdict shows up there, or this fails)."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     shown = re.search(r"```text\n(boundary \(scenarios\).*?)\n```", readme, re.S)

@@ -15,6 +15,7 @@ import json
 import os
 import sys
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -35,6 +36,7 @@ __all__ = [
     "add_check_command",
     "check_report_path",
     "cmd_check",
+    "default_controls",
     "default_harnesses",
     "parse_effects",
     "progress_for",
@@ -45,8 +47,9 @@ __all__ = [
 
 
 def default_harnesses() -> tuple[list[str], list[str]]:
-    """``(checked, control)`` when no ``--harness`` is given: every registered harness
-    marked ``default``, by role, in registry order.
+    """``(checked, control)``: every registered harness marked ``default``, by role, in
+    registry order. ``check`` runs the checked ones when no ``--harness`` is given, and
+    the control ones only with ``--control``.
 
     Raises:
         DependencyMissingError: a binding agent-contract declares (an extra) is not
@@ -63,6 +66,12 @@ def default_harnesses() -> tuple[list[str], list[str]]:
         [p.name for p in plugins if p.role == "contract"],
         [p.name for p in plugins if p.role == "control"],
     )
+
+
+def default_controls() -> list[str]:
+    """The registered control harnesses marked ``default`` (those ``--control`` adds), in
+    registry order; only installed bindings' (nothing is raised for a missing one)."""
+    return [p.name for p in harness_plugins() if p.default and p.role == "control"]
 
 
 def split_harness_names(values: Sequence[str] | None) -> list[str]:
@@ -233,8 +242,8 @@ def add_check_command(sub: Any) -> None:
         defaults = ", ".join(checked)
         if control:
             defaults += (
-                f", plus {', '.join(control)} as a control column (expected to break; it "
-                "does not affect the exit code)"
+                f"; with --control also {', '.join(control)} as control columns (expected to "
+                "break; they do not affect the exit code)"
             )
     except DependencyMissingError:
         defaults = "every default harness of every binding (one is not installed)"
@@ -291,6 +300,14 @@ def add_check_command(sub: Any) -> None:
         "is refused before the run)",
     )
     check_p.add_argument(
+        "--control",
+        action="store_true",
+        help="also run the control columns (the registered harnesses without the contract: "
+        f"{', '.join(default_controls()) or 'none installed'}) beside the harnesses checked, "
+        "to see what breaks without the contract; they never affect the exit code. Without "
+        "it they are not run, and the report says so",
+    )
+    check_p.add_argument(
         "--quiet", action="store_true", help="no progress on stderr (piped or terminal)"
     )
     check_p.add_argument(
@@ -319,18 +336,21 @@ def cmd_check(args: Any, out: TextIO, err: TextIO) -> int:
     if getattr(args, "agent", None):
         return _cmd_check_agent(args, out, err)
     named = split_harness_names(args.harness)
-    checked, control = (named, []) if named else default_harnesses()
+    checked, controls = (named, default_controls()) if named else default_harnesses()
+    controls = [name for name in controls if name not in checked]
     working_directory_importable(checked)
     progress, finished = progress_for(args, err)
     what = f"harness {', '.join(n for n in checked if ':' in n) or ', '.join(checked)}"
     with _factories_contained(what, err):
         report = run_check(
             checked,
-            control=control,
+            control=controls if args.control else [],
             progress=progress,
             finished=finished,
             allow_unchecked=split_harness_names(args.allow_unchecked),
         )
+    if not args.control and controls:
+        report = replace(report, controls_not_run=tuple(controls))
     out.write(FORMATS[args.format](report))
     if args.junit is not None:
         write_report_file(args.junit, render_check_junit(report))

@@ -140,6 +140,8 @@ class CheckReport:
     """``python``, ``agent-contract`` and the distributions registered harnesses name
     (for the LangChain binding: ``langchain``, ``langchain-core``, ``langgraph``); None
     for a package that is not installed."""
+    controls_not_run: tuple[str, ...] = ()
+    """Registered control harnesses not run (``check`` runs them with ``--control``)."""
 
     def cell(self, boundary: str, harness: str) -> Cell:
         """The cell of ``boundary`` on ``harness``.

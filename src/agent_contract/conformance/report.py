@@ -59,6 +59,11 @@ def _intro(report: CheckReport) -> list[str]:
             )
         for name, reason in run.declared:
             lines.append(f"{run.name}: declares {name} not expressible: {reason}")
+    if report.controls_not_run:
+        lines.append(
+            f"control columns not run: {', '.join(report.controls_not_run)} (harnesses without "
+            "the contract; add --control to see what breaks there)"
+        )
     return lines
 
 
@@ -198,6 +203,7 @@ def to_json_data(report: CheckReport) -> dict[str, Any]:
             {"boundary": c.boundary, "harness": c.harness, "allowed": c.allowed}
             for c in report.not_checked
         ],
+        "controls_not_run": list(report.controls_not_run),
         "exit_code": report.exit_code,
     }
 
