@@ -31,6 +31,29 @@ from .sinks import TraceSink
 __all__ = ["Trace"]
 
 
+class _WallClock:
+    """The current UTC time as a trace event's ``time`` text (the form of
+    :func:`~agent_contract.trace.events.format_time`, e.g.
+    ``2025-06-01T09:30:00.123456Z``): the date and time to the second are formatted once
+    per second, the microseconds every time. Thread-safe (one tuple, replaced whole)."""
+
+    def __init__(self) -> None:
+        self._cached: tuple[int, str] = (-1, "")
+
+    def now(self) -> str:
+        """The time now, to the microsecond (floored, as ``datetime.now`` does)."""
+        second, micros = divmod(time.time_ns() // 1000, 1_000_000)
+        cached = self._cached
+        if cached[0] != second:
+            moment = datetime.fromtimestamp(second, UTC)
+            cached = (second, format_time(moment)[:19])
+            self._cached = cached
+        return f"{cached[1]}.{micros:06d}Z"
+
+
+_WALL_CLOCK = _WallClock()
+
+
 def _monotonic_since_now() -> Callable[[], float]:
     started = time.monotonic()
     return lambda: time.monotonic() - started
@@ -124,7 +147,7 @@ class Trace:
         if reserved:
             raise ConfigurationError(f"trace event fields may not be named {sorted(reserved)}")
         seq = len(self._lines)
-        moment = datetime.now(UTC)
+        stamp = _WALL_CLOCK.now()
         offset = round(self._clock(), 6)
         try:
             line = json_line(
@@ -132,7 +155,7 @@ class Trace:
                     "seq": seq,
                     "type": type_,
                     **fields,
-                    "time": format_time(moment),
+                    "time": stamp,
                     "offset_seconds": offset,
                 }
             )
@@ -146,7 +169,7 @@ class Trace:
                 # objects, or a redaction that cut through JSON syntax).
                 escaped, _ = escape_value(fields)
                 stored = {"seq": seq, "type": type_, **self.redaction.redact_value(escaped)}
-            stored["time"] = format_time(moment)
+            stored["time"] = stamp
             stored["offset_seconds"] = offset
             line = json_line(stored)
             kind = str(stored["type"])

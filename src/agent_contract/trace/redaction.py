@@ -48,6 +48,7 @@ from typing import Any, Final
 
 from ..errors import ConfigurationError
 from ..text import escape_surrogates
+from ._prefilter import Groups, holds_any, needle_groups
 
 __all__ = [
     "DEFAULT_PATTERNS",
@@ -248,6 +249,8 @@ class RedactionPolicy:
         longest = max((len(v) for v in variants), default=0)
         object.__setattr__(self, "_margin", max(WINDOW_MARGIN_CHARS, 2 * longest))
         object.__setattr__(self, "_folded_needles", tuple(folded))
+        object.__setattr__(self, "_exact_groups", needle_groups(exact))
+        object.__setattr__(self, "_folded_groups", needle_groups(folded))
         object.__setattr__(self, "_regex", plain)
         object.__setattr__(self, "_keyed_regex", full)
         object.__setattr__(self, "_key_words", words)
@@ -275,19 +278,12 @@ class RedactionPolicy:
         ``AKIA``, ``ghp_``, ``bearer`` in any case, ...) and no secret key's last word
         (any case, compared casefolded). ``False`` means "maybe not": the patterns decide. Always ``False``
         with a pattern of the caller's own (its literals are not known)."""
-        needles: tuple[str, ...] | None = getattr(self, "_needles")  # noqa: B009
-        if needles is None:
+        if getattr(self, "_needles") is None:  # noqa: B009
             return False
-        for needle in needles:
-            if needle in text:
-                return False
-        folded: tuple[str, ...] = getattr(self, "_folded_needles")  # noqa: B009
-        if folded:
-            lower = text.casefold()
-            for needle in folded:
-                if needle in lower:
-                    return False
-        return True
+        if holds_any(text, getattr(self, "_exact_groups")):  # noqa: B009
+            return False
+        folded: Groups = getattr(self, "_folded_groups")  # noqa: B009
+        return not (folded and holds_any(text.casefold(), folded))
 
     def redact_head(self, text: str, chars: int) -> str | None:
         """The first ``chars`` characters of :meth:`redact` ``(text)``, computed from a

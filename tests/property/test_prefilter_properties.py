@@ -1,0 +1,52 @@
+"""The trace's hot path: the redaction prefilter's grouped needle scan finds a needle
+exactly when one of the needles is in the text, and the trace clock writes
+``format_time``'s form."""
+
+from __future__ import annotations
+
+import string
+from datetime import UTC, datetime
+
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from agent_contract.trace._prefilter import holds_any, needle_groups
+from agent_contract.trace.events import format_time
+from agent_contract.trace.recorder import _WallClock
+from agent_contract.trace.redaction import RedactionPolicy
+
+# -- the redaction prefilter --------------------------------------------------------------
+
+PIECES = st.sampled_from(["gh", "gho_", "xox", "xoxb-", "sk-", "AKIA", "pass", "key", "to", "_"])
+NEEDLES = st.lists(st.text(alphabet="abgko_x-", min_size=1, max_size=5), min_size=1, max_size=8)
+TEXTS = st.lists(PIECES | st.text(alphabet="abgko_x- " + string.ascii_uppercase, max_size=4)).map(
+    "".join
+)
+
+
+@given(needles=NEEDLES, text=TEXTS)
+def test_grouped_needles_find_what_the_needles_find(needles: list[str], text: str) -> None:
+    assert holds_any(text, needle_groups(needles)) == any(n in text for n in needles)
+
+
+@given(text=TEXTS | st.text(max_size=40))
+@example(text="Authorization: ...")
+@example(text="a PASSWD here")
+@example(text="paßword")  # casefolds to "password"
+def test_is_clean_is_the_plain_needle_scan(text: str) -> None:
+    for policy in (RedactionPolicy(), RedactionPolicy(secrets=("hunter2hunter2",))):
+        exact = getattr(policy, "_needles")  # noqa: B009
+        folded = getattr(policy, "_folded_needles")  # noqa: B009
+        naive = not any(n in text for n in exact) and not any(n in text.casefold() for n in folded)
+        assert policy.is_clean(text) == naive
+
+
+def test_the_trace_clock_writes_format_times_form() -> None:
+    clock = _WallClock()
+    before = format_time(datetime.now(UTC))
+    stamp = clock.now()
+    after = format_time(datetime.now(UTC))
+    assert len(stamp) == 27
+    assert stamp.endswith("Z")
+    assert before <= stamp <= after
+    assert datetime.fromisoformat(stamp.replace("Z", "+00:00")).tzinfo is not None
