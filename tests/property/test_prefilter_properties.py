@@ -1,17 +1,19 @@
 """The trace's hot path: the redaction prefilter's grouped needle scan finds a needle
-exactly when one of the needles is in the text, and the trace clock writes
-``format_time``'s form."""
+exactly when one of the needles is in the text, the trace clock writes
+``format_time``'s form, and a trace line is what the JSON encoder writes."""
 
 from __future__ import annotations
 
 import string
 from datetime import UTC, datetime
+from typing import Any
 
+import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
 from agent_contract.trace._prefilter import holds_any, needle_groups
-from agent_contract.trace.events import format_time
+from agent_contract.trace.events import _JSONL, format_time, json_line
 from agent_contract.trace.recorder import _WallClock
 from agent_contract.trace.redaction import RedactionPolicy
 
@@ -50,3 +52,30 @@ def test_the_trace_clock_writes_format_times_form() -> None:
     assert stamp.endswith("Z")
     assert before <= stamp <= after
     assert datetime.fromisoformat(stamp.replace("Z", "+00:00")).tzinfo is not None
+
+
+JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats()
+    | st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=0x10FFFF), max_size=6),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
+    ),
+    max_leaves=10,
+)
+
+
+@given(fields=st.dictionaries(st.text(max_size=6), JSON_VALUES, max_size=5))
+def test_json_line_writes_what_the_json_encoder_writes(fields: dict[str, Any]) -> None:
+    assert json_line(fields) == _JSONL.encode(fields)
+
+
+def test_json_line_errors_are_the_json_encoders() -> None:
+    cycle: dict[str, Any] = {}
+    cycle["self"] = cycle
+    with pytest.raises(ValueError, match="Circular reference"):
+        json_line({"a": cycle})
+    with pytest.raises(TypeError, match="not JSON serializable"):
+        json_line({"a": object()})

@@ -45,9 +45,10 @@ so the trace is the same whichever order parallel calls finished.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from types import MappingProxyType
 from typing import Any, Final, Literal
 
@@ -104,13 +105,42 @@ def format_time(moment: datetime) -> str:
     return moment.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
+def _prebuilt_encoder() -> Callable[[Any, int], list[str]] | None:
+    """``_JSONL``'s C encoder, built once (``JSONEncoder.encode`` builds one, and a
+    closure, per call), without the circular-reference check: a cyclic value ends in
+    ``RecursionError``, and :func:`json_line` then asks ``_JSONL`` for its usual
+    error. ``None`` where the C accelerator is missing."""
+    if c_make_encoder is None:
+        return None
+    encoder: Callable[[Any, int], list[str]] = c_make_encoder(
+        None,
+        _JSONL.default,
+        encode_basestring,
+        None,
+        _JSONL.key_separator,
+        _JSONL.item_separator,
+        True,
+        False,
+        True,
+    )
+    return encoder
+
+
+_FAST_JSONL: Final = _prebuilt_encoder()
+
+
 def json_line(data: Mapping[str, Any]) -> str:
     """``data`` as one trace line: JSON, keys sorted, non-ASCII kept literal, no newline.
 
     Raises:
         TypeError: ``data`` holds something that is not JSON data.
-        ValueError: ``data`` holds a number JSON cannot write.
+        ValueError: ``data`` holds a number JSON cannot write, or a cycle.
     """
+    if _FAST_JSONL is not None:
+        try:
+            return "".join(_FAST_JSONL(data, 0))
+        except RecursionError:
+            pass  # a cycle (or nesting past the limit): the checked encoder says which
     return _JSONL.encode(data)
 
 
