@@ -32,7 +32,6 @@ data) never run; they only need a key that does not crash.
 
 from __future__ import annotations
 
-import json
 import math
 from typing import Any, Final
 
@@ -47,63 +46,12 @@ TAGGED_PREFIX: Final = "~tagged~"
 """Starts the canonical text of a value that needed a tag (see the module doc)."""
 
 
-_PLAIN: Final = json.JSONEncoder(
-    ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False
-)
-"""Writes a plain value (:func:`_is_plain`) exactly as RFC 8785 does: the same string
-escapes (quote, backslash, ``b f n r t``, other control characters as a ``u00xx``
-escape in lowercase hex; nothing else escaped), integers in decimal, keys in the same
-order, no whitespace."""
-
-_PLAIN_DEPTH: Final = 32
-"""Nesting past which a value is not plain (the slow path decides)."""
-
-
-def _is_plain(value: Any, depth: int = 0) -> bool:
-    """True for a value whose RFC 8785 form the standard ``json`` encoder writes too:
-    built only from ``dict`` (``str`` keys below U+D800, where sorting by code point
-    is sorting by UTF-16 code unit), ``list``, ``str``, ``int`` within
-    ±:data:`MAX_EXACT_INT`, ``bool`` and ``None`` (exact types: no subclasses, no
-    floats), at most :data:`_PLAIN_DEPTH` deep."""
-    kind = type(value)
-    if kind is str or value is None or kind is bool:
-        return True
-    if kind is int:
-        return bool(-MAX_EXACT_INT <= value <= MAX_EXACT_INT)
-    if depth >= _PLAIN_DEPTH:
-        return False
-    if kind is dict:
-        for key, item in value.items():
-            if type(key) is not str or not (key.isascii() or max(key) < "\ud800"):
-                return False
-            if not _is_plain(item, depth + 1):
-                return False
-        return True
-    if kind is list:
-        return all(_is_plain(item, depth + 1) for item in value)
-    return False
-
-
 def canonical_bytes(value: Any) -> bytes:
     """The canonical form of ``value`` as UTF-8 bytes (see the module doc).
 
     Never raises for any Python value built from dicts, lists, tuples, strings,
     numbers, booleans and ``None`` (other objects are tagged by their ``repr``).
-    A plain value (strings, integers in the exact range, booleans, ``None``, lists
-    and objects of them) is written by the standard ``json`` encoder, which gives
-    RFC 8785's bytes for it; anything else goes through ``rfc8785``.
     """
-    if _is_plain(value):
-        try:
-            return _PLAIN.encode(value).encode("utf-8")
-        except UnicodeEncodeError:  # a lone surrogate in a string: tagged below
-            pass
-    return _canonical_slow(value)
-
-
-def _canonical_slow(value: Any) -> bytes:
-    """:func:`canonical_bytes` through ``rfc8785`` alone (any value; the reference the
-    plain path is tested against)."""
     try:
         return rfc8785.dumps(value)
     except (ValueError, RecursionError):
