@@ -21,7 +21,6 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Literal
 
-from ._quick_schema import quick_check
 from .errors import ConfigurationError, ToolError
 from .function_tools import UNDECLARED, tool_from_function
 from .text import json_data_problem
@@ -220,9 +219,6 @@ class ToolSpec:
             ) from exc
         object.__setattr__(self, "parameters", closed)
         object.__setattr__(self, "_validator", Draft202012Validator(closed))
-        # A simple schema also gets a quick check that answers "valid" without the
-        # validator; anything it does not accept goes to the validator.
-        object.__setattr__(self, "_quick", quick_check(closed))
 
     @classmethod
     def from_function(
@@ -291,9 +287,6 @@ class ToolSpec:
         return str(found) or f"check_arguments of {self.name!r} refused them"
 
     def _schema_problem(self, arguments: Any) -> str | None:
-        quick: Callable[[Any], bool] | None = getattr(self, "_quick")  # noqa: B009 (set in __post_init__)
-        if quick is not None and quick(arguments):
-            return None
         validator: Draft202012Validator = getattr(self, "_validator")  # noqa: B009 (set in __post_init__)
         errors = sorted(validator.iter_errors(arguments), key=lambda e: (e.json_path, e.validator))
         if not errors:
