@@ -77,11 +77,13 @@ class _Started:
     """When the handler began (``at``, monotonic seconds; 0.0 until it starts), and the
     task of an ``async def`` handler once it runs on the loop."""
 
-    __slots__ = ("at", "task")
+    __slots__ = ("abandoned", "at", "guard", "task")
 
     def __init__(self) -> None:
         self.at = 0.0
         self.task: RunningTask | None = None
+        self.abandoned = False  # timed out before its coroutine started: never start it
+        self.guard = threading.Lock()
 
 
 _CURRENT: contextvars.ContextVar[tuple[ToolExecutor, _Started] | None] = contextvars.ContextVar(
@@ -99,11 +101,14 @@ class InvocationHandle:
         started: _Started,
         submitted: float,
         cancel_grace: float = CANCEL_GRACE_SECONDS,
+        *,
+        awaits: bool = False,
     ) -> None:
         self._future = future
         self._started = started
         self._submitted = submitted
         self._cancel_grace = cancel_grace
+        self._awaits = awaits
 
     def result(self, timeout: float) -> Invocation:
         """Wait at most ``timeout`` seconds (measured from submission) for the handler.
@@ -124,11 +129,15 @@ class InvocationHandle:
             cancelled = self._future.cancel()
             started = not cancelled
             begun = self._started.at or time.monotonic()
-            task = self._started.task
+            with self._started.guard:
+                task = self._started.task
+                self._started.abandoned = task is None
             ended = False
             if task is not None:  # an async handler: cancel its task, give it a moment
                 task.cancel()
                 ended = task.ended.wait(self._cancel_grace)
+            elif self._awaits:  # its coroutine never reached the loop, and now never will
+                ended = True
             return Invocation(
                 timed_out=True,
                 started=started,
@@ -175,10 +184,12 @@ class ToolExecutor:
         self.closed = False
         """True once :meth:`shutdown` was called."""
 
-    def submit(self, fn: Callable[[], Any]) -> InvocationHandle:
+    def submit(self, fn: Callable[[], Any], *, awaits: bool = False) -> InvocationHandle:
         """Start ``fn()`` on the pool in a copy of the current context. When it returns
         an awaitable (an ``async def`` handler), that runs on the executor's event loop
-        and the call waits for it."""
+        and the call waits for it. ``awaits=True`` says ``fn`` only prepares an ``async
+        def`` handler's coroutine: a timeout before the coroutine reached the loop is
+        then reported cancelled (it is never started), not unknown."""
         context = contextvars.copy_context()
         started = _Started()
 
@@ -191,7 +202,9 @@ class ToolExecutor:
             return value
 
         submitted = time.monotonic()
-        return InvocationHandle(self._pool.submit(call), started, submitted, self._cancel_grace)
+        return InvocationHandle(
+            self._pool.submit(call), started, submitted, self._cancel_grace, awaits=awaits
+        )
 
     def submit_coroutine(self, fn: Callable[[], Any]) -> InvocationHandle:
         """Start an ``async def`` handler's call as a task on the executor's event loop,
@@ -221,8 +234,14 @@ class ToolExecutor:
     def await_in_call(self, awaitable: Any, context: contextvars.Context, started: _Started) -> Any:
         """Run ``awaitable`` on the executor's loop for the call ``started`` describes
         and wait for its value (its task is what a timeout cancels)."""
-        task = self._loop.start(_as_coroutine(awaitable), context)
-        started.task = task
+        with started.guard:
+            if started.abandoned:  # the call timed out before it got here
+                close = getattr(awaitable, "close", None)
+                if callable(close):
+                    close()
+                raise _Abandoned("the call timed out before its coroutine started")
+            task = self._loop.start(_as_coroutine(awaitable), context)
+            started.task = task
         return task.future.result()
 
     def run(self, fn: Callable[[], Any], timeout: float) -> Invocation:
@@ -235,6 +254,10 @@ class ToolExecutor:
         otherwise wait for forever at exit)."""
         self.closed = True
         self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+class _Abandoned(Exception):
+    """Ends a pool thread whose call timed out before its coroutine was started."""
 
 
 class _OwnTimeout(Exception):

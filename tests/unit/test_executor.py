@@ -14,7 +14,12 @@ import pytest
 
 from agent_contract import executor as executor_module
 from agent_contract.errors import ConfigurationError
-from agent_contract.executor import ToolExecutor, arun_with_timeout, default_executor
+from agent_contract.executor import (
+    ToolExecutor,
+    arun_with_timeout,
+    default_executor,
+    run_awaitable,
+)
 from agent_contract.pools import DaemonThreadPool
 
 REQUEST_ID: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="unset")
@@ -252,3 +257,33 @@ def test_arun_lets_outer_cancellation_through() -> None:
             await task
 
     asyncio.run(main())
+
+
+@pytest.mark.parametrize("awaits", [True, False])
+def test_a_coroutine_not_yet_started_at_the_timeout_never_starts(awaits: bool) -> None:
+    """A busy pool thread reaches the event loop only after the call timed out: the
+    coroutine is never started (its write never lands). Said to await, the call is
+    reported cancelled; otherwise its outcome stays unknown (cancelled is False)."""
+    wrote: list[str] = []
+    preamble_done = threading.Event()
+
+    async def body() -> str:
+        wrote.append("late")
+        await asyncio.sleep(0)
+        return "done"
+
+    def prepare() -> object:
+        time.sleep(0.2)  # the pool thread is slow to reach the coroutine
+        preamble_done.set()
+        return run_awaitable(body())
+
+    pool = ToolExecutor(max_workers=1)
+    try:
+        invocation = pool.submit(prepare, awaits=awaits).result(0.02)
+        assert invocation.timed_out
+        assert invocation.cancelled is awaits
+        assert preamble_done.wait(5)
+        time.sleep(0.05)  # had it started, the body would have run by now
+        assert wrote == []
+    finally:
+        pool.shutdown()

@@ -136,9 +136,13 @@ def submit(
         return wait_isolated
     call = invoke or _default_invoke(spec, planned.arguments)
     executor = run.contract.executor
-    if spec.is_async and invoke is None and type(executor).submit is ToolExecutor.submit:
+    own = type(executor).submit is ToolExecutor.submit
+    if spec.is_async and invoke is None and own:
         # An async def handler's coroutine goes straight to the executor's loop.
         handle = executor.submit_coroutine(lambda: call(context))
+    elif spec.is_async and own:
+        # A binding's invoke prepares the coroutine on a pool thread (run_awaitable).
+        handle = executor.submit(lambda: call(context), awaits=True)
     else:
         handle = executor.submit(lambda: call(context))
 
