@@ -18,7 +18,7 @@ to fit with an explicit marker (:data:`TRUNCATION_MARKER`), or refused with
 ``result_too_large`` when the tool says so. The limit counts redacted characters; a
 result more than twice over it is redacted over the shown window only (and a margin
 past it, so a secret straddling the cut is still found:
-:meth:`~agent_contract.trace.RedactionPolicy.redact_head`), and its ``total`` is then
+``RedactionPolicy.redact_head``), and its ``total`` is then
 the serialized length before redaction: the rest is never shown, so it is not redacted.
 
 Errors reach the model as a JSON object, ``{"error": KIND, "message": TEXT,

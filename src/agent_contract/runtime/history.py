@@ -110,7 +110,7 @@ class HistoryScan:
         self.answered.clear()
 
     def feed(self, messages: Iterable[Message]) -> None:
-        """Check the next ``messages`` (continuing at :attr:`position`)."""
+        """Check the next ``messages`` (continuing at ``position``)."""
         problems, seen_ids = self.problems, self.seen_ids
         open_calls, answered = self.open_calls, self.answered
         position = self.position - 1
