@@ -1,7 +1,7 @@
 """A plain Python function as a :class:`~agent_contract.tools.ToolSpec`.
 
-:func:`tool_from_function` (also :meth:`ToolSpec.from_function
-<agent_contract.tools.ToolSpec.from_function>`) reads the name, the description and the
+:func:`tool_from_function` (also
+:meth:`~agent_contract.tools.ToolSpec.from_function`) reads the name, the description and the
 arguments' JSON Schema from the function itself, so an existing function is adopted
 unchanged. The effect is never guessed: the caller declares ``effect="read"`` or
 ``effect="write"``; leaving it out is a :class:`~agent_contract.errors.ConfigurationError`
