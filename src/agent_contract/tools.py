@@ -219,6 +219,8 @@ class ToolSpec:
             ) from exc
         object.__setattr__(self, "parameters", closed)
         object.__setattr__(self, "_validator", Draft202012Validator(closed))
+        # Asked on every call (the executor's path): decided once, the handler is fixed.
+        object.__setattr__(self, "_async", _is_async(self.handler))
 
     @classmethod
     def from_function(
@@ -244,7 +246,7 @@ class ToolSpec:
         """True when the handler is an ``async def`` function: it runs on the executor's
         event loop (offline and on a framework's sync path) or natively on an async
         path, and is cancelled at its timeout (outcome ``cancelled``)."""
-        return _is_async(self.handler)
+        return bool(getattr(self, "_async"))  # noqa: B009 (set in __post_init__)
 
     def definition(self) -> dict[str, Any]:
         """The JSON tool definition offered to a model.

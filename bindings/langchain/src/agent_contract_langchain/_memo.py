@@ -30,12 +30,11 @@ def read_fields(message: BaseMessage, keys: tuple[str, ...]) -> tuple[Any, ...]:
     ``additional_kwargs`` under ``keys``, the calls of an AIMessage, the id and status of
     a ToolMessage), as a value that compares equal exactly when a conversion would give
     the same Message."""
-    extra = message.additional_kwargs
     fields: tuple[Any, ...] = (
         type(message),
         message.content,
         message.name,
-        *(extra.get(key) for key in keys),
+        *map(message.additional_kwargs.get, keys),
     )
     if isinstance(message, AIMessage):
         return (*fields, message.tool_calls, message.invalid_tool_calls)
