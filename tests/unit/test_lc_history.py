@@ -130,3 +130,42 @@ def test_build_agent_checks_the_history_after_user_middleware() -> None:
     result = run_graph(graph, contract.start(), [Message(role="user", content="go")])
     assert result.stop_reason == "invalid_history"
     assert len(model.calls) == 1
+
+
+class MutateInPlace(AgentMiddleware):  # type: ignore[type-arg]
+    """Changes an earlier ToolMessage in place (the same object, another call id) once
+    the history holds two results: the outer hook saw that object unchanged a step ago."""
+
+    def wrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+        self._mutate(request.messages)
+        return handler(request)
+
+    async def awrap_model_call(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
+        self._mutate(request.messages)
+        return await handler(request)
+
+    @staticmethod
+    def _mutate(messages: list[Any]) -> None:
+        results = [m for m in messages if isinstance(m, ToolMessage)]
+        if len(results) == 2:
+            results[0].tool_call_id = "call_elsewhere"
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("before", [True, False], ids=["before", "after"])
+def test_a_message_changed_in_place_is_seen_by_the_gate(mode: Mode, before: bool) -> None:
+    """The outer hook reads only what the history gained since its last step (it trusts
+    a message object it has seen not to change); the gate, last before the model, reads
+    every message again: a result rewired in place never reaches the model."""
+    script = [
+        tool_call("echo", {"text": "a"}, id="call_a"),
+        tool_call("echo", {"text": "b"}, id="call_b"),
+        "this answer must never be produced",
+    ]
+    model = FakeModel(script)
+    stack = [MutateInPlace(), "contract"] if before else ["contract", MutateInPlace()]
+    result = _run(stack, mode, model)
+    assert result.stop_reason == "invalid_history"
+    assert len(model.calls) == 2  # the third call, with the rewired result, never happened
+    codes = {v["code"] for v in result.trace.of_type("contract_violation")}
+    assert "orphan_tool_message" in codes

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -28,6 +29,8 @@ if TYPE_CHECKING:
     pass
 
 __all__ = ["Checkpoint", "RunState"]
+
+_ESCAPED_CHARS = operator.attrgetter("escaped_chars")
 
 Checkpoint = Callable[[dict[str, Any]], None]
 """Called with a run snapshot whenever it must be stored durably."""
@@ -172,7 +175,7 @@ class RunState(LayerOps, RunLookups):
                 return Stop(reason=breach.reason, detail=breach.message)
             if count_step:
                 self._run.counters.model_steps += 1
-                escaped = sum(m.escaped_chars for m in messages)
+                escaped = sum(map(_ESCAPED_CHARS, messages))
                 extra = {"escaped_chars": escaped} if escaped else {}
                 self._run.trace.record("model_call", step=self._run.counters.model_steps, **extra)
             return None

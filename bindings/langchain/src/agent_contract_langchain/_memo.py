@@ -5,20 +5,25 @@ middleware, its gate and the chat model each read it): converting every message 
 time makes each step's cost grow with the history. Each message is converted once and
 the result re-used while the fields the conversion reads still compare equal to a copy
 taken then; a message changed in place is converted again.
+
+:class:`HistoryPrefix` goes one step further for a hook that reads a run's growing
+history on every step: the part it converted last time is taken over whole while the
+message objects are the same ones, in the same places (see its doc for what that trusts).
 """
 
 from __future__ import annotations
 
 import copy
+import operator
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from agent_contract.messages import Message
 
-__all__ = ["memoized", "read_fields"]
+__all__ = ["HistoryPrefix", "memoized", "memoized_all", "read_fields"]
 
 _CONVERTED: Final[dict[int, tuple[weakref.ref[BaseMessage], tuple[Any, ...], Message]]] = {}
 """By ``id`` of the message: the message (weakly: the entry goes when the message does),
@@ -30,17 +35,50 @@ def read_fields(message: BaseMessage, keys: tuple[str, ...]) -> tuple[Any, ...]:
     ``additional_kwargs`` under ``keys``, the calls of an AIMessage, the id and status of
     a ToolMessage), as a value that compares equal exactly when a conversion would give
     the same Message."""
-    fields: tuple[Any, ...] = (
-        type(message),
-        message.content,
-        message.name,
-        *map(message.additional_kwargs.get, keys),
-    )
-    if isinstance(message, AIMessage):
-        return (*fields, message.tool_calls, message.invalid_tool_calls)
-    if isinstance(message, ToolMessage):
-        return (*fields, message.tool_call_id, message.status)
-    return fields
+    kind = type(message)
+    reader = _READERS.get(kind) or _reader_for(kind)
+    return (kind, reader(message), tuple(map(message.additional_kwargs.get, keys)))
+
+
+_Reader = Callable[[BaseMessage], tuple[Any, ...]]
+_READERS: Final[dict[type, _Reader]] = {}
+"""By message class: the fields :func:`read_fields` reads besides ``additional_kwargs``."""
+
+
+def _reader_for(kind: type) -> _Reader:
+    names = ["content", "name"]
+    if issubclass(kind, AIMessage):
+        names += ["tool_calls", "invalid_tool_calls"]
+    elif issubclass(kind, ToolMessage):
+        names += ["tool_call_id", "status"]
+    reader = operator.attrgetter(*names)
+    _READERS[kind] = reader
+    return reader
+
+
+def memoized_all(
+    messages: Iterable[Any], keys: tuple[str, ...], convert: Callable[[Any], Message]
+) -> list[Message]:
+    """``[convert(m) for m in messages]`` with :func:`memoized`'s rule for each message
+    (the same checks, with the remembered ones answered in one loop: a history is read
+    whole on every step). ``convert`` gets every message not remembered (it checks the
+    type).
+
+    Raises:
+        Exception: whatever ``convert`` raises.
+    """
+    out: list[Message] = []
+    append = out.append
+    remembered = _CONVERTED.get
+    for message in messages:
+        entry = remembered(id(message))
+        if entry is not None:
+            held = entry[0]()
+            if held is not None and held is message and entry[1] == read_fields(held, keys):
+                append(entry[2])
+                continue
+        append(convert(message))
+    return out
 
 
 def _forget(key: int) -> Callable[[weakref.ref[BaseMessage]], None]:
@@ -75,3 +113,52 @@ def memoized(
         return converted
     _CONVERTED[key] = (ref, read, converted)
     return converted
+
+
+class HistoryPrefix:
+    """One hook's view of a run's history, kept from its last call: the messages it was
+    given, the ones it kept and their conversions. A call whose messages start with the
+    same message objects (identity, in the same places) converts only the messages
+    added since, so a step's work is one identity pass over the history plus the new
+    messages (the history grows by a turn per step; converting all of it every step made
+    the cost of a step grow with the run).
+
+    What this trusts: a message object already seen is not changed in place. A hook
+    that must see such a change uses :func:`memoized` per message instead (the
+    contract's gate, the last check before the model, does).
+
+    Not thread-safe: one per run and hook (a run's model calls come one at a time).
+    """
+
+    __slots__ = ("_converted", "_kept", "_seen")
+
+    def __init__(self) -> None:
+        self._seen: tuple[object, ...] = ()
+        self._kept: list[Any] = []
+        self._converted: list[Message] = []
+
+    def read(
+        self,
+        messages: Sequence[BaseMessage],
+        keep: Callable[[Sequence[BaseMessage]], list[Any]],
+        convert: Callable[[list[Any]], list[Message]],
+    ) -> tuple[list[Any], list[Message]]:
+        """``(kept, converted)``: ``kept = keep(messages)`` and ``converted =
+        convert(kept)``, where ``keep`` keeps an order-preserving selection of the
+        messages it is given, judging each message alone, and ``convert`` converts
+        message by message; both are applied only to the messages past the prefix seen
+        before. New lists each call.
+
+        Raises:
+            Exception: whatever ``keep`` or ``convert`` raises (the view is then left
+                as it was).
+        """
+        seen = self._seen
+        same = len(messages) >= len(seen) and all(map(operator.is_, seen, messages))
+        start = len(seen) if same else 0
+        kept_tail = keep(messages[start:])
+        converted_tail = convert(kept_tail)
+        kept = [*self._kept, *kept_tail] if same else kept_tail
+        converted = [*self._converted, *converted_tail] if same else converted_tail
+        self._seen, self._kept, self._converted = tuple(messages), kept, converted
+        return list(kept), list(converted)

@@ -46,7 +46,7 @@ from langchain_core.messages.tool import invalid_tool_call, tool_call
 from agent_contract.errors import ConfigurationError
 from agent_contract.messages import Completion, Message, TokenUsage, ToolCall
 
-from ._memo import memoized
+from ._memo import memoized, memoized_all
 
 __all__ = [
     "CALL_ORDER_KEY",
@@ -77,6 +77,7 @@ ESCAPED_KEY: Final = "agent_contract_escaped_chars"
 """Key in a message's ``additional_kwargs`` carrying :attr:`Message.escaped_chars` (how
 many lone surrogates the text rule escaped in it), so a count survives the graph state."""
 
+_READ_KEYS: Final = (ESCAPED_KEY, CALL_ORDER_KEY)  # the additional_kwargs a conversion reads
 _VALID: Final = "tool_call"
 _INVALID_STR: Final = "invalid_tool_call:str"
 _INVALID_JSON: Final = "invalid_tool_call:json"
@@ -306,7 +307,7 @@ def from_langchain(message: BaseMessage) -> Message:
     """
     if not isinstance(message, BaseMessage):
         raise ConfigurationError(f"expected a LangChain BaseMessage, got {type(message)!r}")
-    return memoized(message, (ESCAPED_KEY, CALL_ORDER_KEY), _convert)
+    return memoized(message, _READ_KEYS, _convert)
 
 
 def _convert(message: BaseMessage) -> Message:  # from_langchain without the memo
@@ -362,15 +363,14 @@ def escaped_ai_message(message: AIMessage) -> AIMessage:
 
 
 def to_langchain_messages(messages: Iterable[Message]) -> list[BaseMessage]:
-    """:func:`to_langchain` applied to each message, order kept (raises ConfigurationError
-    as :func:`to_langchain` does)."""
+    """:func:`to_langchain` of each message, order kept (raises as :func:`to_langchain`)."""
     return [to_langchain(m) for m in messages]
 
 
 def from_langchain_messages(messages: Iterable[BaseMessage]) -> list[Message]:
     """:func:`from_langchain` applied to each message, order kept (raises ConfigurationError
     as :func:`from_langchain` does)."""
-    return [from_langchain(m) for m in messages]
+    return memoized_all(messages, _READ_KEYS, from_langchain)
 
 
 def completion_to_ai_message(completion: Completion, *, message_id: str) -> AIMessage:

@@ -175,12 +175,14 @@ class ContractMiddleware(AgentMiddleware):
         for message in request.messages[start:]:
             if isinstance(message, ToolMessage) and not is_gate_refusal(message):
                 state.refuse_unrun(str(message.tool_call_id), _FOREIGN)
-        history = from_langchain_messages(without_stops(request.messages))
+        # The history grows by a turn per step: only what was added since the last
+        # step is read here (the gate re-reads every message, changed in place or not).
+        kept, history = notes.history.read(request.messages, without_stops, from_langchain_messages)
         stop = state.check_before_model_call(history, count_step=False)
         if stop is not None:
             return state, notes, notes.provider_calls, self._stop(state, stop), request
         request = request.override(
-            messages=without_stops(request.messages),
+            messages=kept,
             tools=allowed_tools(self.contract, request.tools),
         )
         return state, notes, notes.provider_calls, None, request

@@ -26,6 +26,8 @@ from agent_contract.budget import Budget
 from agent_contract.errors import ConfigurationError
 from agent_contract.runtime import Contract, RunState
 
+from ._memo import HistoryPrefix
+
 __all__ = [
     "RUNS_KEY",
     "RunNotes",
@@ -104,6 +106,8 @@ class RunNotes:
     """Provider calls the gate let through."""
     command_updates: dict[str, dict[str, Any]] = field(default_factory=dict)
     """State updates of ``Command``-returning tools, by call id, until the result is in."""
+    history: HistoryPrefix = field(default_factory=HistoryPrefix)
+    """The history the contract's outer model hook read last (see :class:`HistoryPrefix`)."""
 
 
 _NOTES: weakref.WeakKeyDictionary[RunState, RunNotes] = weakref.WeakKeyDictionary()
