@@ -62,6 +62,7 @@ from agent_contract_langchain.baseline import plain_agent, plain_tool
 from agent_contract_langchain.chat_model import ContractChatModel
 from agent_contract_langchain.harness import arun_graph, run_graph
 from agent_contract_langchain.messages import to_langchain_messages
+from agent_contract_langchain.run_config import contract_config, recursion_limit
 
 Run = Callable[[], Any]
 
@@ -270,6 +271,35 @@ class Harnesses:
             return lambda: _answered(run_graph(graph, contract.start(), user, mode="ainvoke"))
         return lambda: _answered(run_graph(graph, contract.start(), user, mode=mode))  # type: ignore[arg-type]
 
+    def middleware_direct(self, mode: str = "invoke") -> Run:
+        """The contract's graph called exactly as bare is (``invoke`` / ``ainvoke`` /
+        ``stream(stream_mode="values")``) with the run's state in the config, no
+        RunResult: the middleware's own cost, apart from ``run_graph``'s (its stream
+        mode reads the ``messages``, ``updates`` and ``values`` streams)."""
+        graph, contract, expect, payload = (
+            self.mw_graph(),
+            self.contract,
+            self.expect,
+            self.lc_input,
+        )
+        limit = recursion_limit(graph, contract.budget)
+
+        def config() -> dict[str, Any]:
+            return contract_config(contract.start(), recursion_limit=limit)
+
+        if mode == "invoke":
+            return lambda: expect(graph.invoke(payload, config()))
+        if mode == "ainvoke":
+            return lambda: expect(self.loop.run_until_complete(graph.ainvoke(payload, config())))
+        if mode == "stream":
+
+            def streamed() -> Any:
+                chunks = list(graph.stream(payload, config(), stream_mode="values"))
+                return expect(chunks[-1])
+
+            return streamed
+        raise ValueError(mode)
+
     # PydanticAI
     def pydantic(self, *, contract: bool) -> Run | None:
         try:
@@ -368,6 +398,11 @@ def side_by_side(args: argparse.Namespace, loop: asyncio.AbstractEventLoop) -> N
         "contract middleware (build_agent + run_graph), invoke": h.middleware("invoke"),
         "contract middleware (build_agent + arun_graph), ainvoke": h.middleware("ainvoke"),
         "contract middleware (build_agent + run_graph), stream": h.middleware("stream"),
+        "contract middleware, graph.invoke as bare (no RunResult)": h.middleware_direct("invoke"),
+        "contract middleware, graph.ainvoke as bare (no RunResult)": h.middleware_direct("ainvoke"),
+        "contract middleware, graph.stream as bare (values; no RunResult)": h.middleware_direct(
+            "stream"
+        ),
         "contract middleware, run_graph(mode='ainvoke') (a loop per run)": h.middleware(
             "run_graph-ainvoke"
         ),
@@ -390,6 +425,9 @@ def side_by_side(args: argparse.Namespace, loop: asyncio.AbstractEventLoop) -> N
         "contract middleware (build_agent + run_graph), invoke": "invoke",
         "contract middleware (build_agent + arun_graph), ainvoke": "ainvoke",
         "contract middleware (build_agent + run_graph), stream": "stream",
+        "contract middleware, graph.invoke as bare (no RunResult)": "invoke",
+        "contract middleware, graph.ainvoke as bare (no RunResult)": "ainvoke",
+        "contract middleware, graph.stream as bare (values; no RunResult)": "stream",
         "bare create_agent, ainvoke": "ainvoke",
         "bare create_agent, stream": "stream",
     }

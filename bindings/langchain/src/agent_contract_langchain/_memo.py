@@ -13,7 +13,6 @@ message objects are the same ones, in the same places (see its doc for what that
 
 from __future__ import annotations
 
-import copy
 import operator
 import weakref
 from collections.abc import Callable, Iterable, Sequence
@@ -22,6 +21,7 @@ from typing import Any, Final
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from agent_contract.messages import Message
+from agent_contract.text import copy_json
 
 __all__ = ["HistoryPrefix", "memoized", "memoized_all", "read_fields"]
 
@@ -107,7 +107,8 @@ def memoized(
     read = read_fields(message, keys)
     try:
         if not isinstance(message.content, str) or isinstance(message, AIMessage):
-            read = copy.deepcopy(read)  # mutable containers: keep their value now
+            kind, fields, extra = read  # mutable containers: keep their value now
+            read = (kind, tuple(map(copy_json, fields)), tuple(map(copy_json, extra)))
         ref = weakref.ref(message, _forget(key))
     except Exception:  # noqa: BLE001 - a field that cannot be copied: convert every time
         return converted
