@@ -386,6 +386,10 @@ def build(model):
     return create_agent(model, tools=[lookup])
 
 
+def no_tools(model):
+    return create_agent(model, tools=[])
+
+
 def exits(model):
     sys.exit(3)
 
@@ -455,3 +459,25 @@ def test_agent_options_without_agent_are_usage_errors(argv: list[str]) -> None:
     assert code == 2, err
     assert out == ""
     assert f"{argv[0]} goes with --agent only" in err
+
+
+def test_an_agent_with_no_tools_is_probed_without_tools(team: str) -> None:
+    """Newcomer finding 18: with no tool to probe, the allowlist (a call it does not
+    offer), redaction (a secret in that call's arguments) and the call-ID binding (checked
+    in every run) are still measured; nothing is left not checked."""
+    code, out, err = cli("--agent", "team_agents:no_tools", "--format", "json", "--quiet")
+    document = json.loads(out)
+    cells = {(c["harness"], c["boundary"]): c["status"] for c in document["cells"]}
+    contract = {b: s for (h, b), s in cells.items() if h.endswith("+ contract")}
+    assert contract == {
+        "allowlist": "holds",
+        "trace_redaction": "holds",
+        "call_id_binding": "holds",
+    }, cells
+    as_built = {b: s for (h, b), s in cells.items() if not h.endswith("+ contract")}
+    assert set(as_built.values()) == {"broken"}
+    assert code == 5  # the agent as built has no contract
+    assert "sk-planted" not in out
+    code, text, _ = cli("--agent", "team_agents:no_tools", "--quiet")
+    assert "per tool: the agent offers no tools" in text
+    assert "not checked" not in text

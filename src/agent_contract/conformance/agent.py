@@ -55,7 +55,8 @@ PROBE_KINDS: Final = (
     "tool_call_budget",
     "slow_call",
 )
-"""The per-tool probe kinds, in column order (``unknown_tool`` concerns no tool)."""
+"""The per-tool probe kinds, in column order (``unknown_tool`` and ``secret_in_arguments``
+concern no tool)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -195,7 +196,12 @@ def render_agent_text(check: AgentCheck) -> str:
     lines.append(render_text(check.report).rstrip("\n"))
     kinds = [k for k in PROBE_KINDS if any(i.kind == k for i in probes.probes.values())]
     short = {"holds": "holds", "not checked": "n/c"}
-    for run in check.report.harnesses:
+    if not probes.tools:
+        lines += [
+            "",
+            "per tool: the agent offers no tools (only calls it does not offer are probed)",
+        ]
+    for run in check.report.harnesses if probes.tools else ():
         table = check.tool_table(run.name)
         header = ["tool", *kinds]
         rows = [header]

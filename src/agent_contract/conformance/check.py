@@ -5,8 +5,7 @@ outcomes into a :class:`CheckReport`: one :class:`Cell` per (boundary, harness),
 ``holds``, ``broken`` or ``not_checked`` with its evidence. The renderers are in
 :mod:`agent_contract.conformance.report`.
 
-No pytest import; a harness's framework loads on demand (see
-:mod:`agent_contract.registry`).
+No pytest import; a harness's framework loads on demand (:mod:`agent_contract.registry`).
 """
 
 from __future__ import annotations
@@ -28,7 +27,7 @@ from ..harnesses import (
 )
 from ..registry import DISTRIBUTION, harness_names, harness_plugin, load_harness
 from .boundaries import BOUNDARIES, boundary_rows
-from .evaluate import Problem, Scenario, differences
+from .evaluate import CHECKED_IN_EVERY_RUN, Problem, Scenario, differences
 from .fixtures import hide_planted
 from .runner import ScenarioOutcome, run_scenario
 from .scenarios import SCENARIOS
@@ -250,6 +249,8 @@ def _cell(
             evidence=tuple(e for _, e in failed),
         )
     own = [o for o in run.outcomes if o.scenario.boundary == boundary]
+    if not own and boundary in CHECKED_IN_EVERY_RUN:  # e.g. an agent offering no tools
+        own = list(run.outcomes)
     missing = [
         Evidence(scenario=name, observed=f"not run: needs {', '.join(needs)}")
         for name, needs in run.requirements
@@ -260,7 +261,7 @@ def _cell(
             boundary=boundary,
             harness=run.name,
             status="not_checked",
-            evidence=tuple(missing),
+            evidence=tuple(missing) or (Evidence(scenario="-", observed="no scenario ran here"),),
             allowed=boundary in allow_unchecked,
         )
     evidence = tuple(

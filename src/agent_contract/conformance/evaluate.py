@@ -207,6 +207,13 @@ class Scenario:
         )
 
 
+CHECKED_IN_EVERY_RUN: Final = frozenset({"call_id_binding"})
+"""Boundaries :func:`evaluate` checks in every scenario's run, whatever its own boundary
+(one tool message per issued id, in issue order): a harness whose runs show no problem
+holds them even where no scenario is their own (e.g. ``check --agent`` on an agent that
+offers no tools)."""
+
+
 def evaluate(scenario: Scenario, obs: Observation, model: FakeModel, probe: Probe) -> list[Problem]:
     """Every way ``obs`` breaks the scenario's expectations, tagged by boundary."""
     problems: list[Problem] = []

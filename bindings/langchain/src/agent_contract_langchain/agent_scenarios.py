@@ -271,6 +271,8 @@ def probe_scenarios(
         "unknown_tool",
     )
     reads = [f for f in facts if f.effect == "read" and f.valid is not None]
+    if not reads:  # no tool result can carry the secret: a call's arguments do
+        add(_secret_in_arguments(plain, budget, secrets), "", "secret_in_arguments")
     if reads:
         first = reads[0]
         name, valid = first.tool.name, first.valid or {}
@@ -342,6 +344,27 @@ def probe_scenarios(
                 "slow_call",
             )
     return scenarios, info
+
+
+def _secret_in_arguments(
+    tools: Callable[[Probe], list[ToolSpec]], budget: Budget, secrets: Sequence[str]
+) -> Scenario:
+    """The redaction probe for an agent with no read tool to probe: the model sends the
+    secret in the arguments of a call to a tool nobody registered, and the run must not
+    show it anywhere (trace, messages, answer)."""
+    planted = secrets[0] if secrets else PLANTED_SECRET
+    return Scenario(
+        name="secret_in_arguments",
+        boundary="trace_redaction",
+        description="a call's arguments carry a secret: redacted wherever the run shows it",
+        script=(tool_call("no_such_tool", {"api_key": planted}, id="probe_1"), "done"),
+        tools=tools,
+        budget=budget,
+        stop_reason="answered",
+        trajectory=("no_such_tool",),
+        results=(("error", "unknown_tool"),),
+        extra=(check_not_emitted((planted,), "trace_redaction"),),
+    )
 
 
 def _text_hidden(obs: Observation, model: FakeModel, probe: Probe) -> list[Problem]:
