@@ -368,6 +368,7 @@ def test_a_factory_of_another_framework_is_told_what_check_agent_probes(
 
 TEAM_MODULE = '''
 import sys
+import time
 
 from langchain.agents import create_agent
 from langchain_core.tools import tool
@@ -388,6 +389,10 @@ def build(model):
 
 def no_tools(model):
     return create_agent(model, tools=[])
+
+
+def hangs(model):
+    time.sleep(60)
 
 
 def exits(model):
@@ -465,7 +470,7 @@ def test_an_agent_with_no_tools_is_probed_without_tools(team: str) -> None:
     """Newcomer finding 18: with no tool to probe, the allowlist (a call it does not
     offer), redaction (a secret in that call's arguments) and the call-ID binding (checked
     in every run) are still measured; nothing is left not checked."""
-    code, out, err = cli("--agent", "team_agents:no_tools", "--format", "json", "--quiet")
+    code, out, _err = cli("--agent", "team_agents:no_tools", "--format", "json", "--quiet")
     document = json.loads(out)
     cells = {(c["harness"], c["boundary"]): c["status"] for c in document["cells"]}
     contract = {b: s for (h, b), s in cells.items() if h.endswith("+ contract")}
@@ -481,3 +486,18 @@ def test_an_agent_with_no_tools_is_probed_without_tools(team: str) -> None:
     code, text, _ = cli("--agent", "team_agents:no_tools", "--quiet")
     assert "per tool: the agent offers no tools" in text
     assert "not checked" not in text
+
+
+def test_a_factory_that_hangs_is_a_configuration_error(
+    team: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Newcomer finding 11: a factory that never returns ends check --agent with a named
+    error (exit 2), not with no output."""
+    monkeypatch.setattr("agent_contract_langchain.agent_capture.FACTORY_TIMEOUT_SECONDS", 0.3)
+    code, out, err = cli("--agent", "team_agents:hangs", "--quiet")
+    assert code == 2, err
+    assert out == ""
+    assert "the agent factory did not return within 0.3 s" in err
+    assert "Traceback" not in err
+    code, _, err = cli("--agent", "team_agents:build", "--effect", "lookup=read", "--quiet")
+    assert code in (0, 5), err  # a factory that returns is not affected

@@ -9,10 +9,12 @@ them; :func:`probe_context` builds a value of the team's ``context_schema``. Use
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import dataclasses
 import inspect
 import os
+import signal
 import sys
 import threading
 import types
@@ -168,20 +170,82 @@ _LOCK = threading.Lock()
 """One factory call at a time (the interception is process-wide)."""
 
 
+FACTORY_TIMEOUT_SECONDS: Final = 120.0
+"""How long :func:`capture_agent` waits for the team's factory to return (seconds): a
+factory that hangs (a network call, a lock) ends ``check --agent`` with a named error
+instead of no output."""
+
+
+def _interrupt_main_thread() -> None:
+    """SIGINT to the main thread (it wakes a blocking call, which a simulated one does
+    not); where threads cannot be signalled, the simulated one."""
+    if hasattr(signal, "pthread_kill"):
+        signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
+    else:  # pragma: no cover - Windows
+        _thread.interrupt_main()
+
+
+def _bounded(factory: Callable[[Any], Any], model: Any, timeout: float) -> Any:
+    """``factory(model)`` in this thread, bounded by ``timeout`` seconds when this is
+    the main thread: a watchdog then interrupts it as Ctrl-C would (the factory runs where
+    it always did, so its SQLite connections, signal handlers and event loop belong to
+    the thread that uses the agent). Outside the main thread it is not bounded.
+
+    Raises:
+        ConfigurationError: it did not return in time.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return factory(model)
+    lock = threading.Lock()
+    state = {"done": False, "fired": False}
+
+    def fire() -> None:
+        with lock:
+            if not state["done"]:
+                state["fired"] = True
+                _interrupt_main_thread()
+
+    watchdog = threading.Timer(timeout, fire)
+    watchdog.daemon = True
+    watchdog.start()
+    try:
+        value = factory(model)
+        with lock:
+            state["done"] = True
+    except BaseException:
+        with lock:
+            state["done"] = True
+        if not state["fired"]:
+            raise
+        raise ConfigurationError(
+            f"the agent factory did not return within {timeout:g} s (it may be waiting on "
+            "a network call or a lock); check --agent builds the agent once per probe"
+        ) from None
+    finally:
+        watchdog.cancel()
+    return value
+
+
 def capture_agent(
     factory: Callable[[Any], Any],
     model: Any,
     rewrite: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+    *,
+    timeout: float | None = None,
 ) -> tuple[Any, AgentParts]:
     """Call ``factory(model)`` and return ``(graph, parts)``.
 
+    Args:
+        timeout: seconds to wait for the factory (default :data:`FACTORY_TIMEOUT_SECONDS`).
+
     Raises:
-        ConfigurationError: the factory raised or called ``sys.exit``, or did not call
-            ``create_agent`` exactly once.
+        ConfigurationError: the factory raised, called ``sys.exit``, did not return
+            within ``timeout``, or did not call ``create_agent`` exactly once.
     """
+    limit = FACTORY_TIMEOUT_SECONDS if timeout is None else timeout
     with _LOCK, _intercepted(factory, rewrite or (lambda a: a)) as seen:
         try:
-            graph = factory(model)
+            graph = _bounded(factory, model, limit)
         except ConfigurationError:
             raise
         except SystemExit as exc:  # a factory must return or raise, never end the process
