@@ -1,5 +1,6 @@
 """Under ainvoke the contract's hooks run without LangSmith's two thread hops per hook
-call during the harness's own runs; elsewhere LangSmith's runtime is left as it was."""
+call: during the harness's own runs, and wherever LangSmith does not trace; a traced run
+outside the harness keeps LangSmith's hand-off (or the application's own override)."""
 
 from __future__ import annotations
 
@@ -54,16 +55,45 @@ def test_the_harness_runs_hook_wrappers_inline_and_the_run_holds(hops: list[Any]
     assert hops == []
 
 
-def test_outside_the_harness_langsmith_keeps_its_own_hops(hops: list[Any]) -> None:
-    graph, contract = _graph_and_contract()
-    run_graph(graph, contract.start(), [Message(role="user", content="go")], mode="ainvoke")
-    state = contract.start()
+def _direct_ainvoke(graph: Any, contract: Contract) -> Any:
+    """The application's own ``graph.ainvoke`` (not the harness)."""
     from agent_contract_langchain.messages import to_langchain_messages
     from agent_contract_langchain.run_config import contract_config
 
     payload = {"messages": to_langchain_messages([Message(role="user", content="go")])}
-    asyncio.run(graph.ainvoke(payload, contract_config(state)))
-    assert hops, "a graph awaited by the application itself is left to LangSmith's default"
+    return asyncio.run(graph.ainvoke(payload, contract_config(contract.start())))
+
+
+def test_a_graph_the_application_awaits_runs_inline_while_nothing_is_traced(
+    hops: list[Any],
+) -> None:
+    graph, contract = _graph_and_contract()
+    final = _direct_ainvoke(graph, contract)
+    assert [m.type for m in final["messages"]].count("tool") == 2
+    assert hops == [], "no tracing: LangSmith's set-up has nothing to take off the loop"
+
+
+def test_a_traced_run_outside_the_harness_keeps_langsmiths_hops(
+    hops: list[Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_inline_hooks, "_tracing_on", lambda ctx: True)
+    graph, contract = _graph_and_contract()
+    _direct_ainvoke(graph, contract)
+    assert hops, "a traced graph awaited by the application is left to LangSmith's default"
+    hops.clear()
+    run_graph(graph, contract.start(), [Message(role="user", content="go")], mode="ainvoke")
+    assert hops == [], "the harness's own runs stay inline, traced or not"
+
+
+def test_tracing_is_read_from_the_hooks_context(monkeypatch: pytest.MonkeyPatch) -> None:
+    from langsmith.run_helpers import tracing_context
+
+    monkeypatch.delenv("LANGSMITH_TRACING", raising=False)
+    monkeypatch.delenv("LANGCHAIN_TRACING_V2", raising=False)
+    assert _inline_hooks._tracing_on(contextvars.copy_context()) is False
+    with tracing_context(enabled=True):
+        traced = contextvars.copy_context()
+    assert _inline_hooks._tracing_on(traced) is True
 
 
 def test_an_application_override_installed_first_is_still_called(
@@ -98,8 +128,9 @@ def test_an_application_override_installed_first_is_still_called(
 
             await noop()
 
+        monkeypatch.setattr(_inline_hooks, "_tracing_on", lambda ctx: True)  # traced
         asyncio.run(outside())
-        assert calls, "the application's own override still runs outside the harness"
+        assert calls, "the application's own override still runs for a traced call"
     finally:
         langsmith.set_runtime_overrides(aio_to_thread=before)
         monkeypatch.setattr(_inline_hooks, "_installed", False)

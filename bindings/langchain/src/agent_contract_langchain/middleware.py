@@ -40,6 +40,7 @@ from agent_contract.results import error_content
 from agent_contract.runtime import Contract, PlannedCall, RunState, Stop
 from agent_contract.tools import ToolContext
 
+from ._inline_hooks import install as install_inline_hooks
 from .approvals import awrite_in_graph, write_in_graph
 from .attribution import model_hook_failure
 from .control import CONTROL_FLOW, ResumeRefused, aguard_resume, guard_resume
@@ -131,6 +132,7 @@ class ContractMiddleware(AgentMiddleware):
 
     def __init__(self, contract: Contract) -> None:
         super().__init__()
+        install_inline_hooks()  # LangSmith's hook wrappers inline while it does not trace
         self.contract = contract
         self.gate_seen = False
         self._gate: ContractGate | None = None
