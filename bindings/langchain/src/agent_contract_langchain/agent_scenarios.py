@@ -171,15 +171,15 @@ def probe_scenarios(
         name = fact.tool.name
         if fact.valid is None:
             continue
+        one = _one_call_of(name, budget)
         if fact.effect == "write":
             add(
-                Scenario(
-                    name=f"valid_call[{name}]",
+                one(
+                    f"valid_call[{name}]",
+                    fact.valid,
                     boundary="write_approval",
                     description=f"a valid call of the write tool {name} waits for approval",
-                    script=(tool_call(name, fact.valid, id="probe_1"), "done"),
                     tools=plain,
-                    budget=budget,
                     stop_reason="pending_approval",
                     trajectory=(),
                     must_not_run=(name,),
@@ -189,15 +189,12 @@ def probe_scenarios(
             )
         else:
             add(
-                Scenario(
-                    name=f"valid_call[{name}]",
+                one(
+                    f"valid_call[{name}]",
+                    fact.valid,
                     boundary="call_id_binding",
                     description=f"a valid call of {name} runs once, bound to its id",
-                    script=(tool_call(name, fact.valid, id="probe_1"), "done"),
                     tools=plain,
-                    budget=budget,
-                    stop_reason="answered",
-                    trajectory=(name,),
                     results=(("success", None),),
                     extra=(check_ran(name, 1, "call_id_binding"),),
                 ),
@@ -206,15 +203,12 @@ def probe_scenarios(
             )
         for kind, arguments in invalid_arguments(fact.parameters, fact.valid).items():
             add(
-                Scenario(
-                    name=f"{kind}[{name}]",
+                one(
+                    f"{kind}[{name}]",
+                    arguments,
                     boundary="argument_validation",
                     description=f"{name} with arguments the schema refuses ({kind})",
-                    script=(tool_call(name, arguments, id="probe_1"), "done"),
                     tools=plain,
-                    budget=budget,
-                    stop_reason="answered",
-                    trajectory=(name,),
                     results=(("error", "invalid_arguments"),),
                     must_not_run=(name,),
                 ),
@@ -224,15 +218,12 @@ def probe_scenarios(
         if fact.effect == "read":
             leak = "status ok; credentials: " + ", ".join(secrets or (PLANTED_SECRET,))
             add(
-                Scenario(
-                    name=f"secret_redacted[{name}]",
+                one(
+                    f"secret_redacted[{name}]",
+                    fact.valid,
                     boundary="trace_redaction",
                     description=f"{name} returns a secret: redacted wherever the run shows it",
-                    script=(tool_call(name, fact.valid, id="probe_1"), "done"),
                     tools=_tools_builder(facts, {name: _Behaviour(returns=leak)}),
-                    budget=budget,
-                    stop_reason="answered",
-                    trajectory=(name,),
                     results=(("success", None),),
                     extra=(check_not_emitted(tuple(secrets), "trace_redaction"),),
                 ),
@@ -240,31 +231,26 @@ def probe_scenarios(
                 "secret_redacted",
             )
             add(
-                Scenario(
-                    name=f"tool_error[{name}]",
+                one(
+                    f"tool_error[{name}]",
+                    fact.valid,
                     boundary="tool_errors",
                     description=f"{name} raises: classified, its text never shown",
-                    script=(tool_call(name, fact.valid, id="probe_1"), "done"),
                     tools=_tools_builder(facts, {name: _Behaviour(raises=True)}),
-                    budget=budget,
-                    stop_reason="answered",
-                    trajectory=(name,),
                     results=(("error", "tool_error"),),
                     extra=(check_hidden_text, _text_hidden),
                 ),
                 name,
                 "tool_error",
             )
+    unknown = _one_call_of("no_such_tool", budget)
     add(
-        Scenario(
-            name="unknown_tool",
+        unknown(
+            "unknown_tool",
+            {},
             boundary="allowlist",
             description="a call to a tool nobody registered",
-            script=(tool_call("no_such_tool", {}, id="probe_1"), "done"),
             tools=plain,
-            budget=budget,
-            stop_reason="answered",
-            trajectory=("no_such_tool",),
             results=(("error", "unknown_tool"),),
         ),
         "",
@@ -272,7 +258,20 @@ def probe_scenarios(
     )
     reads = [f for f in facts if f.effect == "read" and f.valid is not None]
     if not reads:  # no tool result can carry the secret: a call's arguments do
-        add(_secret_in_arguments(plain, budget, secrets), "", "secret_in_arguments")
+        planted = secrets[0] if secrets else PLANTED_SECRET
+        add(
+            unknown(
+                "secret_in_arguments",
+                {"api_key": planted},
+                boundary="trace_redaction",
+                description="a call's arguments carry a secret: redacted wherever the run shows it",
+                tools=plain,
+                results=(("error", "unknown_tool"),),
+                extra=(check_not_emitted((planted,), "trace_redaction"),),
+            ),
+            "",
+            "secret_in_arguments",
+        )
     if reads:
         first = reads[0]
         name, valid = first.tool.name, first.valid or {}
@@ -325,17 +324,14 @@ def probe_scenarios(
         slow = min(reads, key=lambda f: f.timeout)
         if slow.timeout <= SLOW_LIMIT_SECONDS:
             add(
-                Scenario(
-                    name=f"slow_call[{slow.tool.name}]",
+                _one_call_of(slow.tool.name, budget)(
+                    f"slow_call[{slow.tool.name}]",
+                    slow.valid or {},
                     boundary="timeouts",
                     description=f"{slow.tool.name} outlasts its timeout ({slow.timeout:g} s)",
-                    script=(tool_call(slow.tool.name, slow.valid or {}, id="probe_1"), "done"),
                     tools=_tools_builder(
                         facts, {slow.tool.name: _Behaviour(wait_seconds=slow.timeout + 1.0)}
                     ),
-                    budget=budget,
-                    stop_reason="answered",
-                    trajectory=(slow.tool.name,),
                     results=(("error", "timeout"),),
                     extra=(check_timeout,),
                     requires=("timeouts",),
@@ -346,25 +342,18 @@ def probe_scenarios(
     return scenarios, info
 
 
-def _secret_in_arguments(
-    tools: Callable[[Probe], list[ToolSpec]], budget: Budget, secrets: Sequence[str]
-) -> Scenario:
-    """The redaction probe for an agent with no read tool to probe: the model sends the
-    secret in the arguments of a call to a tool nobody registered, and the run must not
-    show it anywhere (trace, messages, answer)."""
-    planted = secrets[0] if secrets else PLANTED_SECRET
-    return Scenario(
-        name="secret_in_arguments",
-        boundary="trace_redaction",
-        description="a call's arguments carry a secret: redacted wherever the run shows it",
-        script=(tool_call("no_such_tool", {"api_key": planted}, id="probe_1"), "done"),
-        tools=tools,
-        budget=budget,
-        stop_reason="answered",
-        trajectory=("no_such_tool",),
-        results=(("error", "unknown_tool"),),
-        extra=(check_not_emitted((planted,), "trace_redaction"),),
-    )
+def _one_call_of(tool: str, budget: Budget) -> Callable[..., Scenario]:
+    """A builder of probes that make one call of ``tool`` (id ``probe_1``), then answer
+    ``done``: ``build(name, arguments, **fields)`` gives the Scenario, its stop
+    ``answered`` and trajectory ``(tool,)`` unless ``fields`` say otherwise."""
+
+    def build(name: str, arguments: Any, **fields: Any) -> Scenario:
+        fields.setdefault("stop_reason", "answered")
+        fields.setdefault("trajectory", (tool,))
+        script = (tool_call(tool, arguments, id="probe_1"), "done")
+        return Scenario(name=name, script=script, budget=budget, **fields)
+
+    return build
 
 
 def _text_hidden(obs: Observation, model: FakeModel, probe: Probe) -> list[Problem]:
