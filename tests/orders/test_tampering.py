@@ -65,17 +65,23 @@ ATTACKS = {
 }
 
 
+def forged(snapshot: Any, attack: str) -> Any:
+    """``snapshot`` with the paused write's arguments (and the caller) changed as
+    ``attack`` says."""
+    changes, caller = ATTACKS[attack]
+    result = edited(snapshot, **changes)
+    if caller is not None:
+        result["caller"] = caller
+    return result
+
+
 @pytest.mark.parametrize("attack", sorted(ATTACKS))
 def test_an_edited_run_store_is_refused(
     attack: str, harness: str, folder: Path, data: Any, invoke: Invoke
 ) -> None:
-    changes, caller = ATTACKS[attack]
     demo = pause(harness, folder)
     _, snapshot = data.runs()[demo.thread_id]
-    forged = edited(snapshot, **changes)
-    if caller is not None:
-        forged["caller"] = caller
-    raw_edit(data, demo.thread_id, forged)
+    raw_edit(data, demo.thread_id, forged(snapshot, attack))
 
     code, out, err = invoke("approve", demo.thread_id, "--decision", "approve")
     assert code == 8, out + err
@@ -91,13 +97,10 @@ def test_an_edit_sealed_with_the_key_is_refused_by_the_binding(
 ) -> None:
     """Past the seal, the approval token is recomputed from the arguments and caller
     about to run, and the stored token (the one the human's approve carries) differs."""
-    changes, caller = ATTACKS[attack]
     demo = pause(harness, folder)
     stored_harness, snapshot = data.runs()[demo.thread_id]
-    forged = edited(snapshot, **changes)
-    if caller is not None:
-        forged["caller"] = caller
-    data.write_run(demo.thread_id, stored_harness, json.dumps(forged, sort_keys=True))
+    resealed = json.dumps(forged(snapshot, attack), sort_keys=True)
+    data.write_run(demo.thread_id, stored_harness, resealed)
 
     code, out, err = invoke("approve", demo.thread_id, "--decision", "approve")
     assert code == 8, out + err
