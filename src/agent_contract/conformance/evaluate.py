@@ -40,6 +40,7 @@ from .problems import Check, Problem
 from .reference import differences
 
 __all__ = [
+    "CHECKED_IN_EVERY_RUN",
     "EXTRAS",
     "Check",
     "Problem",
