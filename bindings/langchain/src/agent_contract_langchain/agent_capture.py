@@ -31,7 +31,13 @@ from agent_contract.registry import import_attribute
 
 from .middleware import ContractMiddleware
 
-__all__ = ["FACTORY_TIMEOUT_SECONDS", "AgentParts", "capture_agent", "load_factory", "probe_context"]
+__all__ = [
+    "FACTORY_TIMEOUT_SECONDS",
+    "AgentParts",
+    "capture_agent",
+    "load_factory",
+    "probe_context",
+]
 
 
 def load_factory(spec: str | Callable[[Any], Any]) -> Callable[[Any], Any]:
