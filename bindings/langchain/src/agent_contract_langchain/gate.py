@@ -29,16 +29,18 @@ layer.
 
 from __future__ import annotations
 
-import copy
+import contextlib
 import inspect
+import weakref
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from langchain.agents.middleware.types import AgentMiddleware, ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.config import get_config
 
 from agent_contract.runtime import RunState
+from agent_contract.text import copy_json
 
 from .control import CONTROL_FLOW
 from .messages import from_langchain_messages
@@ -72,16 +74,32 @@ def tool_name(tool: Any) -> str:
     return str(getattr(tool, "name", ""))
 
 
+_PARAMETERS: Final[weakref.WeakKeyDictionary[Any, frozenset[str]]] = weakref.WeakKeyDictionary()
+"""The parameter names of a tool's function, by function (asked on every call)."""
+
+
+def _parameters(func: Any) -> frozenset[str] | None:
+    """The names of ``func``'s parameters (``None`` when it has no signature)."""
+    try:
+        return _PARAMETERS[func]
+    except (KeyError, TypeError):  # not seen yet, or not weakly referable
+        pass
+    try:
+        names = frozenset(inspect.signature(func).parameters)
+    except (TypeError, ValueError):
+        return None
+    with contextlib.suppress(TypeError):
+        _PARAMETERS[func] = names
+    return names
+
+
 def injected_arguments(tool: Any, arguments: dict[str, Any]) -> dict[str, Any]:
     """The arguments LangChain injected (``ToolRuntime``, ``InjectedState``, ...) among
     ``arguments``: the tool function's parameters the model does not see. (langchain
     1.0's tool node injects them before ``wrap_tool_call``; later ones after it.)"""
     func = getattr(tool, "func", None) or getattr(tool, "coroutine", None)
-    if func is None:
-        return {}
-    try:
-        parameters = set(inspect.signature(func).parameters)
-    except (TypeError, ValueError):
+    parameters = _parameters(func) if func is not None else None
+    if parameters is None:
         return {}
     hidden = parameters - set(getattr(tool, "args", {}) or {})
     return {k: v for k, v in arguments.items() if k in hidden}
@@ -101,7 +119,7 @@ def with_visible_arguments(request: Any, arguments: dict[str, Any]) -> Any:
     are kept."""
     call = dict(request.tool_call)
     injected = injected_arguments(request.tool, dict(call.get("args") or {}))
-    call["args"] = {**injected, **copy.deepcopy(arguments)}
+    call["args"] = {**injected, **copy_json(arguments)}
     return request.override(tool_call=call)
 
 

@@ -25,7 +25,6 @@ contract_config`), so the graph's ``context=`` stays the team's.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Final
 
@@ -47,7 +46,6 @@ from .control import CONTROL_FLOW, ResumeRefused, aguard_resume, guard_resume
 from .gate import (
     ContractGate,
     allowed_tools,
-    injected_arguments,
     is_gate_refusal,
     visible_arguments,
     with_visible_arguments,
@@ -322,10 +320,7 @@ class ContractMiddleware(AgentMiddleware):
         return updated, None
 
     def _prepared(self, request: Any, planned: PlannedCall) -> Any:
-        call = dict(request.tool_call)
-        injected = injected_arguments(request.tool, dict(call.get("args") or {}))
-        call["args"] = {**injected, **copy.deepcopy(planned.arguments)}
-        prepared = request.override(tool_call=call)
+        prepared = with_visible_arguments(request, planned.arguments)
         if prepared.tool is None and planned.spec is not None:
             # A tool another middleware added at run time, registered with the contract:
             # the contract supplies it (LangChain's tool node knows only its own).
