@@ -107,6 +107,7 @@ def test_installs_pin_agent_contract() -> None:
             assert importlib.metadata.version("agent-contract") == "0.1.0"
 
 
+@pytest.mark.children_run_plain
 def test_the_pytest_step_passes_and_writes_junit(project: Path) -> None:
     [argv] = [a for _, _, a in commands() if kind(a) == "pytest"]
     proc = run([sys.executable, *argv[1:]], project)
@@ -117,6 +118,7 @@ def test_the_pytest_step_passes_and_writes_junit(project: Path) -> None:
     assert (counts["failures"], counts["errors"]) == (0, 0)
 
 
+@pytest.mark.children_run_plain
 def test_the_check_step_finds_the_module_and_writes_junit(project: Path) -> None:
     [argv] = [a for _, _, a in commands() if kind(a) == "check"]
     proc = run([str(SCRIPT), *argv[1:]], project)

@@ -17,7 +17,10 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 CLI = Path(sys.executable).parent / "agent-contract"
 
-pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::ResourceWarning"),
+    pytest.mark.children_run_plain,
+]
 
 
 def stated(name: str, index: int = -1) -> str:

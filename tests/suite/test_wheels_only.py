@@ -24,7 +24,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 UV = shutil.which("uv")
 
-pytestmark = pytest.mark.skipif(UV is None, reason="uv is not on PATH")
+pytestmark = [
+    pytest.mark.skipif(UV is None, reason="uv is not on PATH"),
+    pytest.mark.children_run_plain,
+]
 
 
 def run(*argv: str | Path, cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess[str]:
