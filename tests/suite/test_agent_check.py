@@ -395,6 +395,18 @@ def hangs(model):
     time.sleep(60)
 
 
+class Terminated(BaseException):
+    signum = 15  # what a SIGTERM handler raises
+
+
+def swallows_then_terminated(model):
+    try:
+        time.sleep(60)
+    except BaseException:  # swallows the watchdog's SIGINT
+        pass
+    raise Terminated()
+
+
 def exits(model):
     sys.exit(3)
 
@@ -501,3 +513,17 @@ def test_a_factory_that_hangs_is_a_configuration_error(
     assert "Traceback" not in err
     code, _, err = cli("--agent", "team_agents:build", "--effect", "lookup=read", "--quiet")
     assert code in (0, 5), err  # a factory that returns is not affected
+
+
+def test_a_signal_after_the_factory_timeout_is_not_called_the_timeout(
+    team: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Newcomer trial: a factory that swallowed the watchdog's SIGINT and is then ended by
+    another signal (SIGTERM from CI's timeout) ends as that signal, not as the timeout."""
+    from agent_contract_langchain.agent_capture import capture_agent
+
+    monkeypatch.setattr("agent_contract_langchain.agent_capture.FACTORY_TIMEOUT_SECONDS", 0.3)
+    import team_agents  # type: ignore[import-not-found]
+
+    with pytest.raises(team_agents.Terminated):
+        capture_agent(team_agents.swallows_then_terminated, object())

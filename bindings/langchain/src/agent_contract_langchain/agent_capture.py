@@ -191,11 +191,19 @@ def _interrupt_main_thread() -> None:
         _thread.interrupt_main()
 
 
+def _is_sigint(exc: BaseException) -> bool:
+    """Whether ``exc`` is what SIGINT raises: ``KeyboardInterrupt``, or an exception a
+    SIGINT handler raised that names the signal (``signum``, as the CLI's does)."""
+    return isinstance(exc, KeyboardInterrupt) or getattr(exc, "signum", None) == signal.SIGINT
+
+
 def _bounded(factory: Callable[[Any], Any], model: Any, timeout: float) -> Any:
     """``factory(model)`` in this thread, bounded by ``timeout`` seconds when this is
     the main thread: a watchdog then interrupts it as Ctrl-C would (the factory runs where
     it always did, so its SQLite connections, signal handlers and event loop belong to
-    the thread that uses the agent). Outside the main thread it is not bounded.
+    the thread that uses the agent). Outside the main thread it is not bounded, nor is a
+    factory that ignores or handles SIGINT itself (it is sent once); a caller that must
+    never hang wraps the whole process in a timeout of its own.
 
     Raises:
         ConfigurationError: it did not return in time.
@@ -218,10 +226,10 @@ def _bounded(factory: Callable[[Any], Any], model: Any, timeout: float) -> Any:
         value = factory(model)
         with lock:
             state["done"] = True
-    except BaseException:
+    except BaseException as exc:
         with lock:
             state["done"] = True
-        if not state["fired"]:
+        if not (state["fired"] and _is_sigint(exc)):  # e.g. a later SIGTERM stays itself
             raise
         raise ConfigurationError(
             f"the agent factory did not return within {timeout:g} s (it may be waiting on "
