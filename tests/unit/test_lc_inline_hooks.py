@@ -134,3 +134,15 @@ def test_an_application_override_installed_first_is_still_called(
     finally:
         langsmith.set_runtime_overrides(aio_to_thread=before)
         monkeypatch.setattr(_inline_hooks, "_installed", False)
+
+
+def test_a_tracing_test_that_fails_keeps_langsmiths_hand_off(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import langsmith.utils
+
+    def broken() -> bool:
+        raise RuntimeError("another LangSmith")
+
+    monkeypatch.setattr(langsmith.utils, "tracing_is_enabled", broken)
+    assert _inline_hooks._tracing_on(contextvars.copy_context()) is True

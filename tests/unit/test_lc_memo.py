@@ -88,3 +88,19 @@ def test_history_prefix_reads_everything_when_the_prefix_changed(change: str) ->
     assert convert.seen - before == len(other)
     assert converted == from_langchain_messages(other)
     assert kept == other
+
+
+def test_history_prefix_is_left_as_it_was_when_a_conversion_raises() -> None:
+    view = HistoryPrefix()
+    history = _history(1)
+    view.read(history, without_stops, from_langchain_messages)
+
+    def broken(messages: list[Any]) -> list[Message]:
+        raise ConfigurationError("cannot convert")
+
+    with pytest.raises(ConfigurationError):
+        view.read([*history, HumanMessage("more")], without_stops, broken)
+    convert = Counting()
+    kept, _ = view.read([*history, HumanMessage("more")], without_stops, convert)
+    assert convert.seen == 1  # the prefix read before the failure is still taken over
+    assert len(kept) == 4
