@@ -233,20 +233,21 @@ class Harnesses:
             self._graph = build_agent(self.model(), self.contract)
         return self._graph
 
-    def bare(self, mode: str = "invoke") -> Run:
-        graph, expect, payload = self.bare_graph(), self.expect, self.lc_input
+    def driven(self, graph: Any, mode: str, config: Callable[[], Any] = lambda: None) -> Run:
+        """``graph`` called as a team calls it (``invoke`` / ``ainvoke`` /
+        ``stream(stream_mode="values")``), with ``config()`` per run; the final state
+        checked."""
+        expect, payload = self.expect, self.lc_input
         if mode == "invoke":
-            return lambda: expect(graph.invoke(payload))
+            return lambda: expect(graph.invoke(payload, config()))
         if mode == "ainvoke":
-            return lambda: expect(self.loop.run_until_complete(graph.ainvoke(payload)))
+            return lambda: expect(self.loop.run_until_complete(graph.ainvoke(payload, config())))
         if mode == "stream":
-
-            def streamed() -> Any:
-                chunks = list(graph.stream(payload, stream_mode="values"))
-                return expect(chunks[-1])
-
-            return streamed
+            return lambda: expect(list(graph.stream(payload, config(), stream_mode="values"))[-1])
         raise ValueError(mode)
+
+    def bare(self, mode: str = "invoke") -> Run:
+        return self.driven(self.bare_graph(), mode)
 
     def empty_wrap(self, layers: int = 1) -> Run:
         graph = create_agent(
@@ -276,29 +277,11 @@ class Harnesses:
         ``stream(stream_mode="values")``) with the run's state in the config, no
         RunResult: the middleware's own cost, apart from ``run_graph``'s (its stream
         mode reads the ``messages``, ``updates`` and ``values`` streams)."""
-        graph, contract, expect, payload = (
-            self.mw_graph(),
-            self.contract,
-            self.expect,
-            self.lc_input,
-        )
+        graph, contract = self.mw_graph(), self.contract
         limit = recursion_limit(graph, contract.budget)
-
-        def config() -> dict[str, Any]:
-            return contract_config(contract.start(), recursion_limit=limit)
-
-        if mode == "invoke":
-            return lambda: expect(graph.invoke(payload, config()))
-        if mode == "ainvoke":
-            return lambda: expect(self.loop.run_until_complete(graph.ainvoke(payload, config())))
-        if mode == "stream":
-
-            def streamed() -> Any:
-                chunks = list(graph.stream(payload, config(), stream_mode="values"))
-                return expect(chunks[-1])
-
-            return streamed
-        raise ValueError(mode)
+        return self.driven(
+            graph, mode, lambda: contract_config(contract.start(), recursion_limit=limit)
+        )
 
     # PydanticAI
     def pydantic(self, *, contract: bool) -> Run | None:

@@ -56,29 +56,29 @@ def _reader_for(kind: type) -> _Reader:
     return reader
 
 
+def _remembered(message: Any, keys: tuple[str, ...]) -> Message | None:
+    """The Message converted before for this same object, while :func:`read_fields`
+    (with ``keys``) still compares equal to what it read then; else ``None``."""
+    entry = _CONVERTED.get(id(message))
+    if entry is None:
+        return None
+    held = entry[0]()
+    if held is None or held is not message or entry[1] != read_fields(held, keys):
+        return None
+    return entry[2]
+
+
 def memoized_all(
     messages: Iterable[Any], keys: tuple[str, ...], convert: Callable[[Any], Message]
 ) -> list[Message]:
-    """``[convert(m) for m in messages]`` with :func:`memoized`'s rule for each message
-    (the same checks, with the remembered ones answered in one loop: a history is read
-    whole on every step). ``convert`` gets every message not remembered (it checks the
+    """``[convert(m) for m in messages]``, a message converted before taken over by
+    :func:`memoized`'s rule. ``convert`` gets every message not remembered (it checks the
     type).
 
     Raises:
         Exception: whatever ``convert`` raises.
     """
-    out: list[Message] = []
-    append = out.append
-    remembered = _CONVERTED.get
-    for message in messages:
-        entry = remembered(id(message))
-        if entry is not None:
-            held = entry[0]()
-            if held is not None and held is message and entry[1] == read_fields(held, keys):
-                append(entry[2])
-                continue
-        append(convert(message))
-    return out
+    return [_remembered(m, keys) or convert(m) for m in messages]
 
 
 def _forget(key: int) -> Callable[[weakref.ref[BaseMessage]], None]:
@@ -99,10 +99,10 @@ def memoized(
     Raises:
         Exception: whatever ``convert`` raises (nothing is remembered then).
     """
+    remembered = _remembered(message, keys)
+    if remembered is not None:
+        return remembered
     key = id(message)
-    entry = _CONVERTED.get(key)
-    if entry is not None and entry[0]() is message and entry[1] == read_fields(message, keys):
-        return entry[2]
     converted = convert(message)
     read = read_fields(message, keys)
     try:
@@ -159,7 +159,10 @@ class HistoryPrefix:
         start = len(seen) if same else 0
         kept_tail = keep(messages[start:])
         converted_tail = convert(kept_tail)
-        kept = [*self._kept, *kept_tail] if same else kept_tail
-        converted = [*self._converted, *converted_tail] if same else converted_tail
-        self._seen, self._kept, self._converted = tuple(messages), kept, converted
-        return list(kept), list(converted)
+        if same:
+            self._kept += kept_tail
+            self._converted += converted_tail
+        else:
+            self._kept, self._converted = kept_tail, converted_tail
+        self._seen = tuple(messages)
+        return list(self._kept), list(self._converted)

@@ -244,22 +244,16 @@ def capture_agent(
     factory: Callable[[Any], Any],
     model: Any,
     rewrite: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
-    *,
-    timeout: float | None = None,
 ) -> tuple[Any, AgentParts]:
     """Call ``factory(model)`` and return ``(graph, parts)``.
 
-    Args:
-        timeout: seconds to wait for the factory (default :data:`FACTORY_TIMEOUT_SECONDS`).
-
     Raises:
         ConfigurationError: the factory raised, called ``sys.exit``, did not return
-            within ``timeout``, or did not call ``create_agent`` exactly once.
+            within :data:`FACTORY_TIMEOUT_SECONDS`, or did not call ``create_agent`` exactly once.
     """
-    limit = FACTORY_TIMEOUT_SECONDS if timeout is None else timeout
     with _LOCK, _intercepted(factory, rewrite or (lambda a: a)) as seen:
         try:
-            graph = _bounded(factory, model, limit)
+            graph = _bounded(factory, model, FACTORY_TIMEOUT_SECONDS)
         except ConfigurationError:
             raise
         except SystemExit as exc:  # a factory must return or raise, never end the process
