@@ -357,12 +357,14 @@ def test_runner_is_injectable() -> None:
 
 
 def test_readme_table_is_what_check_prints(default_report: CheckReport) -> None:
-    """The quickstart's table in README.md is ``check --control``'s table, cell by cell
-    (a new scenario, boundary or verdict shows up there, or this fails)."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    shown = re.search(r"```text\n(boundary \(scenarios\).*?)\n```", readme, re.S)
-    assert shown, "README.md: no check table in a ```text block"
+    """The table in README.md ("The main job") and in docs/CHECK.md is ``check
+    --control``'s table, cell by cell (a new scenario, boundary or verdict shows up
+    there, or this fails)."""
     printed = render_text(default_report).splitlines()
     start = next(i for i, line in enumerate(printed) if line.startswith("boundary (scenarios)"))
     end = next((i for i in range(start, len(printed)) if not printed[i].strip()), len(printed))
-    assert shown.group(1).splitlines() == printed[start:end]
+    for name in ("README.md", "docs/CHECK.md"):
+        text = (ROOT / name).read_text(encoding="utf-8")
+        shown = re.search(r"```text\n(boundary \(scenarios\).*?)\n```", text, re.S)
+        assert shown, f"{name}: no check table in a ```text block"
+        assert shown.group(1).splitlines() == printed[start:end]

@@ -144,14 +144,15 @@ def test_the_installed_metadata_matches(name: str) -> None:
 
 
 def test_the_binding_readme_example_is_the_tested_one() -> None:
-    """The binding's README repeats the root README's suite example, which
-    tests/suite/test_readme_example.py runs; they must not drift apart."""
+    """The binding's README and docs/SUITE.md repeat the root README's suite example,
+    which tests/suite/test_readme_example.py runs; they must not drift apart."""
 
     def example(path: Path) -> str:
         text = path.read_text(encoding="utf-8").split("## Check your own agent", 1)[1]
         return text.split("```python\n", 1)[1].split("```", 1)[0]
 
-    assert example(BINDING_DIR / "README.md") == example(ROOT / "README.md")
+    for copy in (BINDING_DIR / "README.md", ROOT / "docs" / "SUITE.md"):
+        assert example(copy) == example(ROOT / "README.md"), copy
 
 
 # --- .ci/check_dist.py on synthetic artifacts ------------------------------------------
