@@ -3,7 +3,7 @@ middleware) it reports, by name, the boundaries that break.
 
 These tests assert the breakage. If LangChain changes a default so that a boundary
 starts to hold (or breaks differently), the map below must be updated on purpose,
-together with the migration checklist in the README.
+together with the negative control's table in docs/SUITE.md.
 """
 
 from __future__ import annotations

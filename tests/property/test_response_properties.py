@@ -59,7 +59,7 @@ SEEN_IDS = st.lists(st.sampled_from(["call_1", "call_9"]), max_size=2)
 def expected_codes(
     completion: Completion, seen_ids: list[str], commentary: str = "keep"
 ) -> list[str]:
-    """The response contract, restated independently (README, 'Response shape'): text
+    """The response contract, restated independently (docs/CONTRACT.md, 'Response shape'): text
     beside tool calls is commentary, or a violation when the contract refuses it."""
     codes: list[str] = []
     has_text = completion.text.strip() != ""
