@@ -6,7 +6,6 @@
 - Nothing in ``src/agent_contract`` imports LangChain, LangGraph, PydanticAI or a binding
   (``agent_contract_langchain``, ``agent_contract_pydantic_ai``), and names no framework
   in its code; a binding never imports another.
-- Deprecated shims are imported by nothing.
 - No module imports itself through a cycle of module-level imports.
 - Entry points (both ``pyproject.toml`` files) name modules of their own distribution,
   and a binding's harness and command entry points load no framework at import.
@@ -57,11 +56,9 @@ FRAMEWORKS = (
 BINDINGS = ("agent_contract_langchain", "agent_contract_pydantic_ai")
 
 FORBIDDEN: dict[str, set[str]] = {
-    "runtime": {"conformance", "app", "compat", "binding", "framework"},
-    "conformance": {"app", "compat", "binding", "framework"},
-    "app": {"compat", "binding", "framework"},
-    "compat": {"binding", "framework"},
-    "binding": {"compat"},
+    "runtime": {"conformance", "app", "binding", "framework"},
+    "conformance": {"app", "binding", "framework"},
+    "app": {"binding", "framework"},
 }
 """Layer -> the layers it may never import."""
 
@@ -145,9 +142,9 @@ def load_tree() -> dict[str, Module]:
     return modules
 
 
-def layer(name: str, modules: Mapping[str, Module]) -> str:
-    """The layer of a dotted name: one of :data:`FORBIDDEN`'s keys, ``framework``, or
-    ``other`` (the standard library and other packages)."""
+def layer(name: str) -> str:
+    """The layer of a dotted name: one of :data:`FORBIDDEN`'s keys, ``binding``,
+    ``framework``, or ``other`` (the standard library and other packages)."""
     top = name.split(".")[0]
     if top in FRAMEWORKS:
         return "framework"
@@ -155,9 +152,6 @@ def layer(name: str, modules: Mapping[str, Module]) -> str:
         return "binding"
     if top != "agent_contract":
         return "other"
-    module = modules.get(name)
-    if module is not None and "moved(__name__" in module.source:
-        return "compat"
     for prefix, kind in (
         ("agent_contract.conformance", "conformance"),
         ("agent_contract.app", "app"),
@@ -176,9 +170,9 @@ def forbidden_imports(modules: Mapping[str, Module]) -> list[str]:
     """``"module -> target (layer -> layer)"`` for every import a layer may not make."""
     found = []
     for module in modules.values():
-        own = layer(module.name, modules)
+        own = layer(module.name)
         for target in sorted(module.imports - _ancestors(module.name)):
-            theirs = layer(target, modules)
+            theirs = layer(target)
             if theirs in FORBIDDEN.get(own, set()):
                 found.append(f"{module.name} -> {target} ({own} -> {theirs})")
     return sorted(found)
@@ -286,13 +280,12 @@ def test_a_binding_never_imports_another() -> None:
 
 
 def test_the_layers_are_where_the_docs_say() -> None:
-    layers = {name: layer(name, MODULES) for name in MODULES}
+    layers = {name: layer(name) for name in MODULES}
     assert layers["agent_contract.runtime.state"] == "runtime"
     assert layers["agent_contract.trace.sinks"] == "runtime"
     assert layers["agent_contract.harnesses"] == "runtime"
     assert layers["agent_contract.conformance.suite"] == "conformance"
     assert layers["agent_contract.app.cli"] == "app"
-    assert layers["agent_contract.policy"] == "compat"
     assert layers["agent_contract_langchain.middleware"] == "binding"
     assert layers["agent_contract_pydantic_ai.capability"] == "binding"
 
@@ -303,7 +296,7 @@ def test_no_import_cycles() -> None:
 
 def test_the_core_names_no_framework_in_its_code() -> None:
     """``grep -ri langchain src/agent_contract`` finds docs only: docstrings and comments."""
-    core = [m for n, m in MODULES.items() if layer(n, MODULES) != "binding"]
+    core = [m for n, m in MODULES.items() if layer(n) != "binding"]
     assert [hit for m in core for hit in framework_names_in_code(m)] == []
 
 
@@ -325,7 +318,7 @@ def test_a_bindings_entry_points_load_no_framework(binding: str) -> None:
         for value in entry_points(binding).get(group, {}).values():
             target = value.split(":")[0].strip()
             loaded = eager_closure(target, MODULES)
-            frameworks = sorted(t for t in loaded if layer(t, MODULES) == "framework")
+            frameworks = sorted(t for t in loaded if layer(t) == "framework")
             if frameworks:
                 heavy[target] = frameworks
     assert heavy == {}

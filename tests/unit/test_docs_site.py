@@ -23,8 +23,7 @@ TREES = {
 
 
 def public_modules() -> set[str]:
-    """Every module and package, minus private ones and the deprecated shims (which
-    only re-export from their new home)."""
+    """Every module and package, minus private ones."""
     found: set[str] = set()
     for package, tree in TREES.items():
         for path in tree.rglob("*.py"):
@@ -32,8 +31,6 @@ def public_modules() -> set[str]:
             if parts[-1] == "__init__":
                 parts.pop()
             if any(part.startswith("_") for part in parts):
-                continue
-            if "moved(__name__" in path.read_text(encoding="utf-8"):
                 continue
             found.add(".".join(parts))
     return found

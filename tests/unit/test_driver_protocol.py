@@ -16,7 +16,7 @@ BINDING = ROOT / "bindings" / "langchain" / "src" / "agent_contract_langchain"
 PYDANTIC_AI = ROOT / "bindings" / "pydantic_ai" / "src" / "agent_contract_pydantic_ai"
 DRIVERS = [
     CORE / "loop.py",
-    CORE / "demo.py",
+    CORE / "app" / "demo.py",
     BINDING / "middleware.py",
     BINDING / "gate.py",
     BINDING / "approvals.py",

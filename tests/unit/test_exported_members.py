@@ -36,11 +36,6 @@ MODULES = sorted(
 IDS = [name for name, _ in MODULES]
 
 
-def is_shim(path: Path) -> bool:
-    """A deprecated re-export shim (tested in test_deprecated_paths.py; importing it warns)."""
-    return "moved(__name__" in path.read_text(encoding="utf-8")
-
-
 def isort_style(name: str) -> tuple[int, str]:
     """Ruff's RUF022 order: SCREAMING_CASE constants, then CamelCase classes, then the rest."""
     if len(name) > 1 and name.isupper():
@@ -84,9 +79,7 @@ def test_all_is_declared_sorted_and_complete(name: str, path: Path) -> None:
     assert [n for n in public if n not in exported] == [], "public but not exported"
 
 
-@pytest.mark.parametrize(
-    ("name", "path"), [m for m in MODULES if not is_shim(m[1])], ids=lambda v: str(v)
-)
+@pytest.mark.parametrize(("name", "path"), MODULES, ids=lambda v: str(v))
 def test_every_exported_name_exists(name: str, path: Path) -> None:
     module = importlib.import_module(name)
     assert [n for n in module.__all__ if not hasattr(module, n)] == []
@@ -94,7 +87,7 @@ def test_every_exported_name_exists(name: str, path: Path) -> None:
 
 @pytest.mark.parametrize(
     "name",
-    [n for n, p in MODULES if p.name == "__init__.py" and not is_shim(p)],
+    [n for n, p in MODULES if p.name == "__init__.py"],
 )
 def test_a_package_exports_every_public_name_it_holds(name: str) -> None:
     package = importlib.import_module(name)
