@@ -151,16 +151,3 @@ def test_errors_module_vocabularies() -> None:
         "model_error",
     ):
         assert reason in errors.STOP_REASONS
-
-
-MAX_MODULE_LINES = 430
-"""About 400: a module that grows past it has two jobs (split it where the seam is)."""
-
-
-@pytest.mark.parametrize("tree", RUNTIME_TREES)
-def test_no_module_is_over_about_400_lines(tree: Path) -> None:
-    sizes = {
-        str(path.relative_to(ROOT)): len(path.read_text(encoding="utf-8").splitlines())
-        for path in python_files(tree)
-    }
-    assert {p: n for p, n in sizes.items() if n > MAX_MODULE_LINES} == {}
