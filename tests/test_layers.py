@@ -4,10 +4,10 @@
   ``testing``) never imports the conformance kit or the application.
 - The conformance kit (``conformance/``) never imports the application (``app/``).
 - Nothing in ``src/agent_contract`` imports LangChain, LangGraph, PydanticAI or a binding
-  (``agent_contract_langchain``, ``agent_contract_pydantic_ai``), and names no framework
-  in its code; a binding never imports another.
+  (a workspace member: ``tests/workspace.py`` reads them from the pyproject files), and
+  names no framework in its code; a binding never imports another.
 - No module imports itself through a cycle of module-level imports.
-- Entry points (both ``pyproject.toml`` files) name modules of their own distribution,
+- Entry points (every ``pyproject.toml``) name modules of their own distribution,
   and a binding's harness and command entry points load no framework at import.
 
 Imports are read with ``ast``: ``import`` and ``from ... import`` anywhere (inside
@@ -19,32 +19,14 @@ checker is proven to fail on synthetic graphs at the end of this file.
 from __future__ import annotations
 
 import ast
-import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import pytest
+from tests.workspace import bindings, distributions
 
-ROOT = Path(__file__).resolve().parents[1]
-TREES = {
-    "agent_contract": ROOT / "src" / "agent_contract",
-    "agent_contract_langchain": ROOT
-    / "bindings"
-    / "langchain"
-    / "src"
-    / "agent_contract_langchain",
-    "agent_contract_pydantic_ai": ROOT
-    / "bindings"
-    / "pydantic_ai"
-    / "src"
-    / "agent_contract_pydantic_ai",
-}
-PYPROJECTS = {
-    "agent_contract": ROOT / "pyproject.toml",
-    "agent_contract_langchain": ROOT / "bindings" / "langchain" / "pyproject.toml",
-    "agent_contract_pydantic_ai": ROOT / "bindings" / "pydantic_ai" / "pyproject.toml",
-}
+TREES = {d.package: d.tree for d in distributions()}
+ENTRY_POINTS = {d.package: d.entry_points for d in distributions()}
 FRAMEWORKS = (
     "langchain",
     "langchain_core",
@@ -53,7 +35,8 @@ FRAMEWORKS = (
     "pydantic_ai",
     "pydantic_graph",
 )
-BINDINGS = ("agent_contract_langchain", "agent_contract_pydantic_ai")
+BINDINGS = tuple(d.package for d in bindings())
+"""The bindings' import packages: the workspace members (tests/workspace.py)."""
 
 FORBIDDEN: dict[str, set[str]] = {
     "runtime": {"conformance", "app", "binding", "framework"},
@@ -232,10 +215,8 @@ def framework_names_in_code(module: Module) -> list[str]:
 
 
 def entry_points(package: str) -> dict[str, dict[str, str]]:
-    data = tomllib.loads(PYPROJECTS[package].read_text(encoding="utf-8"))
-    project = data["project"]
-    groups = {"console_scripts": project.get("scripts", {}), **project.get("entry-points", {})}
-    return {group: dict(values) for group, values in groups.items()}
+    """The entry points ``package``'s pyproject.toml declares, by group."""
+    return ENTRY_POINTS[package]
 
 
 def eager_closure(start: str, modules: Mapping[str, Module]) -> set[str]:
@@ -300,7 +281,7 @@ def test_the_core_names_no_framework_in_its_code() -> None:
     assert [hit for m in core for hit in framework_names_in_code(m)] == []
 
 
-@pytest.mark.parametrize("package", sorted(PYPROJECTS))
+@pytest.mark.parametrize("package", sorted(ENTRY_POINTS))
 def test_entry_points_name_modules_of_their_own_distribution(package: str) -> None:
     for group, values in entry_points(package).items():
         for name, value in values.items():

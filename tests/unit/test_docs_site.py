@@ -1,25 +1,16 @@
 """The API reference (docs/api/*.md, built by mkdocs + mkdocstrings in CI with
---strict) covers every public module of both distributions."""
+--strict) covers every public module of every distribution."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
+from tests.workspace import distributions
+
 ROOT = Path(__file__).resolve().parents[2]
-TREES = {
-    "agent_contract": ROOT / "src" / "agent_contract",
-    "agent_contract_langchain": ROOT
-    / "bindings"
-    / "langchain"
-    / "src"
-    / "agent_contract_langchain",
-    "agent_contract_pydantic_ai": ROOT
-    / "bindings"
-    / "pydantic_ai"
-    / "src"
-    / "agent_contract_pydantic_ai",
-}
+TREES = {d.package: d.tree for d in distributions()}
+"""Import package -> its source folder: the core and every binding (tests/workspace.py)."""
 
 
 def public_modules() -> set[str]:

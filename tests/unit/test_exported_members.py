@@ -10,16 +10,10 @@ import types
 from pathlib import Path
 
 import pytest
+from tests.workspace import distributions
 
-ROOT = Path(__file__).resolve().parents[2]
-TREES = {
-    "agent_contract": ROOT / "src" / "agent_contract",
-    "agent_contract_langchain": ROOT
-    / "bindings"
-    / "langchain"
-    / "src"
-    / "agent_contract_langchain",
-}
+TREES = {d.package: d.tree for d in distributions()}
+"""Import package -> its source folder: the core and every binding (tests/workspace.py)."""
 
 
 def module_name(package: str, path: Path) -> str:

@@ -11,18 +11,17 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.workspace import bindings, core
 
 import agent_contract
 
 ROOT = Path(__file__).resolve().parents[2]
-CORE = ROOT / "src" / "agent_contract"
-BINDING = ROOT / "bindings" / "langchain" / "src"
-PYDANTIC_AI_BINDING = ROOT / "bindings" / "pydantic_ai" / "src"
+CORE = core().tree
 RUNTIME_TREES = [
     pytest.param(CORE, id="core"),
-    pytest.param(BINDING, id="langchain-binding"),
-    pytest.param(PYDANTIC_AI_BINDING, id="pydantic-ai-binding"),
+    *(pytest.param(b.tree, id=f"{b.label}-binding") for b in bindings()),
 ]
+"""The shipped source trees: the core and every binding (tests/workspace.py)."""
 
 FRAMEWORK_PREFIXES = ("langchain", "langgraph", "langsmith")
 
