@@ -1,8 +1,9 @@
 """Check the built distributions beyond `twine check --strict`: run by .ci/run after
 `uv build --all-packages`, as `python .ci/check_dist.py DIST_DIR`.
 
-For each distribution (agent-contract, agent-contract-langchain, agent-contract-pydantic-ai)
-there must be one wheel and one sdist, and each must carry:
+For each distribution of the workspace (agent-contract and every binding, read from the
+pyproject files by tests/workspace.py) there must be one wheel and one sdist, and each
+must carry:
 
 - the LICENSE file (wheel: `*.dist-info/licenses/LICENSE`; sdist: `LICENSE` at its root)
   and `License-Expression: MIT`, with no deprecated `License ::` classifier (PEP 639);
@@ -17,6 +18,7 @@ Exit 0 when every check passes; 1 with one line per problem otherwise.
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 import tarfile
 import zipfile
@@ -24,12 +26,25 @@ from email.message import Message
 from email.parser import Parser
 from pathlib import Path
 
-DISTRIBUTIONS = {
-    "agent_contract": "agent_contract",
-    "agent_contract_langchain": "agent_contract_langchain",
-    "agent_contract_pydantic_ai": "agent_contract_pydantic_ai",
-}
-"""Artifact name prefix -> the import package it ships."""
+ROOT = Path(__file__).resolve().parents[1]
+WORKSPACE = ROOT / "tests" / "workspace.py"
+"""The one list of the distributions (the root project and its workspace members)."""
+
+
+def distributions() -> dict[str, str]:
+    """Artifact name prefix -> the import package it ships, for every distribution of the
+    workspace (``tests/workspace.py``, loaded by path: ``.ci`` is no package).
+
+    Raises:
+        ImportError: ``tests/workspace.py`` cannot be loaded.
+    """
+    spec = importlib.util.spec_from_file_location("agent_contract_workspace", WORKSPACE)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {WORKSPACE}")
+    workspace = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = workspace  # dataclasses resolve the module by name
+    spec.loader.exec_module(workspace)
+    return {d.artifact_prefix: d.package for d in workspace.distributions(ROOT)}
 
 
 def _metadata(text: str) -> Message:
@@ -112,7 +127,7 @@ def check_sdist(path: Path, package: str) -> list[str]:
 def check_directory(dist: Path) -> list[str]:
     """Problems with a directory of built artifacts (every distribution expected)."""
     problems: list[str] = []
-    for prefix, package in DISTRIBUTIONS.items():
+    for prefix, package in distributions().items():
         wheels = [p for p in dist.glob(f"{prefix}-*.whl")]
         sdists = [p for p in dist.glob(f"{prefix}-*.tar.gz")]
         if len(wheels) != 1 or len(sdists) != 1:

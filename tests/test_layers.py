@@ -4,11 +4,10 @@
   ``testing``) never imports the conformance kit or the application.
 - The conformance kit (``conformance/``) never imports the application (``app/``).
 - Nothing in ``src/agent_contract`` imports LangChain, LangGraph, PydanticAI or a binding
-  (``agent_contract_langchain``, ``agent_contract_pydantic_ai``), and names no framework
-  in its code; a binding never imports another.
-- Deprecated shims are imported by nothing.
+  (a workspace member: ``tests/workspace.py`` reads them from the pyproject files), and
+  names no framework in its code; a binding never imports another.
 - No module imports itself through a cycle of module-level imports.
-- Entry points (both ``pyproject.toml`` files) name modules of their own distribution,
+- Entry points (every ``pyproject.toml``) name modules of their own distribution,
   and a binding's harness and command entry points load no framework at import.
 
 Imports are read with ``ast``: ``import`` and ``from ... import`` anywhere (inside
@@ -20,32 +19,14 @@ checker is proven to fail on synthetic graphs at the end of this file.
 from __future__ import annotations
 
 import ast
-import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import pytest
+from tests.workspace import bindings, distributions
 
-ROOT = Path(__file__).resolve().parents[1]
-TREES = {
-    "agent_contract": ROOT / "src" / "agent_contract",
-    "agent_contract_langchain": ROOT
-    / "bindings"
-    / "langchain"
-    / "src"
-    / "agent_contract_langchain",
-    "agent_contract_pydantic_ai": ROOT
-    / "bindings"
-    / "pydantic_ai"
-    / "src"
-    / "agent_contract_pydantic_ai",
-}
-PYPROJECTS = {
-    "agent_contract": ROOT / "pyproject.toml",
-    "agent_contract_langchain": ROOT / "bindings" / "langchain" / "pyproject.toml",
-    "agent_contract_pydantic_ai": ROOT / "bindings" / "pydantic_ai" / "pyproject.toml",
-}
+TREES = {d.package: d.tree for d in distributions()}
+ENTRY_POINTS = {d.package: d.entry_points for d in distributions()}
 FRAMEWORKS = (
     "langchain",
     "langchain_core",
@@ -54,14 +35,13 @@ FRAMEWORKS = (
     "pydantic_ai",
     "pydantic_graph",
 )
-BINDINGS = ("agent_contract_langchain", "agent_contract_pydantic_ai")
+BINDINGS = tuple(d.package for d in bindings())
+"""The bindings' import packages: the workspace members (tests/workspace.py)."""
 
 FORBIDDEN: dict[str, set[str]] = {
-    "runtime": {"conformance", "app", "compat", "binding", "framework"},
-    "conformance": {"app", "compat", "binding", "framework"},
-    "app": {"compat", "binding", "framework"},
-    "compat": {"binding", "framework"},
-    "binding": {"compat"},
+    "runtime": {"conformance", "app", "binding", "framework"},
+    "conformance": {"app", "binding", "framework"},
+    "app": {"binding", "framework"},
 }
 """Layer -> the layers it may never import."""
 
@@ -145,9 +125,9 @@ def load_tree() -> dict[str, Module]:
     return modules
 
 
-def layer(name: str, modules: Mapping[str, Module]) -> str:
-    """The layer of a dotted name: one of :data:`FORBIDDEN`'s keys, ``framework``, or
-    ``other`` (the standard library and other packages)."""
+def layer(name: str) -> str:
+    """The layer of a dotted name: one of :data:`FORBIDDEN`'s keys, ``binding``,
+    ``framework``, or ``other`` (the standard library and other packages)."""
     top = name.split(".")[0]
     if top in FRAMEWORKS:
         return "framework"
@@ -155,9 +135,6 @@ def layer(name: str, modules: Mapping[str, Module]) -> str:
         return "binding"
     if top != "agent_contract":
         return "other"
-    module = modules.get(name)
-    if module is not None and "moved(__name__" in module.source:
-        return "compat"
     for prefix, kind in (
         ("agent_contract.conformance", "conformance"),
         ("agent_contract.app", "app"),
@@ -176,9 +153,9 @@ def forbidden_imports(modules: Mapping[str, Module]) -> list[str]:
     """``"module -> target (layer -> layer)"`` for every import a layer may not make."""
     found = []
     for module in modules.values():
-        own = layer(module.name, modules)
+        own = layer(module.name)
         for target in sorted(module.imports - _ancestors(module.name)):
-            theirs = layer(target, modules)
+            theirs = layer(target)
             if theirs in FORBIDDEN.get(own, set()):
                 found.append(f"{module.name} -> {target} ({own} -> {theirs})")
     return sorted(found)
@@ -238,10 +215,8 @@ def framework_names_in_code(module: Module) -> list[str]:
 
 
 def entry_points(package: str) -> dict[str, dict[str, str]]:
-    data = tomllib.loads(PYPROJECTS[package].read_text(encoding="utf-8"))
-    project = data["project"]
-    groups = {"console_scripts": project.get("scripts", {}), **project.get("entry-points", {})}
-    return {group: dict(values) for group, values in groups.items()}
+    """The entry points ``package``'s pyproject.toml declares, by group."""
+    return ENTRY_POINTS[package]
 
 
 def eager_closure(start: str, modules: Mapping[str, Module]) -> set[str]:
@@ -286,13 +261,12 @@ def test_a_binding_never_imports_another() -> None:
 
 
 def test_the_layers_are_where_the_docs_say() -> None:
-    layers = {name: layer(name, MODULES) for name in MODULES}
+    layers = {name: layer(name) for name in MODULES}
     assert layers["agent_contract.runtime.state"] == "runtime"
     assert layers["agent_contract.trace.sinks"] == "runtime"
     assert layers["agent_contract.harnesses"] == "runtime"
     assert layers["agent_contract.conformance.suite"] == "conformance"
     assert layers["agent_contract.app.cli"] == "app"
-    assert layers["agent_contract.policy"] == "compat"
     assert layers["agent_contract_langchain.middleware"] == "binding"
     assert layers["agent_contract_pydantic_ai.capability"] == "binding"
 
@@ -303,11 +277,11 @@ def test_no_import_cycles() -> None:
 
 def test_the_core_names_no_framework_in_its_code() -> None:
     """``grep -ri langchain src/agent_contract`` finds docs only: docstrings and comments."""
-    core = [m for n, m in MODULES.items() if layer(n, MODULES) != "binding"]
+    core = [m for n, m in MODULES.items() if layer(n) != "binding"]
     assert [hit for m in core for hit in framework_names_in_code(m)] == []
 
 
-@pytest.mark.parametrize("package", sorted(PYPROJECTS))
+@pytest.mark.parametrize("package", sorted(ENTRY_POINTS))
 def test_entry_points_name_modules_of_their_own_distribution(package: str) -> None:
     for group, values in entry_points(package).items():
         for name, value in values.items():
@@ -325,7 +299,7 @@ def test_a_bindings_entry_points_load_no_framework(binding: str) -> None:
         for value in entry_points(binding).get(group, {}).values():
             target = value.split(":")[0].strip()
             loaded = eager_closure(target, MODULES)
-            frameworks = sorted(t for t in loaded if layer(t, MODULES) == "framework")
+            frameworks = sorted(t for t in loaded if layer(t) == "framework")
             if frameworks:
                 heavy[target] = frameworks
     assert heavy == {}

@@ -10,7 +10,6 @@ are found by name in :mod:`agent_contract.harnesses`.
 This module only hands names on; each lives in the module its docstring names.
 """
 
-from ._deprecated import renamed as _renamed
 from .approval import Approval, PendingApproval
 from .budget import Budget, RunUsage
 from .errors import (
@@ -100,6 +99,3 @@ __all__ = [
     "serialize_result",
     "validate_response",
 ]
-
-
-__getattr__ = _renamed(__name__, {"Usage": ("TokenUsage", TokenUsage)})

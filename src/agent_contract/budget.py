@@ -18,7 +18,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._deprecated import renamed
 from .errors import ConfigurationError, StopReason
 
 __all__ = [
@@ -275,7 +274,3 @@ def admit_tool_calls(counters: RunCounters, keys: Sequence[str]) -> None:
     counters.tool_calls += len(keys)
     for key in keys:
         counters.call_counts[key] = counters.call_counts.get(key, 0) + 1
-
-
-__getattr__ = renamed(__name__, {"BudgetUsage": ("RunCounters", RunCounters)})
-"""``BudgetUsage`` (renamed ``RunCounters``) still works for one release, with a warning."""

@@ -15,7 +15,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-from ._deprecated import renamed
 from .canonical import canonical_json
 from .errors import ConfigurationError
 from .text import escape_value
@@ -254,7 +253,3 @@ class Completion:
     def wants_tools(self) -> bool:
         """True when the completion requests at least one tool call."""
         return bool(self.tool_calls)
-
-
-__getattr__ = renamed(__name__, {"Usage": ("TokenUsage", TokenUsage)})
-"""``Usage`` (renamed ``TokenUsage``) still works for one release, with a warning."""

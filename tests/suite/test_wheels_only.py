@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.workspace import distributions
 
 ROOT = Path(__file__).resolve().parents[2]
 UV = shutil.which("uv")
@@ -62,11 +63,9 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     assert built.returncode == 0, built.stderr
     wheels = sorted((work / "dist").glob("*.whl"))
-    assert [re.sub(r"-\d.*", "", w.name) for w in wheels] == [
-        "agent_contract",
-        "agent_contract_langchain",
-        "agent_contract_pydantic_ai",
-    ]
+    assert [re.sub(r"-\d.*", "", w.name) for w in wheels] == sorted(
+        d.artifact_prefix for d in distributions()
+    )
     exported = run(
         UV,
         "export",

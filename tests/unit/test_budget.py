@@ -276,12 +276,6 @@ def test_usage_is_a_frozen_report_of_the_counters() -> None:
         usage.model_steps = 3  # type: ignore[misc]
 
 
-def test_the_old_name_of_the_counters_still_works_for_one_release() -> None:
-    with pytest.warns(DeprecationWarning, match="use RunCounters"):
-        from agent_contract.budget import BudgetUsage
-    assert BudgetUsage is RunCounters
-
-
 @pytest.mark.parametrize(
     "data",
     [

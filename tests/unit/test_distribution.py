@@ -1,4 +1,4 @@
-"""Both distributions are complete and their ranges honest (read from the pyproject files
+"""Every distribution (the core and each binding) is complete and their ranges honest (read from the pyproject files
 and the installed metadata; building the artifacts and `twine check --strict` are in
 .ci/run, whose extra checks, .ci/check_dist.py, are tested here on synthetic artifacts)."""
 
@@ -17,11 +17,9 @@ from typing import Any
 import pytest
 from packaging.requirements import Requirement
 from packaging.version import Version
+from tests.workspace import CORE, bindings, distributions
 
 ROOT = Path(__file__).resolve().parents[2]
-BINDING_DIR = ROOT / "bindings" / "langchain"
-PYDANTIC_AI_DIR = ROOT / "bindings" / "pydantic_ai"
-CORE = "agent-contract"
 BINDING = "agent-contract-langchain"
 PYDANTIC_AI = "agent-contract-pydantic-ai"
 
@@ -32,14 +30,12 @@ def pyproject(folder: Path) -> dict[str, Any]:
     return project
 
 
-PROJECTS = {
-    CORE: (ROOT, pyproject(ROOT)),
-    BINDING: (BINDING_DIR, pyproject(BINDING_DIR)),
-    PYDANTIC_AI: (PYDANTIC_AI_DIR, pyproject(PYDANTIC_AI_DIR)),
-}
-BINDINGS = pytest.mark.parametrize("binding", [BINDING, PYDANTIC_AI])
-EXTRAS = {BINDING: "langchain", PYDANTIC_AI: "pydantic-ai"}
-BOTH = pytest.mark.parametrize("name", [CORE, BINDING, PYDANTIC_AI])
+PROJECTS = {d.name: (d.folder, pyproject(d.folder)) for d in distributions()}
+"""Distribution name -> (its folder, its [project] table): the core and every binding."""
+BINDINGS = pytest.mark.parametrize("binding", [b.name for b in bindings()])
+EXTRAS = {b.name: b.label for b in bindings()}
+"""The core's extra that installs each binding: the binding's name without the core's."""
+BOTH = pytest.mark.parametrize("name", list(PROJECTS))
 
 
 def requirement(requires: list[str], name: str) -> Requirement:
@@ -151,7 +147,7 @@ def test_the_binding_readme_example_is_the_tested_one() -> None:
         text = path.read_text(encoding="utf-8").split("## Check your own agent", 1)[1]
         return text.split("```python\n", 1)[1].split("```", 1)[0]
 
-    for copy in (BINDING_DIR / "README.md", ROOT / "docs" / "SUITE.md"):
+    for copy in (PROJECTS[BINDING][0] / "README.md", ROOT / "docs" / "SUITE.md"):
         assert example(copy) == example(ROOT / "README.md"), copy
 
 
@@ -185,25 +181,15 @@ Classifier: Typing :: Typed
 
 
 def write_artifacts(dist: Path, *, license_in_wheel: bool = True, stray: bool = False) -> None:
-    for prefix, name, requires in (
-        ("agent_contract", "agent-contract", ""),
-        (
-            "agent_contract_langchain",
-            "agent-contract-langchain",
-            "Requires-Dist: agent-contract>=0.1.0,<0.2\n",
-        ),
-        (
-            "agent_contract_pydantic_ai",
-            "agent-contract-pydantic-ai",
-            "Requires-Dist: agent-contract>=0.1.0,<0.2\n",
-        ),
-    ):
+    for distribution in distributions():
+        prefix, name = distribution.artifact_prefix, distribution.name
+        requires = "" if distribution.is_core else "Requires-Dist: agent-contract>=0.1.0,<0.2\n"
         meta = METADATA.format(name=name, requires=requires, readme="# readme\n" + "text " * 60)
         info = f"{prefix}-0.1.0.dist-info"
         with zipfile.ZipFile(dist / f"{prefix}-0.1.0-py3-none-any.whl", "w") as wheel:
             wheel.writestr(f"{info}/METADATA", meta)
             wheel.writestr(f"{info}/entry_points.txt", "[pytest11]\nx = y\n")
-            wheel.writestr(f"{prefix}/py.typed", "")
+            wheel.writestr(f"{distribution.package}/py.typed", "")
             if license_in_wheel:
                 wheel.writestr(f"{info}/licenses/LICENSE", "MIT")
         with tarfile.open(dist / f"{prefix}-0.1.0.tar.gz", "w:gz") as sdist:
@@ -212,7 +198,7 @@ def write_artifacts(dist: Path, *, license_in_wheel: bool = True, stray: bool = 
                 "LICENSE",
                 "README.md",
                 "pyproject.toml",
-                f"src/{prefix}/py.typed",
+                f"src/{distribution.package}/py.typed",
             ]
             if stray:
                 members.append("tests/test_x.py")

@@ -1,30 +1,20 @@
 """The API reference (docs/api/*.md, built by mkdocs + mkdocstrings in CI with
---strict) covers every public module of both distributions."""
+--strict) covers every public module of every distribution."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
+from tests.workspace import distributions
+
 ROOT = Path(__file__).resolve().parents[2]
-TREES = {
-    "agent_contract": ROOT / "src" / "agent_contract",
-    "agent_contract_langchain": ROOT
-    / "bindings"
-    / "langchain"
-    / "src"
-    / "agent_contract_langchain",
-    "agent_contract_pydantic_ai": ROOT
-    / "bindings"
-    / "pydantic_ai"
-    / "src"
-    / "agent_contract_pydantic_ai",
-}
+TREES = {d.package: d.tree for d in distributions()}
+"""Import package -> its source folder: the core and every binding (tests/workspace.py)."""
 
 
 def public_modules() -> set[str]:
-    """Every module and package, minus private ones and the deprecated shims (which
-    only re-export from their new home)."""
+    """Every module and package, minus private ones."""
     found: set[str] = set()
     for package, tree in TREES.items():
         for path in tree.rglob("*.py"):
@@ -32,8 +22,6 @@ def public_modules() -> set[str]:
             if parts[-1] == "__init__":
                 parts.pop()
             if any(part.startswith("_") for part in parts):
-                continue
-            if "moved(__name__" in path.read_text(encoding="utf-8"):
                 continue
             found.add(".".join(parts))
     return found

@@ -7,16 +7,18 @@ import ast
 from pathlib import Path
 
 import pytest
+from tests.workspace import distributions
 
 from agent_contract.runtime import RunState
 
-ROOT = Path(__file__).resolve().parents[2]
-CORE = ROOT / "src" / "agent_contract"
-BINDING = ROOT / "bindings" / "langchain" / "src" / "agent_contract_langchain"
-PYDANTIC_AI = ROOT / "bindings" / "pydantic_ai" / "src" / "agent_contract_pydantic_ai"
+TREES = {d.package: d.tree for d in distributions()}
+"""Import package -> its source folder (tests/workspace.py)."""
+CORE = TREES["agent_contract"]
+BINDING = TREES["agent_contract_langchain"]
+PYDANTIC_AI = TREES["agent_contract_pydantic_ai"]
 DRIVERS = [
     CORE / "loop.py",
-    CORE / "demo.py",
+    CORE / "app" / "demo.py",
     BINDING / "middleware.py",
     BINDING / "gate.py",
     BINDING / "approvals.py",

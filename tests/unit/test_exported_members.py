@@ -10,16 +10,10 @@ import types
 from pathlib import Path
 
 import pytest
+from tests.workspace import distributions
 
-ROOT = Path(__file__).resolve().parents[2]
-TREES = {
-    "agent_contract": ROOT / "src" / "agent_contract",
-    "agent_contract_langchain": ROOT
-    / "bindings"
-    / "langchain"
-    / "src"
-    / "agent_contract_langchain",
-}
+TREES = {d.package: d.tree for d in distributions()}
+"""Import package -> its source folder: the core and every binding (tests/workspace.py)."""
 
 
 def module_name(package: str, path: Path) -> str:
@@ -34,11 +28,6 @@ MODULES = sorted(
     for path in tree.rglob("*.py")
 )
 IDS = [name for name, _ in MODULES]
-
-
-def is_shim(path: Path) -> bool:
-    """A deprecated re-export shim (tested in test_deprecated_paths.py; importing it warns)."""
-    return "moved(__name__" in path.read_text(encoding="utf-8")
 
 
 def isort_style(name: str) -> tuple[int, str]:
@@ -84,9 +73,7 @@ def test_all_is_declared_sorted_and_complete(name: str, path: Path) -> None:
     assert [n for n in public if n not in exported] == [], "public but not exported"
 
 
-@pytest.mark.parametrize(
-    ("name", "path"), [m for m in MODULES if not is_shim(m[1])], ids=lambda v: str(v)
-)
+@pytest.mark.parametrize(("name", "path"), MODULES, ids=lambda v: str(v))
 def test_every_exported_name_exists(name: str, path: Path) -> None:
     module = importlib.import_module(name)
     assert [n for n in module.__all__ if not hasattr(module, n)] == []
@@ -94,7 +81,7 @@ def test_every_exported_name_exists(name: str, path: Path) -> None:
 
 @pytest.mark.parametrize(
     "name",
-    [n for n, p in MODULES if p.name == "__init__.py" and not is_shim(p)],
+    [n for n, p in MODULES if p.name == "__init__.py"],
 )
 def test_a_package_exports_every_public_name_it_holds(name: str) -> None:
     package = importlib.import_module(name)

@@ -161,7 +161,7 @@ class Scenario:
     """Scenario-specific checks."""
     requires: tuple[str, ...] = ()
     """Capabilities a harness must have (e.g. ``"write_tools"``, ``"timeouts"``); others
-    skip it. A :class:`~agent_contract.suite.ContractSuite` declares each capability as a
+    skip it. A :class:`~agent_contract.conformance.suite.ContractSuite` declares each capability as a
     boolean ``has_<capability>`` or ``supports_<capability>`` class attribute."""
 
     decisions: tuple[str | tuple[str, dict[str, Any]], ...] = ()

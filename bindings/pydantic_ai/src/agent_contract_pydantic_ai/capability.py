@@ -53,7 +53,7 @@ from agent_contract.runtime import AnswerFormat, RunState, Stop
 from .messages import from_pydantic_messages, response_to_completion, tool_return_part
 from .tools import current_run_state, deliver, not_admitted
 
-__all__ = ["RAISED_THROUGH", "ContractCapability", "ContractStopped", "ledger_view"]
+__all__ = ["RAISED_THROUGH", "ContractCapability", "ContractStopped", "ledger_view", "said"]
 
 _NOT_A_MODEL_FAILURE: Final[tuple[type[BaseException], ...]] = (
     ScriptExhaustedError,
