@@ -25,9 +25,8 @@ from pydantic import BaseModel, Field, create_model
 from agent_contract.harnesses import Observation, RunInput
 from agent_contract.model import Model
 from agent_contract.tools import ToolContext, ToolSpec
-
-from .baseline import observe_agent
-from .chat_model import ContractChatModel
+from agent_contract_langchain.baseline import observe_agent
+from agent_contract_langchain.chat_model import ContractChatModel
 
 __all__ = [
     "STOCK_CONTROL",
