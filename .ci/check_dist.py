@@ -12,7 +12,8 @@ must carry:
 - `Framework :: Pytest` when the wheel registers a `pytest11` entry point;
 - for a binding: `Requires-Dist: agent-contract` with an upper bound.
 
-The sdists hold their own package only (no tests, no other distribution's source).
+The wheels and sdists hold their own package only (no tests, no other distribution's
+source, none of the repository-only devtools/).
 Exit 0 when every check passes; 1 with one line per problem otherwise.
 """
 
@@ -100,6 +101,9 @@ def check_wheel(path: Path, package: str) -> list[str]:
         problems.append(f"{path.name}: no {info}/licenses/LICENSE")
     if f"{package}/py.typed" not in names:
         problems.append(f"{path.name}: no {package}/py.typed")
+    strays = sorted(n for n in names if not n.startswith((f"{package}/", f"{info}/")))
+    if strays:
+        problems.append(f"{path.name}: files outside {package}/: {strays[:5]}")
     return problems
 
 

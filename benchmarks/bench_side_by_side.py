@@ -58,8 +58,8 @@ from agent_contract import Budget, Completion, Contract, Message, ToolExecutor, 
 from agent_contract.executor import Invocation
 from agent_contract.testing import FakeModel, tool_call, tool_calls
 from agent_contract_langchain import build_agent
-from agent_contract_langchain.baseline import plain_agent, plain_tool
 from agent_contract_langchain.chat_model import ContractChatModel
+from agent_contract_langchain.controls.plain_create_agent import plain_agent, plain_tool
 from agent_contract_langchain.harness import arun_graph, run_graph
 from agent_contract_langchain.messages import to_langchain_messages
 from agent_contract_langchain.run_config import contract_config, recursion_limit

@@ -48,8 +48,8 @@ from agent_contract import Budget, Contract, Message, ToolExecutor, ToolSpec, ru
 from agent_contract.executor import Invocation
 from agent_contract.testing import FakeModel, tool_call
 from agent_contract_langchain import build_agent
-from agent_contract_langchain.baseline import plain_agent, plain_tool
 from agent_contract_langchain.chat_model import ContractChatModel
+from agent_contract_langchain.controls.plain_create_agent import plain_agent, plain_tool
 from agent_contract_langchain.harness import run_graph
 from agent_contract_langchain.messages import from_langchain_messages, to_langchain_messages
 from agent_contract_langchain.run_config import contract_config

@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 import pytest
+
 from tests.workspace import bindings, distributions
 
 TREES = {d.package: d.tree for d in distributions()}

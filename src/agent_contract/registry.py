@@ -3,8 +3,10 @@
 Harnesses register under the entry-point group :data:`HARNESS_GROUP`
 (``agent_contract.harnesses``): each entry point names a
 :class:`~agent_contract.harnesses.HarnessPlugin`. The core registers ``offline`` in its
-own ``pyproject.toml``; a binding registers its harnesses in its own, and its CLI
-subcommands under :data:`COMMAND_GROUP` (``agent_contract.commands``). The core names
+own ``pyproject.toml``; a binding registers its harnesses in its own, its CLI
+subcommands under :data:`COMMAND_GROUP` (``agent_contract.commands``), and what the
+release matrix installs for its framework under :data:`MATRIX_GROUP`
+(``agent_contract.matrix``). The core names
 no framework: which distribution to install for a name nobody registered is read from
 agent-contract's own extras (:func:`missing_bindings`).
 
@@ -28,6 +30,7 @@ __all__ = [
     "COMMAND_GROUP",
     "DISTRIBUTION",
     "HARNESS_GROUP",
+    "MATRIX_GROUP",
     "command_entry_points",
     "durable_runner",
     "harness_names",
@@ -35,6 +38,7 @@ __all__ = [
     "harness_plugins",
     "import_attribute",
     "load_harness",
+    "matrix_entry_points",
     "missing_bindings",
 ]
 
@@ -43,6 +47,9 @@ HARNESS_GROUP: Final = "agent_contract.harnesses"
 COMMAND_GROUP: Final = "agent_contract.commands"
 """Entry-point group of CLI subcommands: ``name = "module:function"``, where
 ``function(subparsers)`` adds the subcommand ``name`` to ``agent-contract``."""
+MATRIX_GROUP: Final = "agent_contract.matrix"
+"""Entry-point group of release-matrix targets: ``name = "module:ATTRIBUTE"`` naming an
+:class:`~agent_contract.app.matrix.target.MatrixTarget` for the framework ``name``."""
 DISTRIBUTION: Final = "agent-contract"
 """The core's distribution: its entry points come first, its extras name the bindings."""
 
@@ -180,6 +187,11 @@ def durable_runner(name: str) -> DurableRunner:
 def command_entry_points() -> tuple[importlib.metadata.EntryPoint, ...]:
     """The registered CLI subcommands (:data:`COMMAND_GROUP`), in registry order."""
     return _entries(COMMAND_GROUP)
+
+
+def matrix_entry_points() -> tuple[importlib.metadata.EntryPoint, ...]:
+    """The registered release-matrix targets (:data:`MATRIX_GROUP`), in registry order."""
+    return _entries(MATRIX_GROUP)
 
 
 def load_harness(name: str) -> Harness:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from agent_contract.conformance import BOUNDARIES, SCENARIOS, CheckReport, run_check
-from agent_contract_pydantic_ai.migration import (
+from devtools.pydantic_ai_migration import (
     CONTRACT_HARNESSES,
     CONTROL_HARNESS,
     KEEP_IT,
@@ -59,4 +59,4 @@ def test_needs_every_harness() -> None:
 
 def test_main_refuses_arguments(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["x"]) == 2
-    assert "usage: python -m agent_contract_pydantic_ai.migration" in capsys.readouterr().err
+    assert "usage: python -m devtools.pydantic_ai_migration" in capsys.readouterr().err

@@ -19,14 +19,14 @@ from typing import Any
 
 import pytest
 
-from agent_contract_langchain.middleware_matrix import (
+from devtools.middleware_matrix import (
     MIDDLEWARE_COMMAND,
     Cell,
     all_cells,
     measure_cell,
     render,
 )
-from agent_contract_langchain.stock import STOCK, stock_classes
+from devtools.stock import STOCK, stock_classes
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = os.environ.get("AGENT_CONTRACT_MATRIX_SAMPLE") == "1"

@@ -19,8 +19,8 @@ from agent_contract.runtime import Contract, Stop
 from agent_contract.testing import FakeModel, tool_call
 from agent_contract_langchain.chat_model import ContractChatModel
 from agent_contract_langchain.run_config import contract_config, recursion_limit
-from agent_contract_langchain.stock import STOCK, StockContext, stock_classes
 from agent_contract_langchain.stops import is_stop_message, stop_of
+from devtools.stock import STOCK, StockContext, stock_classes
 
 from .conftest import MODES, POSITIONS, Ran, Stack, budget, echo_spec
 
@@ -85,7 +85,7 @@ def stock_cells() -> list[Any]:
 
 def test_every_stock_middleware_has_an_entry() -> None:
     """If this fails: a LangChain release added a middleware class; add an entry to
-    ``agent_contract_langchain.stock.STOCK`` (settings, relation, note) and regenerate
+    ``devtools.stock.STOCK`` (settings, relation, note) and regenerate
     docs/MIDDLEWARE.md."""
     assert sorted(set(stock_classes()) - set(STOCK)) == []
 

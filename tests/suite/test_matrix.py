@@ -11,28 +11,28 @@ from pathlib import Path
 
 import pytest
 
-import agent_contract_langchain.matrix as matrix
+import agent_contract.app.matrix.run as matrix
 from agent_contract.app.cli import main
-from agent_contract.conformance import CheckReport
-from agent_contract.conformance.report import to_json_data
-from agent_contract.errors import ConfigurationError
-from agent_contract_langchain.matrix import (
-    CommandResult,
-    companions_for,
-    default_matrix_harnesses,
-    parse_releases,
-    plan_environment,
-    run_matrix,
-    source_root,
-)
-from agent_contract_langchain.matrix_env import Packages
-from agent_contract_langchain.matrix_report import (
+from agent_contract.app.matrix.packages import Packages
+from agent_contract.app.matrix.report import (
     MatrixReport,
     load_matrix_json,
     render_matrix_json,
     render_matrix_markdown,
     render_matrix_text,
 )
+from agent_contract.app.matrix.run import (
+    CommandResult,
+    default_matrix_harnesses,
+    parse_releases,
+    plan_environment,
+    run_matrix,
+    source_root,
+)
+from agent_contract.conformance import CheckReport
+from agent_contract.conformance.report import to_json_data
+from agent_contract.errors import ConfigurationError
+from agent_contract_langchain.matrix_target import companions_for, plan_companions
 
 SOURCE = Path("/src/agent-contract")
 PACKAGES = Packages(
@@ -124,7 +124,7 @@ def test_companion_pins_follow_the_measured_ranges() -> None:
 
 
 def test_plan_builds_outside_the_project_env(tmp_path: Path) -> None:
-    companions = matrix.plan_companions(
+    companions = plan_companions(
         "1.0.0", mode="newest", publish_time=published, newest_pins=companions_for
     )
     plan = plan_environment(

@@ -13,23 +13,17 @@ from pathlib import Path
 
 import pytest
 
-import agent_contract_langchain.matrix as matrix
+import agent_contract.app.matrix.run as matrix
 from agent_contract.app.cli import main
+from agent_contract.app.matrix.packages import Packages, locate_packages, metadata_floors
+from agent_contract.app.matrix.publish import parse_publish_time, uv_publish_time
+from agent_contract.app.matrix.report import render_matrix_junit
+from agent_contract.app.matrix.run import CommandResult, plan_environment, run_matrix
+from agent_contract.app.matrix.target import DATED_MARGIN
 from agent_contract.conformance import CheckReport
 from agent_contract.conformance.report import to_json_data
 from agent_contract.errors import ConfigurationError
-from agent_contract_langchain.matrix import CommandResult, plan_environment, run_matrix
-from agent_contract_langchain.matrix_env import (
-    DATED_MARGIN,
-    FAMILY,
-    Packages,
-    locate_packages,
-    metadata_floors,
-    parse_publish_time,
-    plan_companions,
-    uv_publish_time,
-)
-from agent_contract_langchain.matrix_report import render_matrix_junit
+from agent_contract_langchain.matrix_target import FAMILY, plan_companions
 
 PUBLISHED = datetime(2026, 2, 6, 12, 39, 39, 833000, tzinfo=UTC)
 PACKAGES = Packages(requirements=("/w/core.whl", "/w/binding.whl"), origin="the wheels in /w")

@@ -12,13 +12,13 @@ from pydantic import ValidationError
 import agent_contract.conformance.check
 from agent_contract.conformance import BOUNDARIES, SCENARIOS, CheckReport, run_check
 from agent_contract.conformance.check import Cell
-from agent_contract_langchain.baseline_tools import (
+from devtools.langchain_controls import (
     STOCK_CONTROL,
     TOOL_CONTROL,
     args_model,
     decorated_tool,
 )
-from agent_contract_langchain.migration import (
+from devtools.langchain_migration import (
     CONTRACT_HARNESS,
     CONTROL_HARNESS,
     KEEP_IT,
@@ -116,12 +116,9 @@ def test_the_command_in_the_docs_regenerates_it() -> None:
     """docs/CHECK.md (where the README's list of generated documents moved) names it."""
     page = (DOC.parent / "CHECK.md").read_text(encoding="utf-8")
     assert MIGRATION_COMMAND in page
-    assert (
-        MIGRATION_COMMAND
-        == "uv run python -m agent_contract_langchain.migration > docs/MIGRATION.md"
-    )
+    assert MIGRATION_COMMAND == "uv run python -m devtools.langchain_migration > docs/MIGRATION.md"
 
 
 def test_main_refuses_arguments(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["migration"]) == 2
-    assert "usage: python -m agent_contract_langchain.migration" in capsys.readouterr().err
+    assert "usage: python -m devtools.langchain_migration" in capsys.readouterr().err

@@ -31,13 +31,13 @@ from langgraph.prebuilt import create_react_agent
 from langgraph.warnings import LangGraphDeprecatedSinceV10
 from pydantic import BaseModel, Field
 
-import agent_contract_langchain.parameter_map as parameter_map
+import devtools.parameter_map as parameter_map
 from agent_contract import Budget, Completion, Contract, Message, RunResult, ToolCall, ToolSpec
 from agent_contract.exitcodes import EXIT_CODES
 from agent_contract.testing import FakeModel
 from agent_contract_langchain import ContractChatModel, ContractMiddleware, run_graph
-from agent_contract_langchain.parameter_map import ROWS, MapRow
 from agent_contract_langchain.tools import to_langchain_tools
+from devtools.parameter_map import ROWS, MapRow
 
 ROOT = Path(__file__).resolve().parents[2]
 ROW = {row.id: row for row in ROWS}
@@ -485,7 +485,7 @@ def test_every_row_has_its_test() -> None:
 def test_the_document_is_current() -> None:
     document = (ROOT / "docs" / "PARAMETER_MAP.md").read_text(encoding="utf-8")
     assert document == parameter_map.render(), (
-        "regenerate: python -m agent_contract_langchain.parameter_map > docs/PARAMETER_MAP.md"
+        "regenerate: python -m devtools.parameter_map > docs/PARAMETER_MAP.md"
     )
 
 

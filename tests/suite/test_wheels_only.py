@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from tests.workspace import distributions
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from packaging.requirements import Requirement
 from packaging.version import Version
+
 from tests.workspace import CORE, bindings, distributions
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -242,7 +243,8 @@ def test_the_metadata_floors_are_the_measured_ones() -> None:
     """`agent-contract matrix --langchain floor` installs every lower bound exactly; the
     run recorded in docs/MATRIX.md passed on MEASURED_FLOORS. A floor changed in a
     pyproject.toml must be measured again (and the table updated)."""
-    from agent_contract_langchain.matrix_env import MEASURED_FLOORS, metadata_floors
+    from agent_contract.app.matrix.packages import metadata_floors
+    from agent_contract_langchain.matrix_target import MEASURED_FLOORS
 
     assert metadata_floors() == dict(MEASURED_FLOORS)
     recorded = (ROOT / "docs" / "MATRIX.md").read_text(encoding="utf-8")
@@ -258,8 +260,9 @@ def test_the_floor_run_installs_the_companion_pins_its_release_needs(tmp_path: P
     cannot express (it depends on the resolved langgraph). The floor run adds the pins
     COMPANION_PINS names for the floor's release, as a team on it must, and
     docs/MATRIX.md says so."""
-    from agent_contract_langchain.matrix import plan_environment
-    from agent_contract_langchain.matrix_env import MEASURED_FLOORS, Packages, companions_for
+    from agent_contract.app.matrix.packages import Packages
+    from agent_contract.app.matrix.run import plan_environment
+    from agent_contract_langchain.matrix_target import MEASURED_FLOORS, companions_for
 
     pins = companions_for(MEASURED_FLOORS["langchain"])
     assert pins == ("langgraph-prebuilt<1.0.9",)

@@ -7,9 +7,9 @@ import ast
 from pathlib import Path
 
 import pytest
-from tests.workspace import distributions
 
 from agent_contract.runtime import RunState
+from tests.workspace import distributions
 
 TREES = {d.package: d.tree for d in distributions()}
 """Import package -> its source folder (tests/workspace.py)."""

@@ -10,6 +10,7 @@ import types
 from pathlib import Path
 
 import pytest
+
 from tests.workspace import distributions
 
 TREES = {d.package: d.tree for d in distributions()}

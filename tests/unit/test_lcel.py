@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from langchain_core.runnables import RunnableSequence
 
-from agent_contract_langchain.lcel import build_chain, normalize_whitespace, run_lcel
+from examples.lcel_no_key import build_chain, normalize_whitespace, run_lcel
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "lcel_no_key.py"

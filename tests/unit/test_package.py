@@ -11,9 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from tests.workspace import bindings, core
 
 import agent_contract
+from tests.workspace import bindings, core
 
 ROOT = Path(__file__).resolve().parents[2]
 CORE = core().tree

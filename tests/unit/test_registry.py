@@ -52,7 +52,7 @@ def test_the_core_registers_offline_first_then_the_binding_in_its_order() -> Non
     )
     assert harness_plugin("offline") is OFFLINE
     assert load_harness("offline") is offline_harness
-    assert [ep.name for ep in command_entry_points()] == ["lcel", "matrix"]
+    assert [ep.name for ep in command_entry_points()] == ["lcel"]
 
 
 def test_plugins_carry_role_default_and_durable_runner() -> None:

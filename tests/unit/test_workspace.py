@@ -10,6 +10,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
+
 from tests.workspace import CORE, ROOT, Distribution, bindings, distributions
 
 BINDINGS = bindings()
@@ -21,7 +22,12 @@ binding's source folder."""
 
 def expand(patterns: list[str]) -> set[Path]:
     """The folders ``patterns`` (relative to the root, with globs) name."""
-    return {path for pattern in patterns for path in ROOT.glob(pattern) if path.is_dir()}
+    return {
+        path
+        for pattern in patterns
+        for path in (ROOT.glob(pattern) if pattern != "." else [ROOT])
+        if path.is_dir()
+    }
 
 
 def binding_sources() -> set[Path]:
@@ -49,6 +55,9 @@ def test_a_binding_registers_harnesses_and_ships_a_typed_package(binding: Distri
 
 
 def test_ruff_and_mypy_cover_exactly_the_core_and_the_bindings() -> None:
+    """The core, every binding and the repository-only ``devtools/`` (mypy); ruff also
+    reads the tests and the repository root (where ``devtools`` and ``examples`` import
+    from)."""
     ruff_src = ROOT_PYPROJECT["tool"]["ruff"]["src"]
     mypy_files = ROOT_PYPROJECT["tool"]["mypy"]["files"]
     assert BINDING_GLOB in ruff_src
@@ -56,8 +65,8 @@ def test_ruff_and_mypy_cover_exactly_the_core_and_the_bindings() -> None:
     assert expand([BINDING_GLOB]) == binding_sources(), (
         "a folder bindings/*/src that is no workspace member, or a member elsewhere"
     )
-    assert expand(mypy_files) == {ROOT / "src", *binding_sources()}
-    assert expand(ruff_src) == {ROOT / "src", ROOT / "tests", *binding_sources()}
+    assert expand(mypy_files) == {ROOT / "src", ROOT / "devtools", *binding_sources()}
+    assert expand(ruff_src) == {ROOT / "src", ROOT / "tests", ROOT, *binding_sources()}
 
 
 def test_mkdocstrings_reads_the_core_and_every_binding() -> None:

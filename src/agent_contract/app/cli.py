@@ -16,9 +16,12 @@ Commands:
   contract suite in-process and print a boundary x harness checklist (see
   :mod:`agent_contract.app.check_command`); exits 5 when a boundary is broken on a
   harness asked about.
+- ``matrix --langchain 1.2.9,latest,floor``: ``check`` in a throwaway environment per
+  release of a framework whose binding registers a release-matrix target (see
+  :mod:`agent_contract.app.matrix`); ``dependency_missing`` when none does.
 - Commands of installed bindings, registered under the entry-point group
   ``agent_contract.commands`` (see :mod:`agent_contract.registry`); the LangChain
-  binding adds ``lcel`` and ``matrix``. A command that no installed binding provides,
+  binding adds ``lcel``. A command that no installed binding provides,
   while a binding agent-contract declares is missing, is ``dependency_missing``.
 
 Exit codes (:data:`~agent_contract.exitcodes.EXIT_CODES`): 0 answered; 1 a self-test
@@ -66,6 +69,8 @@ from .arguments import argument_problem, command_parser
 from .check_command import add_check_command
 from .demo import DATA_DIR_ENV, approve_demo, resume_demo, start_demo
 from .gc_command import add_gc_command
+from .matrix.command import add_matrix_command
+from .matrix.target import matrix_targets, missing_target
 from .redacting import RedactingStream, secrets_in
 from .selftest import cmd_self_test
 from .signals import Interrupted, exit_code, raising_signals
@@ -76,7 +81,7 @@ __all__ = [
     "main",
 ]
 
-CORE_COMMANDS = ("run", "approve", "resume", "gc", "self-test", "check")
+CORE_COMMANDS = ("run", "approve", "resume", "gc", "self-test", "check", "matrix")
 """The commands of the core; the rest come from bindings."""
 
 
@@ -257,6 +262,8 @@ def _unavailable_command(argv: Sequence[str]) -> DependencyMissingError | None:
     """The error for a command that no installed binding registers while a binding
     agent-contract declares is missing (it may provide it); ``None`` otherwise."""
     command = next((a for a in argv if not a.startswith("-")), None)
+    if command == "matrix" and not matrix_targets():
+        return missing_target()
     if command is None or command in CORE_COMMANDS:
         return None
     registered = {ep.name: ep for ep in command_entry_points()}
@@ -336,6 +343,7 @@ def build_parser() -> argparse.ArgumentParser:
     test_p.set_defaults(handler=cmd_self_test)
 
     add_check_command(sub)
+    add_matrix_command(sub)
     for ep in command_entry_points():
         if ep.name in CORE_COMMANDS:
             continue

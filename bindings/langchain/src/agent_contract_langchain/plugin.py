@@ -6,7 +6,7 @@
   ``invoke``, ``ainvoke`` or ``stream``; ``langchain`` is checked by default and can run
   the demo durably (a SQLite checkpointer in the data folder).
 - ``plain-create-agent``: the control, a bare ``create_agent`` without the contract
-  (:mod:`agent_contract_langchain.baseline`), expected to break.
+  (:mod:`agent_contract_langchain.controls.plain_create_agent`), expected to break.
 
 Importing this module imports no LangChain: each harness loads it when it is used.
 """
@@ -22,11 +22,12 @@ from agent_contract.harnesses import Harness, HarnessPlugin
 from agent_contract.model import Model
 from agent_contract.runtime import Checkpoint, Contract, RunResult
 
+from .controls import PLAIN_CREATE_AGENT_NAME
+
 if TYPE_CHECKING:
     from .harness import Mode
 
 __all__ = [
-    "CHECKPOINT_FILE",
     "LANGCHAIN",
     "LANGCHAIN_ASYNC",
     "LANGCHAIN_STREAM",
@@ -39,9 +40,6 @@ __all__ = [
 STACK: Final = ("langchain", "langchain-core", "langgraph")
 """The distributions whose versions a report of these harnesses shows."""
 
-CHECKPOINT_FILE: Final = "checkpoints.sqlite3"
-"""LangGraph's checkpointer file in the data folder (see :class:`SqliteAgentRunner`)."""
-
 
 def _suite_harness(mode: Mode) -> Harness:
     from .resuming import suite_harness
@@ -50,14 +48,15 @@ def _suite_harness(mode: Mode) -> Harness:
 
 
 def _control() -> Harness:
-    from .baseline import plain_create_agent_harness
+    from .controls.plain_create_agent import plain_create_agent_harness
 
     return plain_create_agent_harness
 
 
 class SqliteAgentRunner:
     """The ``langchain`` harness as a durable runner: ``create_agent`` with LangGraph's
-    SQLite checkpointer in ``folder/checkpoints.sqlite3`` (sealed, read with an allowlist
+    SQLite checkpointer in ``folder/checkpoints.sqlite3``
+    (:data:`~agent_contract_langchain.runner.CHECKPOINT_FILE`; sealed, read with an allowlist
     of types), so a run paused for approval resumes in another process (the contract's
     snapshot holds the rest, with the paused checkpoint's seal). See
     :mod:`agent_contract_langchain.runner`."""
@@ -129,7 +128,7 @@ LANGCHAIN_STREAM: Final = HarnessPlugin(
     versions=STACK,
 )
 PLAIN_CREATE_AGENT: Final = HarnessPlugin(
-    name="plain-create-agent",
+    name=PLAIN_CREATE_AGENT_NAME,
     description="a bare create_agent without the contract",
     load=_control,
     role="control",
@@ -142,9 +141,9 @@ def agent_probes(
     spec: str, *, mode: str = "invoke", effects: Mapping[str, str] | None = None
 ) -> Any:
     """``agent-contract check --agent``'s builder (entry-point group
-    ``agent_contract.agents``): see :func:`agent_contract_langchain.agent_check.
+    ``agent_contract.agents``): see :func:`agent_contract_langchain.agent_check.probes.
     agent_probes`; LangChain is imported here, when it is used."""
-    from .agent_check import agent_probes as build
+    from .agent_check.probes import agent_probes as build
 
     if mode not in ("invoke", "ainvoke", "stream"):
         from agent_contract.errors import ConfigurationError

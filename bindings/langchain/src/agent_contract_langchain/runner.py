@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from agent_contract.approval import Approval
 from agent_contract.errors import PAUSE_REASONS
@@ -25,11 +25,14 @@ from agent_contract.sealing import folder_key
 
 from .durable import sqlite_checkpointer
 from .harness import run_agent
-from .plugin import CHECKPOINT_FILE
 from .reconcile import resume_or_reconcile
 from .sealed import SEAL_KEY, check_paused, seal_paused
 
 __all__ = ["CHECKPOINT_FILE", "forget", "kept", "resume", "run"]
+
+CHECKPOINT_FILE: Final = "checkpoints.sqlite3"
+"""LangGraph's checkpointer file in the data folder (see
+:class:`~agent_contract_langchain.plugin.SqliteAgentRunner`)."""
 
 
 def _sealed(result: RunResult, conn: Any, key: bytes) -> RunResult:

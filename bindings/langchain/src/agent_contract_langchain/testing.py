@@ -325,7 +325,7 @@ def _as_reviewed(approval: Approval, pending: PendingApproval) -> dict[str, Any]
 
 class AgentContractSuite:
     """Contract probes of your own agent, as pytest tests (``check --agent``'s pytest
-    twin); see :mod:`agent_contract_langchain.agent_check` for the probes.
+    twin); see :mod:`agent_contract_langchain.agent_check.probes` for the probes.
 
     Name your factory (your code that builds your ``create_agent`` from a chat model)::
 
@@ -364,7 +364,7 @@ class AgentContractSuite:
         if cls not in AgentContractSuite._checks:
             from agent_contract.conformance.agent import run_agent_check
 
-            from .agent_check import agent_probes
+            from .agent_check.probes import agent_probes
 
             probes = agent_probes(cls.agent_factory, mode=cls.mode, effects=dict(cls.effects))
             AgentContractSuite._checks[cls] = run_agent_check(probes)

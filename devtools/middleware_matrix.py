@@ -1,13 +1,13 @@
 """The stock middleware matrix: every middleware class the installed
 ``langchain.agents.middleware`` exports, with realistic settings
-(:data:`~agent_contract_langchain.stock.STOCK`), placed before and after
+(:data:`~devtools.stock.STOCK`), placed before and after
 ``ContractMiddleware``, under invoke, ainvoke and stream, runs contract scenarios; a
 cell holds when every boundary holds in every scenario. :func:`render` writes
 ``docs/MIDDLEWARE.md`` from the measured cells and the entries' relations.
 
 Regenerate the document with::
 
-    uv run python -m agent_contract_langchain.middleware_matrix > docs/MIDDLEWARE.md
+    uv run python -m devtools.middleware_matrix > docs/MIDDLEWARE.md
 
 (``tests/stack/test_middleware_matrix.py`` measures the same cells and fails when the
 committed document differs.)
@@ -32,12 +32,11 @@ from agent_contract.harnesses import Harness, RunInput
 from agent_contract.model import Model
 from agent_contract.runtime import RunResult
 from agent_contract.tools import ToolSpec
-
-from .chat_model import ContractChatModel
-from .middleware import ContractMiddleware
-from .resuming import run_options
-from .stock import STOCK, StockContext, stock_classes
-from .tools import to_langchain_tools
+from agent_contract_langchain.chat_model import ContractChatModel
+from agent_contract_langchain.middleware import ContractMiddleware
+from agent_contract_langchain.resuming import run_options
+from agent_contract_langchain.tools import to_langchain_tools
+from devtools.stock import STOCK, StockContext, stock_classes
 
 __all__ = [
     "MATRIX_SCENARIOS",
@@ -59,9 +58,7 @@ POSITIONS: Final[tuple[Position, ...]] = ("before", "after")
 """Before: listed ahead of ``ContractMiddleware`` (outside it); after: between it and its
 gate (inside it)."""
 MODES: Final = ("invoke", "ainvoke", "stream")
-MIDDLEWARE_COMMAND: Final = (
-    "uv run python -m agent_contract_langchain.middleware_matrix > docs/MIDDLEWARE.md"
-)
+MIDDLEWARE_COMMAND: Final = "uv run python -m devtools.middleware_matrix > docs/MIDDLEWARE.md"
 
 MATRIX_SCENARIOS: Final[tuple[str, ...]] = (
     "malformed_json_arguments",

@@ -25,9 +25,9 @@ from agent_contract.harnesses import Observation
 from agent_contract.testing import FakeModel, Reply, tool_call, tool_calls
 from agent_contract.tools import ToolSpec
 
-from .agent_capture import AgentParts
-from .agent_schema import invalid_arguments, sample_arguments
-from .tools import _visible_schema
+from ..tools import _visible_schema
+from .capture import AgentParts
+from .schema import invalid_arguments, sample_arguments
 
 __all__ = [
     "PROBE_TIMEOUT_SECONDS",

@@ -21,9 +21,9 @@ from agent_contract.harnesses import Observation, RunInput
 from agent_contract.model import Model
 from agent_contract.tools import ToolContext, ToolSpec
 
-from .chat_model import ContractChatModel
-from .messages import to_langchain_messages
-from .plugin import PLAIN_CREATE_AGENT
+from ..chat_model import ContractChatModel
+from ..messages import to_langchain_messages
+from . import PLAIN_CREATE_AGENT_NAME
 
 __all__ = ["observe_agent", "plain_agent", "plain_create_agent_harness", "plain_tool"]
 
@@ -132,7 +132,7 @@ def plain_create_agent_harness(
 ) -> Observation:
     """Run the plain agent and report what it showed (see module doc and
     :func:`observe_agent`)."""
-    return observe_agent(PLAIN_CREATE_AGENT.name, plain_agent(model, tools), options)
+    return observe_agent(PLAIN_CREATE_AGENT_NAME, plain_agent(model, tools), options)
 
 
 plain_create_agent_harness.capabilities = ("timeouts", "write_tools")  # type: ignore[attr-defined]

@@ -9,7 +9,7 @@ contract: ``composes`` (no boundary in common), ``overlaps`` (both enforce a bou
 which one wins) or ``conflicts`` (it would break a boundary: what the contract does).
 A class with no entry fails the middleware matrix test (``tests/stack``), and
 ``docs/MIDDLEWARE.md`` is generated from these entries and the measured matrix
-(``agent_contract_langchain.middleware_matrix``).
+(``devtools.middleware_matrix``).
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""``agent-contract matrix``: ``check`` against several LangChain releases, each in its
-own throwaway environment built with uv.
+"""``agent-contract matrix``: ``check`` against several releases of a framework (the
+registered :class:`~agent_contract.app.matrix.target.MatrixTarget`: LangChain's binding
+registers one), each in its own throwaway environment built with uv.
 
 For each requested release (``1.2.9``, ``1.3.15``, ``latest``, or ``floor``: every lower
 bound of the metadata) the matrix, in a temporary directory (never the project's
@@ -7,12 +8,12 @@ bound of the metadata) the matrix, in a temporary directory (never the project's
 
 1. creates a virtual environment: ``uv venv <tmp>/<release> --python <python>``;
 2. installs this project's two distributions (from ``--wheels``, ``--source``, or where
-   the running ones came from: :func:`~agent_contract_langchain.matrix_env.locate_packages`),
-   ``langchain==<release>``, its companions (by default as they were when the release
-   was published: :func:`~agent_contract_langchain.matrix_env.plan_companions`) and the
-   team's own requirements (``--with``): ``uv pip install --python <env python> ...``;
-3. checks that the resolved stack imports (``langchain.agents``, ``langgraph.prebuilt``)
-   and records its versions;
+   the running ones came from: :func:`~agent_contract.app.matrix.packages.locate_packages`),
+   ``<framework>==<release>``, its companions (by default as they were when the release
+   was published: the target's ``plan_companions``) and the team's own requirements
+   (``--with``): ``uv pip install --python <env python> ...``;
+3. checks that the resolved stack imports (the target's smoke test) and records its
+   versions;
 4. runs ``<env python> -m agent_contract.app.cli check --harness ... --format json``
    in the working directory (so a team's ``module:factory`` is found there).
 
@@ -27,7 +28,8 @@ boundary broken, or the binding not importing, on an installed release; 4 otherw
 when a release could not be installed; 2 usage.
 
 The process runner is injectable (:class:`CommandRunner`), and so is the publish-time
-lookup, so the planning, parsing and report logic are tested without a network.
+lookup, so the planning, parsing and report logic are tested without a network. No
+framework is imported here: only the environments import it.
 """
 
 from __future__ import annotations
@@ -38,38 +40,21 @@ import re
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
-from typing import Final
+from pathlib import Path, PurePosixPath
 
-from agent_contract.errors import ConfigurationError
-from agent_contract.exitcodes import EXIT_CONTRACT_VIOLATION, EXIT_DEPENDENCY_MISSING, EXIT_OK
-from agent_contract.registry import DISTRIBUTION, HARNESS_GROUP, harness_plugins
-
-from .matrix_env import (
-    COMPANION_PINS,
-    MEASURED_FLOORS,
-    CompanionMode,
-    Companions,
-    Packages,
-    PublishTime,
-    Version,
-    companions_for,
-    metadata_floors,
-    plan_companions,
-    uv_publish_time,
-)
-from .matrix_report import Column, MatrixReport
-from .matrix_runner import CommandResult, CommandRunner, subprocess_runner
+from ...errors import ConfigurationError
+from ...exitcodes import EXIT_CONTRACT_VIOLATION, EXIT_DEPENDENCY_MISSING, EXIT_OK
+from ...registry import DISTRIBUTION, HARNESS_GROUP, harness_plugins
+from .packages import Packages, metadata_floors
+from .publish import uv_publish_time
+from .report import Column, MatrixReport
+from .runner import CommandResult, CommandRunner, subprocess_runner
+from .target import CompanionMode, Companions, MatrixTarget, PublishTime, matrix_target
 
 __all__ = [
-    "COMPANION_PINS",
-    "MEASURED_FLOORS",
-    "SMOKE",
     "CommandResult",
     "CommandRunner",
     "EnvPlan",
-    "Version",
-    "companions_for",
     "default_matrix_harnesses",
     "parse_releases",
     "plan_environment",
@@ -82,26 +67,34 @@ __all__ = [
 _RELEASE = re.compile(r"^\d+(\.\d+){1,2}([a-z]+\d+)?$")
 
 
-def default_matrix_harnesses() -> tuple[str, ...]:
+def default_matrix_harnesses(target: MatrixTarget | None = None) -> tuple[str, ...]:
     """Harnesses checked in each environment unless ``--harness`` says otherwise: every
-    harness the core and this binding register that must keep the contract (no control;
-    another binding's harnesses are not installed in a LangChain environment)."""
+    harness the core and ``target``'s binding (default: the registered target's) register
+    that must keep the contract (no control; another binding's harnesses are not
+    installed in the framework's environments).
+
+    Raises:
+        DependencyMissingError: no ``target`` given and no binding registers one.
+    """
+    binding = (target or matrix_target()).binding
     own = {
         ep.name
         for ep in importlib.metadata.entry_points(group=HARNESS_GROUP)
-        if ep.dist is not None and ep.dist.name in (DISTRIBUTION, "agent-contract-langchain")
+        if ep.dist is not None and ep.dist.name in (DISTRIBUTION, binding)
     }
     return tuple(p.name for p in harness_plugins() if p.role == "contract" and p.name in own)
 
 
-def parse_releases(text: str) -> list[str]:
+def parse_releases(text: str, target: MatrixTarget | None = None) -> list[str]:
     """``"1.0.0, 1.3.15,latest"`` -> ``["1.0.0", "1.3.15", "latest"]`` (order kept,
-    duplicates dropped); ``floor`` stands for the metadata's lower bounds.
+    duplicates dropped); ``floor`` stands for the metadata's lower bounds. ``target``
+    (default: the registered one) names the framework in the errors.
 
     Raises:
         ConfigurationError: an entry that is neither ``latest`` nor a release number, or
             an empty list.
     """
+    target = target or matrix_target()
     releases: list[str] = []
     for item in text.split(","):
         item = item.strip()
@@ -109,12 +102,14 @@ def parse_releases(text: str) -> list[str]:
             continue
         if item not in ("latest", "floor") and not _RELEASE.match(item):
             raise ConfigurationError(
-                f"not a LangChain release: {item!r} (e.g. 1.3.15, latest or floor)"
+                f"not a {target.label} release: {item!r} (e.g. 1.3.15, latest or floor)"
             )
         if item not in releases:
             releases.append(item)
     if not releases:
-        raise ConfigurationError("no LangChain release given (e.g. --langchain 1.3.15,latest)")
+        raise ConfigurationError(
+            f"no {target.label} release given (e.g. --{target.name} 1.3.15,latest)"
+        )
     return releases
 
 
@@ -128,7 +123,7 @@ class EnvPlan:
     """Where the virtual environment goes (inside the matrix's temporary directory)."""
     requirements: tuple[str, ...]
     """What ``uv pip install`` gets besides this project's two distributions and
-    ``--with``: langchain and the companion pins."""
+    ``--with``: the framework and the companion pins."""
     companions: Companions = field(default_factory=Companions)
     """How the companions were chosen."""
     commands: tuple[tuple[str, ...], ...]
@@ -138,15 +133,6 @@ class EnvPlan:
     def python(self) -> Path:
         """The environment's interpreter."""
         return self.env_dir / "bin" / "python"
-
-
-SMOKE: Final = (
-    "import json, importlib.metadata as m, langchain.agents, langgraph.prebuilt; "
-    "print(json.dumps({k: m.version(k) for k in "
-    "('langchain', 'langchain-core', 'langgraph', 'langgraph-prebuilt', "
-    "'langgraph-checkpoint', 'langgraph-checkpoint-sqlite')}))"
-)
-"""The import smoke test: the resolved stack imports; prints its versions as JSON."""
 
 
 def plan_environment(
@@ -160,6 +146,7 @@ def plan_environment(
     extra: Sequence[str] = (),
     floors: Mapping[str, str] | None = None,
     uv: Sequence[str] = ("uv",),
+    target: MatrixTarget | None = None,
 ) -> EnvPlan:
     """The commands that build and check the environment for ``release``.
 
@@ -167,30 +154,34 @@ def plan_environment(
         release: a release number, ``latest`` or ``floor``.
         workdir: the matrix's temporary directory.
         packages: this project's two distributions
-            (:func:`~agent_contract_langchain.matrix_env.locate_packages`).
+            (:func:`~agent_contract.app.matrix.packages.locate_packages`).
         python: the interpreter request for ``uv venv --python`` (e.g. ``3.11``).
         harnesses: passed to ``check --harness``.
-        companions: how langchain's companions are chosen (default: newest, no pins).
+        companions: how the framework's companions are chosen (default: newest, no pins).
         extra: the team's own requirements (``--with``).
         floors: for ``floor``: the lower bounds to install exactly
-            (:func:`~agent_contract_langchain.matrix_env.metadata_floors`).
+            (:func:`~agent_contract.app.matrix.packages.metadata_floors`).
         uv: how to call uv.
+        target: the framework (default: the registered target).
 
     Raises:
         ConfigurationError: ``floor`` without ``floors``.
+        DependencyMissingError: no ``target`` given and no binding registers one.
     """
+    target = target or matrix_target()
+    framework = target.name
     companions = companions or Companions()
-    env_dir = workdir / f"langchain-{release}"
+    env_dir = workdir / f"{framework}-{release}"
     if release == "floor":
         if not floors:
             raise ConfigurationError("the floor release needs the metadata's lower bounds")
-        ordered = sorted(floors.items(), key=lambda item: item[0] != "langchain")
+        ordered = sorted(floors.items(), key=lambda item: item[0] != framework)
         requirements: tuple[str, ...] = tuple(f"{name}=={version}" for name, version in ordered)
-        # The pins the floor's langchain release needs (COMPANION_PINS), as any team on it.
-        requirements += companions_for(floors.get("langchain", "0"))
+        # The pins the floor's framework release needs, as any team on it.
+        requirements += target.companions_for(floors.get(framework, "0"))
     else:
-        langchain = "langchain" if release == "latest" else f"langchain=={release}"
-        requirements = (langchain, *companions.pins)
+        pinned = framework if release == "latest" else f"{framework}=={release}"
+        requirements = (pinned, *companions.pins)
     env_python = str(env_dir / "bin" / "python")
     commands = (
         (*uv, "venv", "--quiet", str(env_dir), "--python", python),
@@ -206,7 +197,7 @@ def plan_environment(
             *extra,
             *companions.uv_arguments(),
         ),
-        (env_python, "-c", SMOKE),
+        (env_python, "-c", target.smoke),
         (
             env_python,
             "-m",
@@ -297,18 +288,18 @@ def run_matrix(
     uv: Sequence[str] = ("uv",),
     progress: Callable[[str], None] | None = None,
     mode: CompanionMode = "dated",
-    core: str | None = None,
-    langgraph: str | None = None,
+    pins: Mapping[str, str | None] | None = None,
     extra: Sequence[str] = (),
     publish_time: PublishTime | None = None,
     floors: Mapping[str, str] | None = None,
+    target: MatrixTarget | None = None,
 ) -> MatrixReport:
     """Build and check one environment per release, in order.
 
     Args:
         releases: from :func:`parse_releases`.
         packages: this project's two distributions
-            (:func:`~agent_contract_langchain.matrix_env.locate_packages`).
+            (:func:`~agent_contract.app.matrix.packages.locate_packages`).
         python: the interpreter request for ``uv venv --python``.
         harnesses: checked in each environment (default
             :func:`default_matrix_harnesses`).
@@ -317,16 +308,21 @@ def run_matrix(
         uv: how to call uv.
         progress: called with one line per step (``[1/3] langchain 1.2.9: ...``).
         mode: ``dated`` (companions as of each release's publish time) or ``newest``.
-        core: pin langchain-core in every environment (``--core``).
-        langgraph: pin langgraph in every environment (``--langgraph``).
+        pins: companion pins in every environment, by the target's pin option
+            (``{"core": "1.2.18"}`` for ``--core 1.2.18``).
         extra: the team's own requirements, installed in every environment (``--with``).
         publish_time: looks up a release's publish time (default: the registry, through
-            uv: :func:`~agent_contract_langchain.matrix_env.uv_publish_time`).
+            uv: :func:`~agent_contract.app.matrix.publish.uv_publish_time`).
         floors: the lower bounds ``floor`` installs (default: this installation's
-            metadata, :func:`~agent_contract_langchain.matrix_env.metadata_floors`).
+            metadata, :func:`~agent_contract.app.matrix.packages.metadata_floors`).
+        target: the framework (default: the registered target).
+
+    Raises:
+        DependencyMissingError: no ``target`` given and no binding registers one.
     """
+    target = target or matrix_target()
     run = runner or subprocess_runner()
-    harnesses = tuple(harnesses or default_matrix_harnesses())
+    harnesses = tuple(harnesses or default_matrix_harnesses(target))
     lookup = publish_time or uv_publish_time(uv, run)
     columns: list[Column] = []
     with tempfile.TemporaryDirectory(prefix="agent-contract-matrix-") as tmp:
@@ -335,19 +331,14 @@ def run_matrix(
 
             def say(line: str, release: str = release, index: int = index) -> None:
                 if progress is not None:
-                    progress(f"[{index}/{len(releases)}] langchain {release}: {line}")
+                    progress(f"[{index}/{len(releases)}] {target.name} {release}: {line}")
 
             try:
                 companions = (
                     Companions(note="the metadata's lower bounds, each installed exactly")
                     if release == "floor"
-                    else plan_companions(
-                        release,
-                        mode=mode,
-                        publish_time=lookup,
-                        core=core,
-                        langgraph=langgraph,
-                        newest_pins=companions_for,
+                    else target.plan_companions(
+                        release, mode=mode, publish_time=lookup, **dict(pins or {})
                     )
                 )
             except LookupError as exc:
@@ -365,29 +356,36 @@ def run_matrix(
                 harnesses=harnesses,
                 companions=companions,
                 extra=extra,
-                floors=(floors if floors is not None else metadata_floors())
+                floors=(floors if floors is not None else metadata_floors(target=target))
                 if release == "floor"
                 else None,
                 uv=uv,
+                target=target,
             )
             columns.append(run_environment(plan, run, say))
             checked = columns[-1].check or {}
             say(_verdict(columns[-1], [b["key"] for b in checked.get("boundaries", ())]))
     return MatrixReport(
-        python=python, harnesses=harnesses, columns=tuple(columns), origin=packages.origin
+        python=python,
+        harnesses=harnesses,
+        columns=tuple(columns),
+        origin=packages.origin,
+        framework=target.name,
     )
 
 
-def source_root() -> Path:
-    """The repository root this package runs from (its ``pyproject.toml`` and
-    ``bindings/langchain``).
+def source_root(target: MatrixTarget | None = None) -> Path:
+    """The repository root this package runs from (its ``pyproject.toml`` and the
+    folder of ``target``'s binding; default: the registered target's).
 
     Raises:
         ConfigurationError: the package is not running from a source checkout.
+        DependencyMissingError: no ``target`` given and no binding registers one.
     """
+    folder = PurePosixPath((target or matrix_target()).source_folder)
     root = Path(__file__).resolve().parents[4]
-    if (root / "pyproject.toml").is_file() and (
-        root / "bindings" / "langchain" / "pyproject.toml"
+    if (root / "pyproject.toml").is_file() and root.joinpath(
+        *folder.parts, "pyproject.toml"
     ).is_file():
         return root
     raise ConfigurationError(

@@ -29,7 +29,7 @@ from langchain_core.tools import tool as as_tool
 from agent_contract.errors import ConfigurationError
 from agent_contract.registry import import_attribute
 
-from .middleware import ContractMiddleware
+from ..middleware import ContractMiddleware
 
 __all__ = [
     "FACTORY_TIMEOUT_SECONDS",

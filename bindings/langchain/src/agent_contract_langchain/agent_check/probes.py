@@ -70,14 +70,14 @@ from agent_contract.runtime import RunResult
 from agent_contract.testing import FakeModel
 from agent_contract.tools import ToolSpec
 
-from .agent_capture import AgentParts, capture_agent, load_factory, probe_context
-from .agent_scenarios import budget_of, probe_scenarios, tool_facts
-from .agent_schema import sample_arguments
-from .attribution import raising_middleware
-from .chat_model import ContractChatModel
-from .harness import Mode, run_async, run_graph
-from .messages import to_langchain_messages
-from .middleware import ContractMiddleware
+from ..attribution import raising_middleware
+from ..chat_model import ContractChatModel
+from ..harness import Mode, run_async, run_graph
+from ..messages import to_langchain_messages
+from ..middleware import ContractMiddleware
+from .capture import AgentParts, capture_agent, load_factory, probe_context
+from .scenarios import budget_of, probe_scenarios, tool_facts
+from .schema import sample_arguments
 
 __all__ = [
     "AgentParts",

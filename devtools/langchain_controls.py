@@ -10,7 +10,7 @@ middleware. ``stock-create-agent``: the same, with ``ModelCallLimitMiddleware``
 ``exit_behavior="continue"``), ``ToolRetryMiddleware`` (two retries, no delay) and
 ``PIIMiddleware`` redacting API-key shapes in input, output and tool results. Neither
 keeps a trace; both report what the graph returned (see
-:func:`~agent_contract_langchain.baseline.observe_agent`).
+:func:`~agent_contract_langchain.controls.plain_create_agent.observe_agent`).
 """
 
 from __future__ import annotations
@@ -25,9 +25,8 @@ from pydantic import BaseModel, Field, create_model
 from agent_contract.harnesses import Observation, RunInput
 from agent_contract.model import Model
 from agent_contract.tools import ToolContext, ToolSpec
-
-from .baseline import observe_agent
-from .chat_model import ContractChatModel
+from agent_contract_langchain.chat_model import ContractChatModel
+from agent_contract_langchain.controls.plain_create_agent import observe_agent
 
 __all__ = [
     "STOCK_CONTROL",

@@ -1,5 +1,5 @@
 """The ``matrix`` report: one column per LangChain release, one row per boundary, and its
-text, Markdown, JSON and JUnit XML forms (see :mod:`agent_contract_langchain.matrix`)."""
+text, Markdown, JSON and JUnit XML forms (see :mod:`agent_contract.app.matrix.run`)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ from agent_contract.conformance import boundary_label
 from agent_contract.conformance.junit import JUnitCase, JUnitSuite, render_junit
 from agent_contract.errors import ConfigurationError
 from agent_contract.exitcodes import EXIT_CONTRACT_VIOLATION, EXIT_DEPENDENCY_MISSING, EXIT_OK
+
+from .target import matrix_target
 
 __all__ = [
     "MATRIX_FORMATS",
@@ -43,14 +45,14 @@ class Column:
     ``binding_does_not_import`` (``check`` exited 4), or ``error`` (``check`` failed
     otherwise)."""
     companions: tuple[str, ...] = ()
-    """The requirements installed beside ``langchain`` (companion pins; for ``floor``,
+    """The requirements installed beside the framework (companion pins; for ``floor``,
     every lower bound)."""
     note: str = ""
     """How the companions were chosen (e.g. "companions as of langchain 1.2.9's release
     (...)")."""
     versions: dict[str, str] = field(default_factory=dict)
     """The installed stack (``langchain``, ``langchain-core``, ``langgraph``,
-    ``langgraph-prebuilt``); empty when it could not be installed."""
+    ``langgraph-prebuilt``), the framework first; empty when it could not be installed."""
     evidence: str = ""
     """For anything but ``checked``: the last lines of the failing command's output."""
     check: dict[str, Any] | None = None
@@ -58,8 +60,9 @@ class Column:
 
     @property
     def label(self) -> str:
-        """``1.3.15``, or ``latest (1.5.2)`` / ``floor (1.2.9)`` once resolved."""
-        resolved = self.versions.get("langchain")
+        """``1.3.15``, or ``latest (1.5.2)`` / ``floor (1.2.9)`` once resolved (the
+        framework's version: the first of :attr:`versions`)."""
+        resolved = next(iter(self.versions.values()), None)
         if self.release in ("latest", "floor") and resolved:
             return f"{self.release} ({resolved})"
         return self.release
@@ -85,13 +88,16 @@ class Column:
 
 @dataclass(frozen=True, kw_only=True)
 class MatrixReport:
-    """The result of :func:`~agent_contract_langchain.matrix.run_matrix`."""
+    """The result of :func:`~agent_contract.app.matrix.run.run_matrix`."""
 
     python: str
     harnesses: tuple[str, ...]
     columns: tuple[Column, ...]
     origin: str = ""
     """Where this project's two distributions were installed from."""
+    framework: str = field(default_factory=lambda: matrix_target().name)
+    """The framework whose releases the columns are (default: the registered target's;
+    it names the JUnit suites)."""
 
     @property
     def rows(self) -> tuple[str, ...]:
@@ -284,7 +290,7 @@ def render_matrix_junit(report: MatrixReport) -> str:
     evidence of every harness that broke it."""
     suites = []
     for column in report.columns:
-        classname = f"agent-contract.matrix.langchain-{column.release}"
+        classname = f"agent-contract.matrix.{report.framework}-{column.release}"
         stack = ", ".join(f"{k} {v}" for k, v in column.versions.items())
         install = JUnitCase(classname=classname, name="install", output=stack)
         if column.status != "checked":
@@ -302,7 +308,9 @@ def render_matrix_junit(report: MatrixReport) -> str:
         if column.note:
             properties["companions"] = column.note
         suites.append(
-            JUnitSuite(name=f"langchain {column.label}", cases=tuple(cases), properties=properties)
+            JUnitSuite(
+                name=f"{report.framework} {column.label}", cases=tuple(cases), properties=properties
+            )
         )
     return render_junit(suites, name="agent-contract matrix")
 

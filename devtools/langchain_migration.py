@@ -8,7 +8,7 @@ boundary id), and whether it holds with it (measured on :data:`CONTRACT_HARNESS`
 
 Regenerate the document with::
 
-    uv run python -m agent_contract_langchain.migration > docs/MIGRATION.md
+    uv run python -m devtools.langchain_migration > docs/MIGRATION.md
 """
 
 from __future__ import annotations
@@ -17,15 +17,15 @@ import sys
 from collections.abc import Sequence
 from typing import Final
 
-from agent_contract.conformance import CheckReport, boundary, boundary_label, run_check
+from agent_contract.conformance import CheckReport, boundary_label, run_check
 from agent_contract.conformance.check import Cell, Runner
-from agent_contract.exitcodes import EXIT_OK, EXIT_USAGE
-
-from .plugin import LANGCHAIN, PLAIN_CREATE_AGENT, STACK
+from agent_contract_langchain.plugin import LANGCHAIN, PLAIN_CREATE_AGENT, STACK
+from devtools import checklist
 
 __all__ = [
     "CONTRACT_HARNESS",
     "CONTROL_HARNESS",
+    "GENERATOR",
     "KEEP_IT",
     "MIGRATION_COMMAND",
     "STOCK_GIVES",
@@ -182,37 +182,27 @@ STOCK_GIVES: Final[dict[str, str]] = {
     ),
 }
 """Per boundary: what stock LangChain gives a team (``@tool`` tools, the stock middleware
-of :data:`~agent_contract_langchain.baseline_tools.STOCK_MIDDLEWARE`); the measured
+of :data:`~devtools.langchain_controls.STOCK_MIDDLEWARE`); the measured
 columns show whether it holds."""
 
 
 def keep_it(boundary_id: str) -> str:
     """What keeps ``boundary_id`` on ``create_agent``: :data:`KEEP_IT`'s advice, else the
     boundary's framework-neutral advice, else a pointer to its rule."""
-    if boundary_id in KEEP_IT:
-        return KEEP_IT[boundary_id]
-    try:
-        return boundary(boundary_id).keep_it
-    except KeyError:
-        return "see the boundary rule."
+    return checklist.keep_it(KEEP_IT, boundary_id)
 
 
-MIGRATION_COMMAND: Final = "uv run python -m agent_contract_langchain.migration > docs/MIGRATION.md"
+GENERATOR: Final = "devtools.langchain_migration"
+"""This module, run as ``python -m`` (its ``__name__`` is then ``__main__``)."""
+MIGRATION_COMMAND: Final = f"uv run python -m {GENERATOR} > docs/MIGRATION.md"
 """The command that regenerates ``docs/MIGRATION.md``."""
-
-
-def _rule(boundary_id: str) -> str:
-    try:
-        return boundary(boundary_id).rule
-    except KeyError:
-        return ""
 
 
 def migration_report(runner: Runner | None = None) -> CheckReport:
     """Measure the document's four columns: :data:`CONTRACT_HARNESS` (checked) and the
     controls :data:`CONTROL_HARNESS`, ``tool-create-agent`` and ``stock-create-agent``
-    (:mod:`~agent_contract_langchain.baseline_tools`). ``runner`` as in ``run_check``."""
-    from .baseline_tools import (
+    (:mod:`~devtools.langchain_controls`). ``runner`` as in ``run_check``."""
+    from devtools.langchain_controls import (
         STOCK_CONTROL,
         TOOL_CONTROL,
         stock_agent_harness,
@@ -227,30 +217,15 @@ def migration_report(runner: Runner | None = None) -> CheckReport:
     )
 
 
-_FAILED: Final = ("broken", "crashed")
-"""Cell verdicts that mean the boundary did not hold (a crash is its own verdict)."""
-
-
 def _status(cell: Cell) -> str:
-    return cell.status.replace("_", " ")
-
-
-def _evidence(cell: Cell) -> list[str]:
-    """The first failed expectation of each scenario of a broken cell."""
-    lines: list[str] = []
-    seen: set[str] = set()
-    for item in cell.evidence:
-        if item.scenario not in seen:
-            seen.add(item.scenario)
-            lines.append(f"  - `{item.scenario}`: {item.observed}")
-    return lines
+    return checklist.status(cell.status)
 
 
 def _column(cells: dict[str, Cell], label: str, boundary_id: str) -> list[str]:
     cell = cells[boundary_id]
-    if cell.status not in _FAILED:
+    if cell.status not in checklist.FAILED:
         return [f"- {label} (measured): {_status(cell)}."]
-    return [f"- **{label} (measured): {_status(cell)}.**", *_evidence(cell)]
+    return [f"- **{label} (measured): {_status(cell)}.**", *checklist.first_failures(cell)]
 
 
 def render_migration(report: CheckReport) -> str:
@@ -263,7 +238,7 @@ def render_migration(report: CheckReport) -> str:
     Raises:
         KeyError: ``report`` lacks one of the four harnesses.
     """
-    from .baseline_tools import STOCK_CONTROL, STOCK_MIDDLEWARE, TOOL_CONTROL
+    from devtools.langchain_controls import STOCK_CONTROL, STOCK_MIDDLEWARE, TOOL_CONTROL
 
     names = (CONTROL_HARNESS, TOOL_CONTROL, STOCK_CONTROL, CONTRACT_HARNESS)
     columns = {n: {c.boundary: c for c in report.cells if c.harness == n} for n in names}
@@ -273,14 +248,14 @@ def render_migration(report: CheckReport) -> str:
     plain, tool, stocked, kept = (columns[n] for n in names)
     versions = report.versions
     stack = ", ".join(f"{k} {versions.get(k)}" for k in STACK)
-    broken_by_default = [b for b in report.rows if stocked[b].status in _FAILED]
+    broken_by_default = [b for b in report.rows if stocked[b].status in checklist.FAILED]
     middleware = "; ".join(f"`{m}`" for m in STOCK_MIDDLEWARE)
-    lines = [
-        "# Migrating a tool-calling loop to `create_agent`: the checklist",
-        "",
-        "<!-- Generated by agent_contract_langchain.migration from measured check",
-        f"     results; do not edit by hand. Regenerate: {MIGRATION_COMMAND} -->",
-        "",
+    lines = checklist.generated_header(
+        "Migrating a tool-calling loop to `create_agent`: the checklist",
+        GENERATOR,
+        MIGRATION_COMMAND,
+    )
+    lines += [
         "For teams moving a hand-rolled loop or `create_react_agent` to LangChain's "
         "`create_agent`. Each section is one boundary of the contract: what stock LangChain "
         "gives, what a `create_agent` with `@tool` tools does with it (plain, and with the "
@@ -327,20 +302,16 @@ def render_migration(report: CheckReport) -> str:
         "",
         "## Summary (measured)",
         "",
-        "| Boundary | Dict schemas | `@tool` | `@tool` + stock | With `ContractMiddleware` |",
-        "| --- | --- | --- | --- | --- |",
     ]
+    lines += checklist.table(
+        ("Boundary", "Dict schemas", "`@tool`", "`@tool` + stock", "With `ContractMiddleware`"),
+        [
+            (boundary_label(b), *(_status(cells[b]) for cells in (plain, tool, stocked, kept)))
+            for b in report.rows
+        ],
+    )
     for b in report.rows:
-        lines.append(
-            f"| {boundary_label(b)} | {_status(plain[b])} | {_status(tool[b])} | "
-            f"{_status(stocked[b])} | {_status(kept[b])} |"
-        )
-    for b in report.rows:
-        label = boundary_label(b)
-        lines += ["", f"## {label[0].upper()}{label[1:]}"]
-        rule = _rule(b)
-        if rule:
-            lines += ["", f"The rule: {rule}."]
+        lines += checklist.section_heading(b)
         lines += ["", f"- **What stock LangChain gives:** {STOCK_GIVES.get(b, 'nothing named.')}"]
         lines += _column(tool, "`@tool` tools", b)
         lines += _column(stocked, "`@tool` + stock middleware: what is missing", b)
@@ -355,17 +326,12 @@ def render_migration(report: CheckReport) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m agent_contract_langchain.migration``: measure and print
+    """``python -m devtools.langchain_migration``: measure and print
     ``docs/MIGRATION.md``.
 
     Returns 0; 2 for any argument.
     """
-    args = list(sys.argv[1:] if argv is None else argv)
-    if args:
-        sys.stderr.write("usage: python -m agent_contract_langchain.migration\n")
-        return EXIT_USAGE
-    sys.stdout.write(render_migration(migration_report()))
-    return EXIT_OK
+    return checklist.run_generator(GENERATOR, lambda: render_migration(migration_report()), argv)
 
 
 if __name__ == "__main__":  # pragma: no cover
