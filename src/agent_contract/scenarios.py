@@ -30,9 +30,8 @@ from .conformance import (
 )
 from .conformance import ScenarioOutcome as Outcome
 from .conformance import ScriptedDecider as Decider
-from .conformance.approvals import build_approval_scenarios
-from .conformance.evaluate import Check, tool_message_view
-from .conformance.scenarios import build_scenarios
+from .conformance.base import Check
+from .conformance.evaluate import tool_message_view
 from .harnesses import Harness, Observation, RunInput, offline_harness, settle_approvals
 from .registry import harness_names, load_harness
 
@@ -78,3 +77,17 @@ class RunOptions(RunInput):
 
     secrets: tuple[str, ...] = (PLANTED_SECRET,)
     """Values to redact (the suite's planted secret)."""
+
+
+def build_scenarios() -> list[Scenario]:
+    """Deprecated: the first 23 scenarios of :data:`agent_contract.conformance.SCENARIOS`
+    (the ones this function built before the scenarios moved to one module per
+    boundary)."""
+    return list(SCENARIOS[:23])
+
+
+def build_approval_scenarios() -> list[Scenario]:
+    """Deprecated: the six scenarios of write tools this function built (the
+    write-approval ones and ``write_budget_across_resumes``)."""
+    start = [s.name for s in SCENARIOS].index("write_waits_for_approval")
+    return list(SCENARIOS[start : start + 6])

@@ -38,6 +38,8 @@ RENAMED = {
 COMPATIBILITY_VIEWS = {
     ("agent_contract.scenarios", "BOUNDARIES"),  # the old {id: rule} dict
     ("agent_contract.scenarios", "RunOptions"),  # RunInput with the old default secrets
+    ("agent_contract.scenarios", "build_scenarios"),  # a list cut from SCENARIOS
+    ("agent_contract.scenarios", "build_approval_scenarios"),  # a list cut from SCENARIOS
     ("agent_contract.scenarios", "HARNESS_NAMES"),  # a tuple read from the registry
     ("agent_contract.checklist", "boundary_rows"),  # with the old default argument
     ("agent_contract.checklist", "LABELS"),  # the old {id: label} dict
@@ -48,7 +50,7 @@ NEW_HOMES = (
     "agent_contract.runtime",
     "agent_contract.runtime.execution",
     "agent_contract.conformance",
-    "agent_contract.conformance.approvals",
+    "agent_contract.conformance.base",
     "agent_contract.conformance.check",
     "agent_contract.conformance.evaluate",
     "agent_contract.conformance.report",

@@ -26,9 +26,10 @@ from ..harnesses import (
     capabilities_of,
 )
 from ..registry import DISTRIBUTION, harness_names, harness_plugin, load_harness
-from .boundaries import BOUNDARIES, boundary_rows
-from .evaluate import CHECKED_IN_EVERY_RUN, Problem, Scenario, differences
+from .base import Problem, Scenario
+from .boundaries import BOUNDARIES, CHECKED_IN_EVERY_RUN, boundary_rows
 from .fixtures import hide_planted
+from .reference import differences
 from .runner import ScenarioOutcome, run_scenario
 from .scenarios import SCENARIOS
 
@@ -314,7 +315,7 @@ def run_check(
         allow_unchecked: boundary ids whose not-checked cells the team accepts (shown as
             such; without it a not-checked cell fails the run).
         reference: the harness each checked harness's observations are compared with,
-            scenario by scenario (:func:`~agent_contract.conformance.evaluate.differences`):
+            scenario by scenario (:func:`~agent_contract.conformance.reference.differences`):
             a difference is a problem with evidence. Run for the comparison even when
             not named; scenarios it cannot express are not compared. None: no comparison.
         harnesses: harness objects by name, used instead of loading those names from

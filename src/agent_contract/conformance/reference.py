@@ -3,13 +3,10 @@ one definition, used by ``agent-contract check`` and the pytest suite's agreemen
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from ..harnesses import Observation
-from .problems import Problem
-
-if TYPE_CHECKING:
-    from .evaluate import Scenario
+from .base import Problem, Scenario
 
 __all__ = ["differences"]
 

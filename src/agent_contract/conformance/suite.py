@@ -41,9 +41,10 @@ from typing import Any, ClassVar, Final
 import pytest
 
 from ..harnesses import Harness, capabilities_of, offline_harness
+from .base import Scenario
 from .boundaries import BOUNDARIES, boundary, boundary_label
-from .evaluate import Scenario, differences
 from .fixtures import hide_planted
+from .reference import differences
 from .runner import ScenarioOutcome, run_scenario
 from .scenarios import SCENARIOS
 
