@@ -18,18 +18,12 @@ from typing import Any, Final, Literal
 
 from ..errors import ConfigurationError, DependencyMissingError
 from ..exitcodes import EXIT_CONTRACT_VIOLATION, EXIT_OK
-from ..harnesses import (
-    COUNTED_CAPABILITIES,
-    Harness,
-    HarnessPlugin,
-    Observation,
-    capabilities_of,
-)
+from ..harnesses import COUNTED_CAPABILITIES, Harness, HarnessPlugin, Observation, capabilities_of
 from ..registry import DISTRIBUTION, harness_names, harness_plugin, load_harness
 from .base import Problem, Scenario
 from .boundaries import BOUNDARIES, CHECKED_IN_EVERY_RUN, boundary_rows
 from .fixtures import hide_planted
-from .reference import differences
+from .reference import with_differences
 from .runner import ScenarioOutcome, run_scenario
 from .scenarios import SCENARIOS
 
@@ -275,10 +269,7 @@ def _compared(outcome: ScenarioOutcome, reference: ScenarioOutcome | None) -> Sc
     """``outcome`` with its differences from the reference's outcome added as problems."""
     if reference is None or reference.harness == outcome.harness:
         return outcome
-    found = differences(
-        outcome.scenario, outcome.observation, reference.observation, reference.harness
-    )
-    return replace(outcome, problems=(*outcome.problems, *found)) if found else outcome
+    return with_differences(outcome, reference)
 
 
 def run_check(
