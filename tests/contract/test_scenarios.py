@@ -7,7 +7,7 @@ from collections.abc import Callable
 import pytest
 
 from agent_contract.conformance import BOUNDARIES, SCENARIOS, Scenario, ScenarioOutcome
-from agent_contract.conformance.evaluate import differences
+from agent_contract.conformance.reference import differences
 from agent_contract.registry import harness_plugins
 
 from .conftest import expresses, not_expressible

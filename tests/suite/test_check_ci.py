@@ -18,7 +18,7 @@ from agent_contract.app import check_command
 from agent_contract.app.check_command import LineProgress, working_directory_importable
 from agent_contract.app.cli import main
 from agent_contract.conformance import BOUNDARIES, PLANTED_SECRET, SCENARIOS, CheckReport
-from agent_contract.conformance.evaluate import Problem
+from agent_contract.conformance.base import Problem
 from agent_contract.conformance.junit import (
     JUnitCase,
     JUnitSuite,

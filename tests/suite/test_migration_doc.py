@@ -93,7 +93,8 @@ def test_the_columns_are_measured_on_tool_agents(measured: CheckReport) -> None:
 
 
 def test_decorated_tools_are_what_tool_gives() -> None:
-    from agent_contract.conformance.fixtures import Probe, typed_tool
+    from agent_contract.conformance.boundaries.serialization import typed_tool
+    from agent_contract.conformance.fixtures import Probe
 
     spec = typed_tool(Probe())
     model = args_model(spec)

@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..conformance.agent import agent_builder, render_agent_text, run_agent_check
+from ..conformance.base import Scenario
 from ..conformance.boundaries import boundary_label
 from ..conformance.check import Finished, Progress, run_check
-from ..conformance.evaluate import Scenario
 from ..conformance.fixtures import hide_planted
 from ..conformance.junit import render_check_junit
 from ..conformance.report import FORMATS, to_json_data

@@ -24,8 +24,8 @@ from typing import Final
 
 from ..errors import ConfigurationError, DependencyMissingError
 from ..harnesses import Harness
+from .base import Scenario
 from .check import CheckReport, Finished, Progress, run_check
-from .evaluate import Scenario
 from .fixtures import hide_planted
 from .report import render_text
 

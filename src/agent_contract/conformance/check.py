@@ -18,17 +18,12 @@ from typing import Any, Final, Literal
 
 from ..errors import ConfigurationError, DependencyMissingError
 from ..exitcodes import EXIT_CONTRACT_VIOLATION, EXIT_OK
-from ..harnesses import (
-    COUNTED_CAPABILITIES,
-    Harness,
-    HarnessPlugin,
-    Observation,
-    capabilities_of,
-)
+from ..harnesses import COUNTED_CAPABILITIES, Harness, HarnessPlugin, Observation, capabilities_of
 from ..registry import DISTRIBUTION, harness_names, harness_plugin, load_harness
-from .boundaries import BOUNDARIES, boundary_rows
-from .evaluate import CHECKED_IN_EVERY_RUN, Problem, Scenario, differences
+from .base import Problem, Scenario
+from .boundaries import BOUNDARIES, CHECKED_IN_EVERY_RUN, boundary_rows
 from .fixtures import hide_planted
+from .reference import with_differences
 from .runner import ScenarioOutcome, run_scenario
 from .scenarios import SCENARIOS
 
@@ -274,10 +269,7 @@ def _compared(outcome: ScenarioOutcome, reference: ScenarioOutcome | None) -> Sc
     """``outcome`` with its differences from the reference's outcome added as problems."""
     if reference is None or reference.harness == outcome.harness:
         return outcome
-    found = differences(
-        outcome.scenario, outcome.observation, reference.observation, reference.harness
-    )
-    return replace(outcome, problems=(*outcome.problems, *found)) if found else outcome
+    return with_differences(outcome, reference)
 
 
 def run_check(
@@ -314,7 +306,7 @@ def run_check(
         allow_unchecked: boundary ids whose not-checked cells the team accepts (shown as
             such; without it a not-checked cell fails the run).
         reference: the harness each checked harness's observations are compared with,
-            scenario by scenario (:func:`~agent_contract.conformance.evaluate.differences`):
+            scenario by scenario (:func:`~agent_contract.conformance.reference.differences`):
             a difference is a problem with evidence. Run for the comparison even when
             not named; scenarios it cannot express are not compared. None: no comparison.
         harnesses: harness objects by name, used instead of loading those names from

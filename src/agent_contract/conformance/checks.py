@@ -1,26 +1,22 @@
-"""The checks a scenario adds to its expectations (``Scenario.extra``)."""
+"""The checks a scenario adds to its expectations (``Scenario.extra``) that scenarios of
+several boundaries use, each filing its problems under the boundary it is given. A check
+only one boundary makes lives in that boundary's module."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 
 from ..harnesses import Observation
 from ..testing import FakeModel
+from .base import Check, Problem
 from .fixtures import Probe
-from .problems import Check, Problem
 
 __all__ = [
-    "check_cancelled",
     "check_contents",
-    "check_hidden_text",
-    "check_history",
     "check_model_calls",
     "check_not_emitted",
-    "check_offered",
+    "check_output",
     "check_ran",
-    "check_timeout",
-    "check_truncated",
     "check_writes",
 ]
 
@@ -53,38 +49,6 @@ def check_writes(
     return check
 
 
-def check_offered(expected: set[str]) -> Check:
-    def check(obs: Observation, model: FakeModel, probe: Probe) -> list[Problem]:
-        if not model.calls:
-            return [Problem(boundary="allowlist", message="the model was never called")]
-        tools = model.calls[0]["tools"] or []
-        offered = {t["function"]["name"] for t in tools}
-        if offered != expected:
-            return [
-                Problem(
-                    boundary="allowlist",
-                    message=f"offered {sorted(offered)}, expected {sorted(expected)}",
-                )
-            ]
-        return []
-
-    return check
-
-
-def check_history(obs: Observation, model: FakeModel, probe: Probe) -> list[Problem]:
-    if not model.calls:
-        return [Problem(boundary="history", message="the model was never called")]
-    sent = [(m.role, m.content) for m in model.calls[0]["messages"] if m.role != "system"]
-    wanted = [
-        ("user", "what is 2+2?"),
-        ("assistant", "4"),
-        ("user", "and in words?"),
-    ]
-    if sent != wanted:
-        return [Problem(boundary="history", message=f"sent {sent}, expected {wanted}")]
-    return []
-
-
 def check_model_calls(times: int, boundary: str) -> Check:
     """The model was called exactly ``times`` times."""
 
@@ -109,40 +73,6 @@ def check_not_emitted(values: Sequence[object], boundary: str) -> Check:
     return check
 
 
-def check_cancelled(obs: Observation, model: FakeModel, probe: Probe) -> list[Problem]:
-    """The timed-out async tool was cancelled (outcome ``cancelled``) and its late write
-    never happened."""
-    problems = []
-    outcomes = [
-        json.loads(m["content"]).get("outcome")
-        for m in obs.tool_messages
-        if m["error_kind"] == "timeout"
-    ]
-    if outcomes != ["cancelled"]:
-        problems.append(f"timeout outcomes {outcomes}, expected ['cancelled']")
-    if probe.late_writes:
-        problems.append(f"the cancelled tool still wrote {probe.late_writes}")
-    return [Problem(boundary="timeouts", message=m) for m in problems]
-
-
-def check_timeout(obs: Observation, model: FakeModel, probe: Probe) -> list[Problem]:
-    timeouts = [m for m in obs.tool_messages if m["error_kind"] == "timeout"]
-    if not timeouts or not all(m["side_effects_possible"] for m in timeouts):
-        return [
-            Problem(boundary="timeouts", message="a timeout did not report side_effects_possible")
-        ]
-    return []
-
-
-def check_truncated(obs: Observation, model: FakeModel, probe: Probe) -> list[Problem]:
-    content = obs.tool_messages[0]["content"] if obs.tool_messages else ""
-    if len(content) > 500 or "[truncated" not in content:
-        return [
-            Problem(boundary="result_size", message=f"result of {len(content)} chars, no marker")
-        ]
-    return []
-
-
 def check_contents(expected: Sequence[str], boundary: str = "serialization") -> Check:
     """The first tool messages' contents are ``expected``, in order (a difference breaks
     ``boundary``: the serialization, or the call-ID binding when the order is the point)."""
@@ -158,18 +88,24 @@ def check_contents(expected: Sequence[str], boundary: str = "serialization") -> 
     return check
 
 
-def check_hidden_text(obs: Observation, model: FakeModel, probe: Probe) -> list[Problem]:
-    text = " ".join(m["content"] for m in obs.tool_messages)
-    if "traceback" in text.lower() or "database password" in text:
-        return [Problem(boundary="tool_errors", message="exception text reached the model")]
-    return []
-
-
 def check_ran(name: str, times: int, boundary: str) -> Check:
     def check(obs: Observation, model: FakeModel, probe: Probe) -> list[Problem]:
         if probe.ran(name) != times:
             message = f"{name} ran {probe.ran(name)} times, expected {times}"
             return [Problem(boundary=boundary, message=message)]
+        return []
+
+    return check
+
+
+def check_output(expected: str, boundary: str = "response_shape") -> Check:
+    """The answer is exactly ``expected``."""
+
+    def check(obs: Observation, model: FakeModel, probe: Probe) -> list[Problem]:
+        if obs.output != expected:
+            return [
+                Problem(boundary=boundary, message=f"output {obs.output!r}, expected {expected!r}")
+            ]
         return []
 
     return check

@@ -8,37 +8,35 @@ Every tool factory takes the run's :class:`Probe` and returns a fresh
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 from ..approval import Approval, PendingApproval, approval_token
-from ..errors import ApprovalError, NotFoundError, TransientError, UnauthorizedError
+from ..errors import ApprovalError
 from ..faults import CrashPlan
+from ..messages import Message, ToolCall
 from ..tools import ToolContext, ToolSpec
 from ..trace import RedactionPolicy
 
 __all__ = [
+    "EARLIER_QUESTION",
     "PLANTED_PASSWORD",
     "PLANTED_SECRET",
     "PLANTED_SHOWN",
+    "TEXT_SCHEMA",
     "Probe",
     "ScriptedDecider",
     "ToolFactory",
     "basic_tools",
-    "big_tool",
-    "credentials_tool",
+    "earlier_call",
+    "earlier_result",
     "echo_tool",
-    "explode_tool",
-    "fetch_record_tool",
     "forecast_tool",
-    "hang_tool",
     "hide_planted",
-    "slow_echo_tool",
+    "kind_tool",
     "text_tool",
     "tools_with",
     "transfer_tool",
-    "typed_tool",
 ]
 
 PLANTED_SECRET: Final = "sk-planted-7f3a9c1e5b2d4a6f8e0c"
@@ -134,7 +132,12 @@ ToolFactory = Callable[[Probe], ToolSpec]
 
 # -- the scenarios' tools --------------------------------------------------------------
 
-_TEXT = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
+TEXT_SCHEMA: Final = {
+    "type": "object",
+    "properties": {"text": {"type": "string"}},
+    "required": ["text"],
+}
+"""The parameters of a tool taking one required string, ``text``."""
 
 
 def text_tool(
@@ -148,26 +151,14 @@ def text_tool(
             return reply(text)
 
         return ToolSpec(
-            name=name, description=description, parameters=_TEXT, handler=handler, **limits
+            name=name, description=description, parameters=TEXT_SCHEMA, handler=handler, **limits
         )
 
     return make
 
 
-def _explode(text: str) -> str:
-    raise RuntimeError(f"database password is {PLANTED_SECRET}; traceback follows")
-
-
 echo_tool: Final = text_tool("echo", "Echo the text back.", lambda text: f"echo: {text}")
 """``echo(text)``: returns ``echo: <text>``."""
-explode_tool: Final = text_tool("explode", "A tool that fails.", _explode)
-"""``explode(text)``: raises an exception whose text holds the planted secret."""
-big_tool: Final = text_tool("big", "Returns a lot.", lambda text: "x" * 5_000, max_result_chars=500)
-"""``big(text)``: returns 5,000 characters under a 500-character limit."""
-credentials_tool: Final = text_tool(
-    "credentials", "Returns credentials.", lambda text: {"user": text, "token": PLANTED_SECRET}
-)
-"""``credentials(text)``: returns a dict holding the planted secret."""
 
 
 def forecast_tool(probe: Probe) -> ToolSpec:
@@ -192,45 +183,7 @@ def forecast_tool(probe: Probe) -> ToolSpec:
     )
 
 
-def slow_echo_tool(probe: Probe) -> ToolSpec:
-    """``slow_echo(text, delay)``: echoes after ``delay`` seconds (timeout 5 s)."""
-
-    def handler(text: str, delay: float) -> str:
-        time.sleep(delay)
-        probe.record("slow_echo", {"text": text})
-        return f"slow: {text}"
-
-    return ToolSpec(
-        name="slow_echo",
-        description="Echo after a delay (seconds).",
-        parameters={
-            "type": "object",
-            "properties": {"text": {"type": "string"}, "delay": {"type": "number", "minimum": 0}},
-            "required": ["text", "delay"],
-        },
-        handler=handler,
-        timeout_seconds=5.0,
-    )
-
-
-def hang_tool(probe: Probe) -> ToolSpec:
-    """``hang(text)``: sleeps 0.6 s under a 0.15 s timeout, then notes a late write."""
-
-    def handler(text: str) -> str:
-        time.sleep(0.6)
-        probe.late_writes.append(text)
-        return "finished late"
-
-    return ToolSpec(
-        name="hang",
-        description="A tool that is too slow.",
-        parameters=_TEXT,
-        handler=handler,
-        timeout_seconds=0.15,
-    )
-
-
-def _kind_tool(
+def kind_tool(
     name: str, description: str, kinds: Mapping[str, Any], act: Callable[[str, Any], Any]
 ) -> ToolFactory:
     """A factory of a tool taking one ``kind`` (an enum of ``kinds``' keys): it notes the
@@ -253,32 +206,6 @@ def _kind_tool(
         )
 
     return make
-
-
-def _raise_classified(kind: str, error: Callable[[str], Exception]) -> Any:
-    raise error(f"record lookup failed: {kind}")
-
-
-fetch_record_tool: Final = _kind_tool(
-    "fetch_record",
-    "Fetch a record; fails in a classified way.",
-    {"unauthorized": UnauthorizedError, "not_found": NotFoundError, "transient": TransientError},
-    _raise_classified,
-)
-"""``fetch_record(kind)``: raises the classified ToolError ``kind`` names."""
-typed_tool: Final = _kind_tool(
-    "typed",
-    "Returns a value of the requested type.",
-    {
-        "int": 42,
-        "float": 2.5,
-        "dict": {"城市": "北京", "ok": True, "none": None},
-        "list": [1, "二", {"three": 3}],
-        "set": {1, 2},
-    },
-    lambda kind, value: value,
-)
-"""``typed(kind)``: returns an int, float, dict, list, or a set (not JSON)."""
 
 
 def transfer_tool(probe: Probe) -> ToolSpec:
@@ -325,3 +252,23 @@ def basic_tools(probe: Probe) -> list[ToolSpec]:
 def tools_with(*makers: ToolFactory) -> Callable[[Probe], list[ToolSpec]]:
     """``echo`` plus the tools ``makers`` build."""
     return lambda probe: [echo_tool(probe), *(make(probe) for make in makers)]
+
+
+# -- earlier turns of a history --------------------------------------------------------
+
+EARLIER_QUESTION: Final = Message(role="user", content="echo a")
+"""The user turn a history starts with, before :func:`earlier_call`."""
+
+
+def earlier_call(call_id: str, text: str = "a") -> Message:
+    """An assistant turn of a history that called ``echo`` with id ``call_id``."""
+    return Message(
+        role="assistant", tool_calls=(ToolCall(id=call_id, name="echo", arguments={"text": text}),)
+    )
+
+
+def earlier_result(call_id: str, text: str = "a") -> Message:
+    """The tool message answering :func:`earlier_call`."""
+    return Message(
+        role="tool", content=f"echo: {text}", tool_call_id=call_id, name="echo", status="success"
+    )

@@ -27,7 +27,7 @@ import pytest
 from ..harnesses import Harness
 from ..registry import load_harness
 from ..testing import FakeModel, Reply
-from .evaluate import Scenario
+from .base import Scenario
 from .runner import ScenarioOutcome, run_scenario
 from .scenarios import SCENARIOS
 

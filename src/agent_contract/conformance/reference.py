@@ -3,15 +3,14 @@ one definition, used by ``agent-contract check`` and the pytest suite's agreemen
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final
+from dataclasses import replace
+from typing import Any, Final
 
 from ..harnesses import Observation
-from .problems import Problem
+from .base import Problem, Scenario
+from .runner import ScenarioOutcome
 
-if TYPE_CHECKING:
-    from .evaluate import Scenario
-
-__all__ = ["differences"]
+__all__ = ["differences", "with_differences"]
 
 
 _AFTER_STOP: Final = frozenset({"refused_after_stop"})
@@ -61,6 +60,16 @@ def differences(
             )
         )
     return problems
+
+
+def with_differences(outcome: ScenarioOutcome, reference: ScenarioOutcome) -> ScenarioOutcome:
+    """``outcome`` with its :func:`differences` from ``reference`` (the reference
+    harness's outcome of the same scenario, named by its ``harness``) added as problems;
+    ``outcome`` itself when there are none."""
+    found = differences(
+        outcome.scenario, outcome.observation, reference.observation, reference.harness
+    )
+    return replace(outcome, problems=(*outcome.problems, *found)) if found else outcome
 
 
 def _short(value: Any, limit: int = 400) -> str:

@@ -12,7 +12,8 @@ from typing import Final
 from ..errors import ConfigurationError
 from ..harnesses import Harness, Observation
 from ..testing import FakeModel
-from .evaluate import Problem, Scenario, evaluate, observe
+from .base import Problem, Scenario
+from .evaluate import evaluate, observe
 from .fixtures import Probe
 
 __all__ = [

@@ -35,15 +35,15 @@ agent_contract.conformance`` do not.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import replace
 from typing import Any, ClassVar, Final
 
 import pytest
 
 from ..harnesses import Harness, capabilities_of, offline_harness
+from .base import Scenario
 from .boundaries import BOUNDARIES, boundary, boundary_label
-from .evaluate import Scenario, differences
 from .fixtures import hide_planted
+from .reference import with_differences
 from .runner import ScenarioOutcome, run_scenario
 from .scenarios import SCENARIOS
 
@@ -219,10 +219,7 @@ class ContractSuite:
                 pytest.skip(f"{flag[0]} = False: scenario {scenario.name!r} needs {capability!r}")
         outcome = run_scenario(scenario, self.harness(), self.harness_name)
         reference = _reference(scenario)
-        found = (
-            differences(scenario, outcome.observation, reference.observation) if reference else []
-        )
-        return replace(outcome, problems=(*outcome.problems, *found)) if found else outcome
+        return with_differences(outcome, reference) if reference else outcome
 
     def check_scenario(self, scenario: Scenario) -> None:
         """Run ``scenario`` and fail with every broken expectation, tagged by boundary."""

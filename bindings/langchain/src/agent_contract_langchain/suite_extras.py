@@ -1,5 +1,5 @@
 """The LangChain pieces the contract suite's scenarios name in ``Scenario.extras`` (see
-:data:`agent_contract.conformance.evaluate.EXTRAS`), and the capabilities they give the
+:data:`agent_contract.conformance.base.EXTRAS`), and the capabilities they give the
 LangChain harnesses.
 
 - ``middleware``: stock or user middleware, placed inside the contract (between

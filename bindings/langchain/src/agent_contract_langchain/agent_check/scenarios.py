@@ -12,14 +12,10 @@ from langchain_core.tools import BaseTool
 
 from agent_contract.budget import Budget
 from agent_contract.conformance.agent import ProbeInfo
-from agent_contract.conformance.evaluate import (
-    Problem,
-    Scenario,
-    check_hidden_text,
-    check_not_emitted,
-    check_ran,
-    check_timeout,
-)
+from agent_contract.conformance.base import Problem, Scenario
+from agent_contract.conformance.boundaries.timeouts import check_timeout
+from agent_contract.conformance.boundaries.tool_errors import check_hidden_text
+from agent_contract.conformance.checks import check_not_emitted, check_ran
 from agent_contract.conformance.fixtures import PLANTED_PASSWORD, PLANTED_SECRET, Probe
 from agent_contract.harnesses import Observation
 from agent_contract.testing import FakeModel, Reply, tool_call, tool_calls

@@ -1,0 +1,295 @@
+"""The response-shape boundary: a reply is a final answer or tool calls, nothing else
+(malformed or list arguments, missing or reused call ids, empty replies, commentary beside
+calls, tools that answer directly, structured answers).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from ...errors import NotFoundError
+from ...harnesses import Observation
+from ...messages import Completion, ToolCall
+from ...runtime import AnswerFormat
+from ...testing import FakeModel, tool_call, tool_calls
+from ...tools import ToolSpec
+from ..base import Boundary, BoundaryDefinition, Check, Problem, Scenario
+from ..checks import check_model_calls, check_output
+from ..fixtures import (
+    EARLIER_QUESTION,
+    Probe,
+    basic_tools,
+    earlier_call,
+    earlier_result,
+    tools_with,
+)
+
+__all__ = ["DEFINITION", "WEATHER", "check_tool_runs", "faq_tool"]
+
+_WEATHER = {
+    "type": "object",
+    "properties": {
+        "city": {"type": "string"},
+        "temp_c": {"type": "number", "maximum": 60},
+    },
+    "required": ["city", "temp_c"],
+}
+WEATHER: Final = AnswerFormat(tools={"Weather": _WEATHER})
+"""A structured answer: a ``Weather`` object."""
+
+
+def faq_tool(probe: Probe) -> ToolSpec:
+    """``faq(topic)``: ``return_direct``: its answer ends the run; the topic
+    ``"unknown"`` raises ``not_found`` (a failed call does not end the run)."""
+
+    def handler(topic: str) -> str:
+        probe.record("faq", {"topic": topic})
+        if topic == "unknown":
+            raise NotFoundError(f"no FAQ entry for {topic!r}")
+        return f"FAQ {topic}: see the handbook"
+
+    return ToolSpec(
+        name="faq",
+        description="Answer from the FAQ; the answer goes to the user as it is.",
+        parameters={"type": "object", "properties": {"topic": {"type": "string"}}},
+        handler=handler,
+        return_direct=True,
+    )
+
+
+def check_tool_runs(times: int, boundary: str) -> Check:
+    """Tool handlers ran exactly ``times`` times in all (every tool, every attempt)."""
+
+    def check(obs: Observation, model: FakeModel, probe: Probe) -> list[Problem]:
+        ran = len(probe.calls) + probe.write_calls
+        if ran != times:
+            return [Problem(boundary=boundary, message=f"tools ran {ran} times, expected {times}")]
+        return []
+
+    return check
+
+
+DEFINITION: Final = BoundaryDefinition(
+    boundary=Boundary(
+        id="response_shape",
+        label="response shape",
+        rule="a response is a final answer or tool calls, nothing else",
+        keep_it=(
+            "Judge every model reply with `RunState.accept_response` before acting on it: "
+            "a final text or tool calls, never both or neither; ids present and unique; "
+            "arguments a JSON object. Anything else stops the run with `invalid_response`."
+        ),
+    ),
+    scenarios=(
+        Scenario(
+            name="direct_answer",
+            boundary="response_shape",
+            description="a plain text reply is the answer; no tool runs",
+            script=("Tool calling lets a model ask the runtime to act.",),
+            tools=basic_tools,
+            stop_reason="answered",
+            output_contains=("Tool calling",),
+            must_not_run=("echo", "forecast"),
+        ),
+        Scenario(
+            name="malformed_json_arguments",
+            boundary="response_shape",
+            description="arguments that are not parseable JSON are a contract violation",
+            script=(tool_call("echo", '{"text": "unterminated', id="call_bad"),),
+            tools=basic_tools,
+            stop_reason="invalid_response",
+            trajectory=("echo",),
+            results=(("error", "invalid_call"),),
+            must_not_run=("echo",),
+        ),
+        Scenario(
+            name="arguments_not_object",
+            boundary="response_shape",
+            description="arguments that are a JSON list are a contract violation",
+            script=(tool_call("echo", ["a", "b"], id="call_list"),),
+            tools=basic_tools,
+            stop_reason="invalid_response",
+            trajectory=("echo",),
+            results=(("error", "invalid_call"),),
+            must_not_run=("echo",),
+        ),
+        Scenario(
+            name="missing_call_id",
+            boundary="response_shape",
+            description="a call without an id cannot be answered: the run stops, nothing runs",
+            script=(tool_call("echo", {"text": "hi"}, id=None),),
+            tools=basic_tools,
+            stop_reason="invalid_response",
+            trajectory=("echo",),
+            must_not_run=("echo",),
+        ),
+        Scenario(
+            name="duplicate_call_ids",
+            boundary="response_shape",
+            description="two calls sharing one id are a contract violation",
+            script=(
+                tool_calls(
+                    ("echo", {"text": "one"}, "call_dup"), ("echo", {"text": "two"}, "call_dup")
+                ),
+            ),
+            tools=basic_tools,
+            stop_reason="invalid_response",
+            trajectory=("echo", "echo"),
+            results=(("error", "invalid_call"),),
+            must_not_run=("echo",),
+        ),
+        Scenario(
+            name="empty_response",
+            boundary="response_shape",
+            description="a reply with neither text nor calls is never an answer",
+            script=(Completion(text=""),),
+            tools=basic_tools,
+            stop_reason="invalid_response",
+        ),
+        Scenario(
+            name="return_direct_ends_the_run",
+            boundary="response_shape",
+            description=(
+                "return_direct results end the run as the answer after the batch, "
+                "the model is not called again"
+            ),
+            script=(
+                tool_calls(
+                    ("faq", {"topic": "refunds"}, "call_faq_1"),
+                    ("echo", {"text": "also"}, "call_echo"),
+                    ("faq", {"topic": "returns"}, "call_faq_2"),
+                ),
+                "this answer must never be produced",
+            ),
+            tools=tools_with(faq_tool),
+            stop_reason="answered",
+            trajectory=("faq", "echo", "faq"),
+            results=(("success", None),) * 3,
+            output_contains=("FAQ refunds: see the handbook\n\nFAQ returns: see the handbook",),
+            extra=(check_model_calls(1, "response_shape"),),
+        ),
+        Scenario(
+            name="return_direct_failure_goes_on",
+            boundary="response_shape",
+            description="a failed return_direct call does not end the run",
+            script=(tool_call("faq", {"topic": "unknown"}), "no entry, sorry"),
+            tools=tools_with(faq_tool),
+            stop_reason="answered",
+            trajectory=("faq",),
+            results=(("error", "not_found"),),
+            output_contains=("no entry, sorry",),
+            extra=(check_model_calls(2, "response_shape"),),
+        ),
+        Scenario(
+            name="history_id_reused_by_the_model",
+            boundary="response_shape",
+            description="a new call reusing an id of the history is a contract violation",
+            script=(tool_call("echo", {"text": "b"}, id="old_1"),),
+            tools=basic_tools,
+            history=(EARLIER_QUESTION, earlier_call("old_1"), earlier_result("old_1")),
+            stop_reason="invalid_response",
+            trajectory=("echo",),
+            results=(("success", None),),
+            must_not_run=("echo",),
+        ),
+        Scenario(
+            name="commentary_with_tool_calls",
+            boundary="response_shape",
+            description="text beside tool calls is commentary: the calls run, it is never "
+            "the answer",
+            script=(
+                Completion(
+                    text="Let me look that up.",
+                    tool_calls=(ToolCall(id="call_c", name="echo", arguments={"text": "x"}),),
+                ),
+                "done",
+            ),
+            tools=basic_tools,
+            stop_reason="answered",
+            trajectory=("echo",),
+            results=(("success", None),),
+            extra=(check_output("done"),),
+        ),
+        Scenario(
+            name="text_and_tool_calls",
+            boundary="response_shape",
+            description="with commentary='refuse', a reply with both text and calls is a "
+            "contract violation",
+            commentary="refuse",
+            script=(
+                Completion(
+                    text="Sure, running it.",
+                    tool_calls=(ToolCall(id="call_both", name="echo", arguments={"text": "x"}),),
+                ),
+            ),
+            tools=basic_tools,
+            stop_reason="invalid_response",
+            trajectory=("echo",),
+            results=(("error", "invalid_call"),),
+            must_not_run=("echo",),
+        ),
+        Scenario(
+            name="structured_answer",
+            boundary="response_shape",
+            description="a structured answer is the answer: validated, never run, not a tool call",
+            script=(tool_call("Weather", {"city": "Oslo", "temp_c": 3}),),
+            tools=basic_tools,
+            answer_format=WEATHER,
+            stop_reason="answered",
+            trajectory=("Weather",),
+            results=(("success", None),),
+            extra=(check_output('{"city":"Oslo","temp_c":3}'),),
+        ),
+        Scenario(
+            name="structured_answer_retried",
+            boundary="response_shape",
+            description="a structured answer that fails its schema is refused, the model "
+            "is told and answers again",
+            script=(
+                tool_call("Weather", {"city": "Oslo", "temp_c": 999}),
+                tool_call("Weather", {"city": "Oslo", "temp_c": 3}),
+            ),
+            tools=basic_tools,
+            answer_format=WEATHER,
+            stop_reason="answered",
+            trajectory=("Weather", "Weather"),
+            results=(("error", "invalid_arguments"), ("success", None)),
+            extra=(check_output('{"city":"Oslo","temp_c":3}'),),
+        ),
+        Scenario(
+            name="structured_answer_with_tool_calls",
+            boundary="response_shape",
+            description="a structured answer beside a tool call is a contract violation; "
+            "nothing runs",
+            script=(
+                tool_calls(("Weather", {"city": "Oslo", "temp_c": 3}), ("echo", {"text": "also"})),
+            ),
+            tools=basic_tools,
+            answer_format=WEATHER,
+            stop_reason="invalid_response",
+            trajectory=("Weather", "echo"),
+            results=(("error", "invalid_call"), ("error", "invalid_call")),
+            must_not_run=("echo",),
+        ),
+        Scenario(
+            name="call_id_reused_in_a_later_turn",
+            boundary="response_shape",
+            description=(
+                "a call reusing the id of a call from an earlier turn of the same run is a "
+                "contract violation: it does not run"
+            ),
+            script=(
+                tool_call("echo", {"text": "a"}, id="call_same"),
+                tool_call("echo", {"text": "b"}, id="call_same"),
+                "this answer must never be produced",
+            ),
+            tools=basic_tools,
+            stop_reason="invalid_response",
+            trajectory=("echo", "echo"),
+            results=(("success", None),),
+            model_calls=2,
+            extra=(check_tool_runs(1, "response_shape"),),
+        ),
+    ),
+)
+"""The response shape boundary: its row and its scenarios."""

@@ -1,0 +1,146 @@
+"""The serialization boundary: non-string results reach the model as JSON, non-ASCII
+kept (numbers, dicts, lists, a set that is not JSON, ``async def`` tools, text that is
+not valid Unicode).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from typing import Any, Final
+
+from ...budget import Budget
+from ...testing import tool_call, tool_calls
+from ...tools import ToolSpec
+from ..base import Boundary, BoundaryDefinition, Scenario
+from ..checks import check_contents
+from ..fixtures import TEXT_SCHEMA, Probe, basic_tools, kind_tool, tools_with
+
+__all__ = ["DEFINITION", "async_lookup_tool", "fsname_tool", "typed_tool"]
+
+typed_tool: Final = kind_tool(
+    "typed",
+    "Returns a value of the requested type.",
+    {
+        "int": 42,
+        "float": 2.5,
+        "dict": {"城市": "北京", "ok": True, "none": None},
+        "list": [1, "二", {"three": 3}],
+        "set": {1, 2},
+    },
+    lambda kind, value: value,
+)
+"""``typed(kind)``: returns an int, float, dict, list, or a set (not JSON)."""
+
+
+def async_lookup_tool(probe: Probe) -> ToolSpec:
+    """``async_lookup(text)``: an ``async def`` handler returning JSON data."""
+
+    async def handler(text: str) -> dict[str, Any]:
+        await asyncio.sleep(0)
+        probe.record("async_lookup", {"text": text})
+        return {"found": text, "async": True}
+
+    return ToolSpec(
+        name="async_lookup",
+        description="Look something up (async).",
+        parameters=TEXT_SCHEMA,
+        handler=handler,
+    )
+
+
+def fsname_tool(probe: Probe) -> ToolSpec:
+    """``fsname(text)``: returns ``os.fsdecode(b"report-\\xff.txt")``, which holds the
+    lone surrogate U+DCFF."""
+
+    def handler(text: str) -> str:
+        probe.record("fsname", {"text": text})
+        return os.fsdecode(b"report-\xff.txt")
+
+    return ToolSpec(
+        name="fsname",
+        description="Returns a file name that is not UTF-8.",
+        parameters=TEXT_SCHEMA,
+        handler=handler,
+    )
+
+
+DEFINITION: Final = BoundaryDefinition(
+    boundary=Boundary(
+        id="serialization",
+        label="serialization",
+        rule="non-string results reach the model as JSON, non-ASCII kept",
+        keep_it=(
+            "Hand the model the tool's raw value through the contract's one serializer "
+            "(`RunState.execute` applies it): JSON with non-ASCII kept; a value that is not "
+            "JSON is a `tool_error`, never its `str()`."
+        ),
+    ),
+    scenarios=(
+        Scenario(
+            name="non_string_results",
+            boundary="serialization",
+            description="numbers, dicts and lists reach the model as JSON; a set is an error",
+            script=(
+                tool_calls(
+                    ("typed", {"kind": "int"}, "call_int"),
+                    ("typed", {"kind": "float"}, "call_float"),
+                    ("typed", {"kind": "dict"}, "call_dict"),
+                    ("typed", {"kind": "list"}, "call_list"),
+                    ("typed", {"kind": "set"}, "call_set"),
+                ),
+                "typed",
+            ),
+            tools=tools_with(typed_tool),
+            budget=Budget(deadline_seconds=30.0, max_tool_calls=8),
+            stop_reason="answered",
+            trajectory=("typed",) * 5,
+            results=(("success", None),) * 4 + (("error", "tool_error"),),
+            extra=(
+                check_contents(
+                    [
+                        "42",
+                        "2.5",
+                        '{"城市": "北京", "ok": true, "none": null}',
+                        '[1, "二", {"three": 3}]',
+                    ]
+                ),
+            ),
+        ),
+        Scenario(
+            name="non_ascii",
+            boundary="serialization",
+            description="non-ASCII arguments and results pass through unchanged",
+            script=(tool_call("echo", {"text": "你好, café ☕"}), "好的"),
+            tools=basic_tools,
+            stop_reason="answered",
+            trajectory=("echo",),
+            results=(("success", None),),
+            output_contains=("好的",),
+            extra=(check_contents(["echo: 你好, café ☕"]),),
+        ),
+        Scenario(
+            name="async_tool",
+            boundary="serialization",
+            description="an async def handler runs, and its value reaches the model as JSON",
+            script=(tool_call("async_lookup", {"text": "x"}), "found"),
+            tools=tools_with(async_lookup_tool),
+            stop_reason="answered",
+            trajectory=("async_lookup",),
+            results=(("success", None),),
+            extra=(check_contents(['{"found": "x", "async": true}']),),
+        ),
+        Scenario(
+            name="lone_surrogate_result",
+            boundary="serialization",
+            description="a result holding a lone surrogate reaches the model escaped as \\udXXX",
+            script=(tool_call("fsname", {"text": "x"}), "listed"),
+            tools=tools_with(fsname_tool),
+            stop_reason="answered",
+            trajectory=("fsname",),
+            results=(("success", None),),
+            extra=(check_contents(["report-\\udcff.txt"]),),
+        ),
+    ),
+)
+"""The serialization boundary: its row and its scenarios."""

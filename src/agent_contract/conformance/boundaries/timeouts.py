@@ -1,0 +1,156 @@
+"""The timeouts boundary: a slow tool times out with outcome unknown and side effects
+possible (a sync tool, an ``async def`` tool that is cancelled, a tool behind a retry
+layer).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import Final
+
+from ...harnesses import Observation
+from ...testing import FakeModel, tool_call
+from ...tools import ToolSpec
+from ..base import Boundary, BoundaryDefinition, Problem, Scenario
+from ..checks import check_ran
+from ..fixtures import TEXT_SCHEMA, Probe, text_tool, tools_with
+
+__all__ = [
+    "DEFINITION",
+    "async_hang_tool",
+    "check_cancelled",
+    "check_timeout",
+    "flaky_tool",
+    "hang_tool",
+]
+
+
+def hang_tool(probe: Probe) -> ToolSpec:
+    """``hang(text)``: sleeps 0.6 s under a 0.15 s timeout, then notes a late write."""
+
+    def handler(text: str) -> str:
+        time.sleep(0.6)
+        probe.late_writes.append(text)
+        return "finished late"
+
+    return ToolSpec(
+        name="hang",
+        description="A tool that is too slow.",
+        parameters=TEXT_SCHEMA,
+        handler=handler,
+        timeout_seconds=0.15,
+    )
+
+
+def async_hang_tool(probe: Probe) -> ToolSpec:
+    """``async_hang(text)``: an ``async def`` handler that awaits 0.6 s under a 0.15 s
+    timeout, then notes a late write (which a cancelled task never makes)."""
+
+    async def handler(text: str) -> str:
+        await asyncio.sleep(0.6)
+        probe.late_writes.append(text)
+        return "finished late"
+
+    return ToolSpec(
+        name="async_hang",
+        description="An async tool that is too slow.",
+        parameters=TEXT_SCHEMA,
+        handler=handler,
+        timeout_seconds=0.15,
+    )
+
+
+def _flaky(text: str) -> str:
+    raise TimeoutError("the upstream service did not answer")
+
+
+flaky_tool: Final = text_tool("flaky", "A tool whose upstream times out.", _flaky)
+"""``flaky(text)``: raises its own ``TimeoutError`` every time."""
+
+
+def check_timeout(obs: Observation, model: FakeModel, probe: Probe) -> list[Problem]:
+    """The run has a ``timeout`` tool message, and every one reports
+    ``side_effects_possible``."""
+    timeouts = [m for m in obs.tool_messages if m["error_kind"] == "timeout"]
+    if not timeouts or not all(m["side_effects_possible"] for m in timeouts):
+        return [
+            Problem(boundary="timeouts", message="a timeout did not report side_effects_possible")
+        ]
+    return []
+
+
+def check_cancelled(obs: Observation, model: FakeModel, probe: Probe) -> list[Problem]:
+    """The timed-out async tool was cancelled (outcome ``cancelled``) and its late write
+    never happened."""
+    problems = []
+    outcomes = [
+        json.loads(m["content"]).get("outcome")
+        for m in obs.tool_messages
+        if m["error_kind"] == "timeout"
+    ]
+    if outcomes != ["cancelled"]:
+        problems.append(f"timeout outcomes {outcomes}, expected ['cancelled']")
+    if probe.late_writes:
+        problems.append(f"the cancelled tool still wrote {probe.late_writes}")
+    return [Problem(boundary="timeouts", message=m) for m in problems]
+
+
+DEFINITION: Final = BoundaryDefinition(
+    boundary=Boundary(
+        id="timeouts",
+        label="timeouts",
+        rule="a slow tool times out with outcome unknown and side effects possible",
+        keep_it=(
+            "`ToolSpec(timeout_seconds=...)`: `RunState.execute` runs each call on the "
+            "contract's executor and reports a call past its limit as `timeout` with "
+            "`outcome: unknown` and `side_effects_possible: true` while the run goes on "
+            "(`isolation='process'` kills it instead)."
+        ),
+    ),
+    scenarios=(
+        Scenario(
+            name="tool_timeout",
+            boundary="timeouts",
+            description="a tool past its timeout: outcome unknown, side effects possible",
+            script=(tool_call("hang", {"text": "slow"}), "timed out"),
+            tools=tools_with(hang_tool),
+            stop_reason="answered",
+            trajectory=("hang",),
+            results=(("error", "timeout"),),
+            extra=(check_timeout,),
+            requires=("timeouts",),
+        ),
+        Scenario(
+            name="async_tool_timeout",
+            boundary="timeouts",
+            description=(
+                "an async tool past its timeout is cancelled: outcome cancelled, side "
+                "effects possible, its later write never lands"
+            ),
+            script=(tool_call("async_hang", {"text": "slow"}), "timed out"),
+            tools=tools_with(async_hang_tool),
+            stop_reason="answered",
+            trajectory=("async_hang",),
+            results=(("error", "timeout"),),
+            extra=(check_timeout, check_cancelled),
+            requires=("timeouts",),
+        ),
+        Scenario(
+            name="retry_layer_timeout",
+            boundary="timeouts",
+            description="a retry layer runs a timing-out tool three times: every attempt "
+            "is charged, the outcome is unknown, side effects possible",
+            script=(tool_call("flaky", {"text": "go"}), "it timed out"),
+            tools=tools_with(flaky_tool),
+            extras={"middleware": ("tool_retry",)},
+            requires=("middleware",),
+            stop_reason="answered",
+            trajectory=("flaky",),
+            results=(("error", "timeout"),),
+            extra=(check_timeout, check_ran("flaky", 3, "timeouts")),
+        ),
+    ),
+)
+"""The timeouts boundary: its row and its scenarios."""

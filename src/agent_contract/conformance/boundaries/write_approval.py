@@ -1,0 +1,193 @@
+"""The approval-for-writes boundary (capability ``write_tools``): writes wait for a
+human decision bound to the exact call, and apply once (approved, rejected, edited,
+replayed approvals, a lost acknowledgement, a crash and restart, checked in every run
+that asks for one by :func:`check_crash_restart`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Final
+
+from ...harnesses import Observation
+from ...testing import FakeModel, tool_call
+from ...tools import ToolContext, ToolSpec
+from ..base import Boundary, BoundaryDefinition, Check, Problem, Scenario
+from ..checks import check_model_calls, check_writes
+from ..fixtures import Probe, tools_with, transfer_tool
+
+__all__ = ["DEFINITION", "check_crash_restart", "flaky_ack_transfer_tool"]
+
+_SEND: Final = {"to": "bob", "amount": 10}
+
+
+def flaky_ack_transfer_tool(probe: Probe) -> ToolSpec:
+    """:func:`~agent_contract.conformance.fixtures.transfer_tool` whose first write
+    lands and then loses its acknowledgement (the handler raises ``ConnectionError``
+    after storing the write under its idempotency key)."""
+    spec = transfer_tool(probe)
+    write = spec.handler
+
+    def handler(context: ToolContext, to: str, amount: int) -> dict[str, Any]:
+        result = write(context, to=to, amount=amount)
+        if probe.write_calls == 1:
+            raise ConnectionError("connection reset before the acknowledgement arrived")
+        return dict(result)
+
+    return ToolSpec(
+        name=spec.name,
+        description=spec.description,
+        parameters=spec.parameters,
+        handler=handler,
+        effect="write",
+        preview=spec.preview,
+        verify=spec.verify,
+    )
+
+
+def check_crash_restart(
+    scenario: Scenario, obs: Observation, model: FakeModel, probe: Probe
+) -> list[Problem]:
+    """In every run of a scenario with a crash point: the harness crashed there once and
+    restarted once."""
+    if scenario.crash_at is None:
+        return []
+    plan = probe.crash
+    fired, restarts = (plan.fired, plan.restarts) if plan else (0, 0)
+    if (fired, restarts) == (1, 1):
+        return []
+    message = (
+        f"asked to crash at {scenario.crash_at!r} and restart: crashed {fired} "
+        f"time(s), restarted {restarts} time(s), expected once each"
+    )
+    return [Problem(boundary="write_approval", message=message)]
+
+
+def _applied_once(
+    name: str,
+    description: str,
+    tools: Callable[[Probe], list[ToolSpec]],
+    *,
+    requires: tuple[str, ...] = ("write_tools",),
+    crash_at: str | None = None,
+    extra: tuple[Check, ...] = (),
+) -> Scenario:
+    """A scenario whose transfer of 10, approved, applies exactly once (previewed once)
+    and the run answers ``sent``; ``extra`` checks are made after that one."""
+    return Scenario(
+        name=name,
+        boundary="write_approval",
+        description=description,
+        script=(tool_call("transfer", _SEND), "sent"),
+        tools=tools,
+        decisions=("approve",),
+        crash_at=crash_at,
+        stop_reason="answered",
+        trajectory=("transfer",),
+        results=(("success", None),),
+        requires=requires,
+        extra=(check_writes([10], previews=1), *extra),
+    )
+
+
+DEFINITION: Final = BoundaryDefinition(
+    boundary=Boundary(
+        id="write_approval",
+        label="approval for writes",
+        rule="writes wait for a human decision bound to the exact call, and apply once",
+        keep_it=(
+            "`ToolSpec(effect='write', preview=..., verify=...)`: the run pauses with "
+            "`pending_approval`, `RunState.resume` takes the human's `Approval`s bound to "
+            "the exact call, and an approved write runs once with an idempotency key."
+        ),
+    ),
+    scenarios=(
+        Scenario(
+            name="write_waits_for_approval",
+            boundary="write_approval",
+            description="a write call pauses the run; nothing is written without a decision",
+            script=(tool_call("transfer", _SEND),),
+            tools=tools_with(transfer_tool),
+            stop_reason="pending_approval",
+            trajectory=(),
+            must_not_run=(),
+            requires=("write_tools",),
+            extra=(check_writes([], previews=1),),
+        ),
+        _applied_once(
+            "write_approved",
+            "an approved write runs once and is verified",
+            tools_with(transfer_tool),
+        ),
+        Scenario(
+            name="write_rejected",
+            boundary="write_approval",
+            description="a rejected write never runs and gets a bound rejection",
+            script=(tool_call("transfer", _SEND), "not sent"),
+            tools=tools_with(transfer_tool),
+            decisions=("reject",),
+            stop_reason="answered",
+            trajectory=("transfer",),
+            results=(("error", "rejected"),),
+            requires=("write_tools",),
+            extra=(check_writes([], previews=1),),
+        ),
+        Scenario(
+            name="write_edited",
+            boundary="write_approval",
+            description="an edited write is previewed again, then runs once with the edit",
+            script=(tool_call("transfer", _SEND), "sent less"),
+            tools=tools_with(transfer_tool),
+            decisions=(("edit", {"to": "bob", "amount": 5}),),
+            stop_reason="answered",
+            trajectory=("transfer",),
+            results=(("success", None),),
+            requires=("write_tools",),
+            extra=(check_writes([5], previews=2),),
+        ),
+        Scenario(
+            name="approval_replay_refused",
+            boundary="write_approval",
+            description="an approval issued for other arguments is refused; nothing runs",
+            script=(tool_call("transfer", _SEND), "not sent"),
+            tools=tools_with(transfer_tool),
+            decisions=("replay", "reject"),
+            stop_reason="answered",
+            trajectory=("transfer",),
+            results=(("error", "rejected"),),
+            requires=("write_tools",),
+            extra=(check_writes([], previews=1, refusals=1),),
+        ),
+        _applied_once(
+            "write_acknowledgement_lost",
+            "a write that landed but lost its acknowledgement is read back by its "
+            "idempotency key and reported applied, not repeated",
+            tools_with(flaky_ack_transfer_tool),
+        ),
+        *(
+            _applied_once(
+                f"write_crash_{point}",
+                description,
+                tools_with(transfer_tool),
+                crash_at=point,
+                requires=("write_tools", "crash_restart"),
+                extra=(check_model_calls(2, "write_approval"),),
+            )
+            for point, description in (
+                (
+                    "after_write",
+                    "the process crashes between a write and its acknowledgement; a fresh "
+                    "instance resumes with the same idempotency key, verifies, and does not "
+                    "write again",
+                ),
+                (
+                    "after_approval",
+                    "the process crashes after the decision is stored, before the write; a "
+                    "fresh instance carries out the stored decision once",
+                ),
+            )
+        ),
+    ),
+    every_run=(check_crash_restart,),
+)
+"""The approval for writes boundary: its row and its scenarios, and the check it makes in every run."""
