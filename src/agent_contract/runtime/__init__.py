@@ -29,6 +29,7 @@ from .response import (
 )
 from .snapshot import SNAPSHOT_VERSION
 from .state import Checkpoint, RunState
+from .terms import Terms
 
 __all__ = [
     "SNAPSHOT_VERSION",
@@ -46,6 +47,7 @@ __all__ = [
     "RunResult",
     "RunState",
     "Stop",
+    "Terms",
     "ToolCallRecord",
     "Violation",
     "ViolationCode",

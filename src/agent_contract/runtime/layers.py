@@ -21,28 +21,6 @@ class LayerOps:
 
     _run: Run
 
-    def _refused_after_stop(self, planned: PlannedCall) -> ToolResult | None:
-        """The bound ``not_run`` refusal of a call asked to run after the run halted (the
-        guard every driver shares), recorded once; ``None`` while the run goes on."""
-        with self._run.lock:
-            stop = self._run.halted
-            if stop is None:
-                return None
-            self._run.trace.record(
-                "refused_after_stop", what="tool_call", id=planned.call_id, reason=stop.reason
-            )
-            recorded = self._run.ledger.answered.get(planned.call_id)
-            if recorded is not None:
-                return recorded
-            return self._run.ledger.record(
-                refusal(
-                    planned.call,
-                    "not_allowed",
-                    f"not run: the run has stopped ({stop.reason})",
-                    self._run.contract.redaction,
-                )
-            )
-
     def record_attempt(
         self,
         tool_call_id: str,

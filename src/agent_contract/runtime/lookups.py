@@ -13,10 +13,10 @@ from . import snapshot
 from .ledger import PlannedCall
 from .records import Stop
 from .run import Run
+from .terms import Terms
 
 if TYPE_CHECKING:
     from ..trace import Trace
-    from .contract import Contract
 
 __all__ = ["RunLookups"]
 
@@ -27,7 +27,7 @@ class RunLookups:
     _run: Run
 
     @property
-    def contract(self) -> Contract:
+    def contract(self) -> Terms:
         """The run's contract."""
         return self._run.contract
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from .. import budget as budget_checks
 from ..approval import Approval
@@ -14,7 +14,7 @@ from ..results import ToolResult
 from . import ending, execution, writes
 from .answers import AnswerFormat
 from .execution import AsyncInvoke, Invoke, Passthrough
-from .history import direct_answer, history_stop
+from .history import direct_answer
 from .judging import judge
 from .layers import LayerOps
 from .ledger import PlannedCall
@@ -24,9 +24,6 @@ from .recheck import still_fits
 from .records import RunResult, Stop
 from .response import ResponseVerdict
 from .run import Run
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = ["Checkpoint", "RunState"]
 
@@ -165,7 +162,7 @@ class RunState(LayerOps, RunLookups):
             if direct is not None:  # a return_direct tool answered: the run ends here
                 self.halt(direct.stop, direct.text)
                 return direct.stop
-            broken = history_stop(self._run, messages)
+            broken = self._run.history.stop(messages, self._run.trace)
             if broken is not None:
                 return broken
             breach = budget_checks.check_before_model_call(
@@ -248,7 +245,7 @@ class RunState(LayerOps, RunLookups):
             ConfigurationError: ``planned`` was refused (it has nothing to run) or is a
                 write call (run it with :meth:`execute` once approved).
         """
-        halted = self._refused_after_stop(planned)
+        halted = execution.refused_after_stop(self._run, planned)
         if halted is not None:
             return lambda: halted
         return execution.submit(self._run, planned, invoke, passthrough=passthrough)
@@ -273,7 +270,7 @@ class RunState(LayerOps, RunLookups):
         """
         if planned.refusal is not None:
             return planned.refusal
-        halted = self._refused_after_stop(planned)
+        halted = execution.refused_after_stop(self._run, planned)
         if halted is not None:
             return halted
         if planned.approval is not None:
@@ -293,7 +290,7 @@ class RunState(LayerOps, RunLookups):
         """
         if planned.refusal is not None:
             return planned.refusal
-        halted = self._refused_after_stop(planned)
+        halted = execution.refused_after_stop(self._run, planned)
         if halted is not None:
             return halted
         return await execution.aexecute(self._run, planned, ainvoke, passthrough=passthrough)

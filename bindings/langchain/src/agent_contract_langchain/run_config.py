@@ -24,7 +24,7 @@ from typing import Any, Final
 
 from agent_contract.budget import Budget
 from agent_contract.errors import ConfigurationError
-from agent_contract.runtime import Contract, RunState
+from agent_contract.runtime import Contract, RunState, Terms
 
 from ._memo import HistoryPrefix
 
@@ -42,7 +42,7 @@ RUNS_KEY: Final = "agent_contract"
 """Key of the contract's entries in ``config["configurable"]``."""
 
 
-def contract_key(contract: Contract) -> str:
+def contract_key(contract: Terms) -> str:
     """The key of ``contract``'s entry (unique among live contracts; the entry is also
     checked to belong to this very contract)."""
     return f"contract-{id(contract):x}"
