@@ -119,8 +119,8 @@ def test_a_stop_raises_out_of_a_plain_agent_run_never_an_answer() -> None:
     with pytest.raises(ContractStopped) as stopped:
         run_in_new_loop(go)
     assert stopped.value.stop.reason == "max_model_steps"
-    assert state.halted is not None
-    assert state.halted.reason == "max_model_steps"
+    assert state.view.halted is not None
+    assert state.view.halted.reason == "max_model_steps"
 
 
 def test_pydantic_ais_own_approval_without_the_contracts_decision_writes_nothing() -> None:

@@ -113,8 +113,8 @@ def test_restore_run_is_contract_restore(monkeypatch: pytest.MonkeyPatch) -> Non
         policy = fresh_import("agent_contract.policy", monkeypatch)
     contract = Contract()
     state = contract.start(run_id="r-old")
-    restored, transcript = policy.restore_run(contract, state.snapshot([]))  # type: ignore[attr-defined]
-    assert (restored.run_id, transcript) == ("r-old", [])
+    restored, transcript = policy.restore_run(contract, state.view.snapshot([]))  # type: ignore[attr-defined]
+    assert (restored.view.run_id, transcript) == ("r-old", [])
 
 
 @pytest.mark.parametrize(

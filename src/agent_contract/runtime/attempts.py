@@ -3,8 +3,8 @@
 A driver that runs tools inside a framework may see one call executed several times (a
 retry layer) or with other arguments than the contract planned (a human-review layer
 that edits the call). Each execution is an *attempt*; the driver's innermost hook
-reports it with :meth:`RunState.record_attempt` before the tool runs and
-:meth:`RunState.attempt_failed` when it raises. The rules, one place for every driver:
+reports it with ``RunState.layers.record_attempt`` before the tool runs and
+``RunState.layers.attempt_failed`` when it raises. The rules, one place for every driver:
 
 - the first attempt is the call the batch admitted; each further attempt is a retry,
   traced (``tool_retry``) and charged to ``max_tool_calls`` like any call: a retry past

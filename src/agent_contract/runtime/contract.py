@@ -87,7 +87,7 @@ class Contract(Terms):
     def restore(
         self, snapshot: Mapping[str, Any], *, context: Mapping[str, Any] | None = None
     ) -> tuple[RunState, list[Message]]:
-        """Rebuild a paused run from :meth:`RunState.snapshot` with this contract's tools.
+        """Rebuild a paused run from ``RunState.view.snapshot`` with this contract's tools.
 
         Returns:
             ``(state, transcript)``.
