@@ -177,4 +177,4 @@ def test_the_state_is_not_shared_between_runs_of_one_agent() -> None:
 
     outputs = run_in_new_loop(both)
     assert [o.output for o in outputs] == ["done", "done"]
-    assert [s.usage().tool_calls for s in states] == [1, 1]
+    assert [s.view.usage().tool_calls for s in states] == [1, 1]
