@@ -190,7 +190,7 @@ def main(argv: list[str]) -> int:
             )
         else:
             _, snapshot = store.load(RUN_ID)
-            pending = contract.restore(snapshot)[0].pending_approvals()
+            pending = contract.restore(snapshot)[0].view.pending_approvals()
             decisions = [Approval.for_pending(p, "approve", decided_by="ops") for p in pending]
             result = resume_graph(
                 graph,

@@ -6,14 +6,18 @@
 - Nothing in ``src/agent_contract`` imports LangChain, LangGraph, PydanticAI or a binding
   (a workspace member: ``tests/workspace.py`` reads them from the pyproject files), and
   names no framework in its code; a binding never imports another.
-- No module imports itself through a cycle of module-level imports.
+- No module imports itself through a cycle of module-level imports, and the runtime's
+  modules (``agent_contract.runtime.*``) form a DAG counting every import (inside
+  functions and under ``TYPE_CHECKING`` too): data at the bottom, the rules in the
+  middle, ``RunState`` and ``Contract`` on top.
 - Entry points (every ``pyproject.toml``) name modules of their own distribution,
   and a binding's harness and command entry points load no framework at import.
 
 Imports are read with ``ast``: ``import`` and ``from ... import`` anywhere (inside
-functions too), skipping ``if TYPE_CHECKING:`` blocks, plus string targets of
-``importlib.import_module(...)`` and ``__import__(...)``, plus entry-point values. The
-checker is proven to fail on synthetic graphs at the end of this file.
+functions too), ``if TYPE_CHECKING:`` blocks kept apart (they count only for the
+runtime's DAG), plus string targets of ``importlib.import_module(...)`` and
+``__import__(...)``, plus entry-point values. The checker is proven to fail on synthetic
+graphs at the end of this file.
 """
 
 from __future__ import annotations
@@ -58,6 +62,8 @@ class Module:
     """Everything it imports, anywhere in it (dotted names, possibly outside the tree)."""
     eager: set[str] = field(default_factory=set)
     """What it imports at module level, when it is imported."""
+    typing_only: set[str] = field(default_factory=set)
+    """What it imports under ``if TYPE_CHECKING:`` (for annotations; never loaded)."""
 
 
 def _is_type_checking(node: ast.If) -> bool:
@@ -97,20 +103,25 @@ def read_imports(module: Module, known: Iterable[str]) -> None:
     """Fill ``module.imports`` and ``module.eager`` from its source."""
     known = set(known)
 
-    def visit(node: ast.AST, depth: int) -> None:
+    def visit(node: ast.AST, depth: int, typing: bool) -> None:
         if isinstance(node, ast.If) and _is_type_checking(node):
+            for child in node.body:
+                visit(child, depth, True)
             for child in node.orelse:
-                visit(child, depth)
+                visit(child, depth, typing)
             return
         for target in _targets(module, node, known):
+            if typing:
+                module.typing_only.add(target)
+                continue
             module.imports.add(target)
             if depth == 0:
                 module.eager.add(target)
         inner = depth + isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
         for child in ast.iter_child_nodes(node):
-            visit(child, inner)
+            visit(child, inner, typing)
 
-    visit(ast.parse(module.source), 0)
+    visit(ast.parse(module.source), 0, False)
 
 
 def load_tree() -> dict[str, Module]:
@@ -162,13 +173,19 @@ def forbidden_imports(modules: Mapping[str, Module]) -> list[str]:
     return sorted(found)
 
 
-def cycles(modules: Mapping[str, Module]) -> list[list[str]]:
-    """Import cycles among the tree's modules: module-level imports (an import inside a
+def cycles(modules: Mapping[str, Module], *, every_import: bool = False) -> list[list[str]]:
+    """Import cycles among ``modules``: module-level imports (an import inside a
     function loads on demand, the way a binding defers its framework, and closes no
     cycle; a package importing through its parent is no edge either: the parent is
-    always loaded first)."""
+    always loaded first). With ``every_import``, imports inside functions and under
+    ``TYPE_CHECKING`` are edges too: a module that names another's type in an annotation,
+    or loads it on demand, still depends on it."""
     graph = {
-        name: sorted(t for t in m.eager - _ancestors(name) if t in modules and t != name)
+        name: sorted(
+            t
+            for t in (m.imports | m.typing_only if every_import else m.eager) - _ancestors(name)
+            if t in modules and t != name
+        )
         for name, m in modules.items()
     }
     found, state, stack = [], {}, []
@@ -276,6 +293,22 @@ def test_no_import_cycles() -> None:
     assert cycles(MODULES) == []
 
 
+def runtime_modules(modules: Mapping[str, Module]) -> dict[str, Module]:
+    """The modules of ``agent_contract.runtime`` (the package itself left out: it is the
+    manifest that imports them all)."""
+    return {n: m for n, m in modules.items() if n.startswith("agent_contract.runtime.")}
+
+
+def test_the_runtime_is_a_dag_counting_every_import() -> None:
+    """If this fails: a runtime module imports, inside a function or under
+    ``TYPE_CHECKING``, one that depends on it (a phase typing against the seam, the data
+    naming a rule). Move the definition to the module its idea lives in: the data of a
+    run (``run``, ``records``, ``ledger``, ``terms``, ``history``) at the bottom, the
+    rules taking a ``Run`` in the middle, ``RunState`` (``state``, with ``view`` and
+    ``layers``) and ``Contract`` on top."""
+    assert cycles(runtime_modules(MODULES), every_import=True) == []
+
+
 def test_the_core_names_no_framework_in_its_code() -> None:
     """``grep -ri langchain src/agent_contract`` finds docs only: docstrings and comments."""
     core = [m for n, m in MODULES.items() if layer(n) != "binding"]
@@ -376,6 +409,28 @@ def test_a_cycle_is_found() -> None:
         }
     )
     assert cycles(deferred) == []  # an import inside a function loads on demand
+
+
+def test_a_runtime_ring_through_lazy_and_type_checking_imports_is_found() -> None:
+    modules = synthetic(
+        {
+            "agent_contract.runtime.a": (
+                "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .b import B\n"
+            ),
+            "agent_contract.runtime.b": "def f():\n    from .c import C\n",
+            "agent_contract.runtime.c": "from .a import A\n",
+            "agent_contract.loop": "def f():\n    from .runtime.c import C\n",
+        }
+    )
+    assert cycles(modules) == []  # module-level imports alone close no ring
+    assert cycles(runtime_modules(modules), every_import=True) == [
+        [
+            "agent_contract.runtime.a",
+            "agent_contract.runtime.b",
+            "agent_contract.runtime.c",
+            "agent_contract.runtime.a",
+        ]
+    ]
 
 
 def test_a_framework_name_in_code_is_found() -> None:

@@ -120,10 +120,10 @@ def resume(
     with interruptible(state, transcript):
         for planned in state.resume(approvals, checkpoint=checkpoint, transcript=transcript):
             state.execute(planned)
-    messages = state.batch_messages()
+    messages = state.view.batch_messages()
     if messages is None:
         return state.finish(
-            state.pending_stop() or Stop(reason="pending_approval"), messages=transcript
+            state.view.pending_stop() or Stop(reason="pending_approval"), messages=transcript
         )
     transcript.extend(messages)
     return _drive(model, state, transcript, max_output_tokens, temperature)
@@ -131,7 +131,7 @@ def resume(
 
 def _answers(state: RunState) -> list[Message]:
     """The tool messages of a batch whose every call has its result."""
-    messages = state.batch_messages()
+    messages = state.view.batch_messages()
     if messages is None:
         raise ConfigurationError("a call of the batch has no result (a driver bug)")
     return messages
@@ -155,8 +155,8 @@ def _steps(
     max_output_tokens: int,
     temperature: float,
 ) -> RunResult:
-    offered = state.contract.offered_tools()
-    answer = state.contract.answer_format
+    offered = state.view.contract.offered_tools()
+    answer = state.view.contract.answer_format
     if answer is not None:  # the answer tools are offered beside the run's tools
         offered = [*offered, *answer.definitions()]
     while True:
@@ -207,7 +207,7 @@ def _steps(
         waiters = [state.submit(p) for p in plan.runnable]
         for wait in waiters:
             wait()
-        paused = state.pending_stop()
+        paused = state.view.pending_stop()
         if paused is not None:
             return state.finish(paused, messages=transcript)
         transcript.extend(_answers(state))

@@ -191,7 +191,7 @@ def one_call_past_budget() -> Harness:
         original = state.check_before_model_call
 
         def check(transcript: Any, **kwargs: Any) -> Stop | None:
-            if budget is not None and state.usage().model_steps >= budget:
+            if budget is not None and state.view.usage().model_steps >= budget:
                 peek.complete(list(transcript), tools=None, max_output_tokens=1, temperature=0)
             return original(transcript, **kwargs)
 

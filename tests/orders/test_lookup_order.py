@@ -264,7 +264,7 @@ def test_private_fields_are_artifact_only_offline(store: OrderStore) -> None:
         "payment_ref": "pay_7Q2X9",
         "note": "VIP customer",
     }
-    trace = state.trace.to_jsonl()
+    trace = state.view.trace.to_jsonl()
     for value in PRIVATE_VALUES:
         assert value not in result.content
         assert value not in trace

@@ -310,7 +310,7 @@ def test_conflicting_decision_in_one_state(folder: Path) -> None:
     result = pause("offline", folder).result
     assert result.snapshot is not None
     state, _ = demo_contract(folder).restore(result.snapshot)
-    (pending,) = state.pending_approvals()
+    (pending,) = state.view.pending_approvals()
     assert len(state.resume([Approval.for_pending(pending, "approve")])) == 1
     assert len(state.resume([Approval.for_pending(pending, "approve")])) == 1
     with pytest.raises(ApprovalError, match="already decided"):

@@ -146,7 +146,7 @@ def test_run_state_never_answers_an_invalid_reply(completion: Completion) -> Non
         ids = list(dict.fromkeys(c.id for c in completion.tool_calls if c.id))
         assert [r.tool_call_id for r in decision.refusals] == ids
         assert all(r.error_kind == "invalid_call" and not r.ok for r in decision.refusals)
-        events = state.trace.of_type("contract_violation")
+        events = state.view.trace.of_type("contract_violation")
         assert [e["code"] for e in events] == [v.code for v in violations]
     else:
         assert decision.shape in ("final", "tool_calls")

@@ -119,8 +119,8 @@ def test_a_stop_raises_out_of_a_plain_agent_run_never_an_answer() -> None:
     with pytest.raises(ContractStopped) as stopped:
         run_in_new_loop(go)
     assert stopped.value.stop.reason == "max_model_steps"
-    assert state.halted is not None
-    assert state.halted.reason == "max_model_steps"
+    assert state.view.halted is not None
+    assert state.view.halted.reason == "max_model_steps"
 
 
 def test_pydantic_ais_own_approval_without_the_contracts_decision_writes_nothing() -> None:
@@ -177,4 +177,4 @@ def test_the_state_is_not_shared_between_runs_of_one_agent() -> None:
 
     outputs = run_in_new_loop(both)
     assert [o.output for o in outputs] == ["done", "done"]
-    assert [s.usage().tool_calls for s in states] == [1, 1]
+    assert [s.view.usage().tool_calls for s in states] == [1, 1]

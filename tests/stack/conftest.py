@@ -96,7 +96,7 @@ class Stack:
         self, text: str = "hi", *, mode: str = "invoke", thread: str | None = None, **kw: Any
     ) -> RunResult:
         state = self.contract.start()
-        config = {"configurable": {"thread_id": thread or state.run_id}}
+        config = {"configurable": {"thread_id": thread or state.view.run_id}}
         return run_graph(
             self.graph,
             state,

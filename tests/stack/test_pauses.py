@@ -143,7 +143,7 @@ def direct_resume(decision: dict[str, Any]) -> tuple[Any, list[int], Any]:
     contract = Contract([pay_spec(writes)], budget=budget())
     stack = Stack(FakeModel([tool_call("pay", {"amount": 5}), "done"], stateless=True), contract)
     state = contract.start()
-    config = contract_config(state, {"configurable": {"thread_id": state.run_id}})
+    config = contract_config(state, {"configurable": {"thread_id": state.view.run_id}})
     stack.graph.invoke({"messages": [HumanMessage("pay")]}, config)
     (pending,) = stack.graph.get_state(config).interrupts
     final = stack.graph.invoke(Command(resume={pending.id: {"decisions": [decision]}}), config)
@@ -163,8 +163,8 @@ def test_a_hitl_shaped_decision_resumes_the_write(
 ) -> None:
     final, written, state = direct_resume(decision)
     assert written == writes
-    assert state.halted is not None
-    assert state.halted.reason == "answered"
+    assert state.view.halted is not None
+    assert state.view.halted.reason == "answered"
     if decision["type"] == "reject":
         assert "rejected" in final["messages"][-2].content
 

@@ -195,7 +195,7 @@ def test_the_run_state_travels_in_the_config_not_the_context(ran: Ran) -> None:
     state = contract.start()
     config = contract_config(state, {"configurable": {"thread_id": "y"}}, recursion_limit=40)
     stack.graph.invoke({"messages": [HumanMessage("q")]}, config, context={"team": "theirs"})
-    assert state.halted == Stop(reason="answered")
+    assert state.view.halted == Stop(reason="answered")
     assert config["recursion_limit"] == 40
 
 

@@ -142,7 +142,7 @@ def contract_run(
         **create,
     )
     state = contract.start()
-    config = {"configurable": {"thread_id": state.run_id}}
+    config = {"configurable": {"thread_id": state.view.run_id}}
     result = run_graph(graph, state, [Message(role="user", content="hi")], config=config)
     return result, model, graph
 

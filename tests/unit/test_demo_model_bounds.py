@@ -136,7 +136,7 @@ def test_an_answer_after_the_deadline_is_a_deadline_stop() -> None:
     contract = Contract([echo()], budget=Budget(deadline_seconds=60))
     state = contract.start(run_id="r")
     assert state.check_before_model_call([]) is None
-    state.counters.elapsed_before = 407.0  # the model step took 407 s
+    state.view.counters.elapsed_before = 407.0  # the model step took 407 s
     verdict = state.accept_response(Completion(text="late answer"))
     assert verdict.shape == "final"
     result = state.finish(Stop(reason="answered"), messages=[], output="late answer")

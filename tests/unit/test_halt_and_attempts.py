@@ -45,8 +45,8 @@ def test_a_halted_run_refuses_model_and_tool_calls() -> None:
     result = state.execute(planned)
     assert (result.error_kind, result.outcome) == ("not_allowed", "not_run")
     assert "the run has stopped (repeated_call)" in result.content
-    assert state.usage().model_steps == 1
-    types = [e["type"] for e in state.trace.events]
+    assert state.view.usage().model_steps == 1
+    types = [e["type"] for e in state.view.trace.events]
     assert types.count("refused_after_stop") == 2
 
 
@@ -79,14 +79,14 @@ def test_control_flow_passes_through_the_executor_and_records_nothing() -> None:
 
     with pytest.raises(Bubble):
         state.execute(planned, invoke, passthrough=(Bubble,))
-    assert state.result_for("c1") is None
+    assert state.view.result_for("c1") is None
 
     async def ainvoke(context: Any) -> Any:
         raise Bubble
 
     with pytest.raises(Bubble):
         asyncio.run(state.aexecute(planned, ainvoke, passthrough=(Bubble,)))
-    assert state.result_for("c1") is None
+    assert state.view.result_for("c1") is None
 
 
 def test_a_tools_own_timeout_error_is_not_the_executors() -> None:
@@ -114,10 +114,10 @@ def test_a_tools_own_timeout_error_is_not_the_executors() -> None:
 
 def test_a_retry_is_charged_and_refused_past_the_budget() -> None:
     state, _ = planned_run(max_tool_calls=2)
-    assert state.record_attempt("c1") is None
-    assert state.record_attempt("c1") is None
-    assert state.usage().tool_calls == 2
-    refused = state.record_attempt("c1")
+    assert state.layers.record_attempt("c1") is None
+    assert state.layers.record_attempt("c1") is None
+    assert state.view.usage().tool_calls == 2
+    refused = state.layers.record_attempt("c1")
     assert refused is not None
     assert refused.error_kind == "budget_exceeded"
 
@@ -132,23 +132,23 @@ def test_a_write_is_never_attempted_twice() -> None:
     )
     state, planned = planned_run(write)
     assert planned.approval is not None
-    assert state.record_attempt("c1") is None
-    refused = state.record_attempt("c1")
+    assert state.layers.record_attempt("c1") is None
+    refused = state.layers.record_attempt("c1")
     assert refused is not None
     assert "never run again" in refused.content
 
 
 def test_rewritten_arguments_are_validated_and_recorded() -> None:
     state, _ = planned_run()
-    updated = state.rewrite_arguments("c1", {"a": 7}, by="a reviewer")
+    updated = state.layers.rewrite_arguments("c1", {"a": 7}, by="a reviewer")
     assert updated is not None
     assert updated.arguments == {"a": 7}
-    assert state.rewrite_arguments("c1", {"a": 7}, by="a reviewer") is updated
-    refused = state.rewrite_arguments("c1", {"a": "seven"}, by="a reviewer")
+    assert state.layers.rewrite_arguments("c1", {"a": 7}, by="a reviewer") is updated
+    refused = state.layers.rewrite_arguments("c1", {"a": "seven"}, by="a reviewer")
     assert refused is not None
     assert refused.refusal is not None
     assert refused.refusal.error_kind == "invalid_arguments"
-    events = [e for e in state.trace.events if e["type"] == "arguments_rewritten"]
+    events = [e for e in state.view.trace.events if e["type"] == "arguments_rewritten"]
     assert [(e["arguments"], e["valid"]) for e in events] == [
         ({"a": 7}, True),
         ({"a": "seven"}, False),
@@ -159,7 +159,7 @@ def test_an_answer_given_elsewhere_is_not_a_tool_result() -> None:
     state, planned = planned_run()
 
     def invoke(context: Any) -> Any:
-        state.answered_unrun("c1")  # no attempt reached the tool
+        state.layers.answered_unrun("c1")  # no attempt reached the tool
         return "made up"
 
     result = state.execute(planned, invoke)
@@ -168,7 +168,7 @@ def test_an_answer_given_elsewhere_is_not_a_tool_result() -> None:
 
 def test_a_call_answered_by_another_layer_is_recorded_unrun() -> None:
     state, _ = planned_run()
-    result = state.refuse_unrun("c1", "answered by another middleware without running")
+    result = state.layers.refuse_unrun("c1", "answered by another middleware without running")
     assert result is not None
     assert (result.error_kind, result.outcome) == ("not_allowed", "not_run")
-    assert state.refuse_unrun("c1", "again") is None
+    assert state.layers.refuse_unrun("c1", "again") is None

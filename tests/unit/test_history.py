@@ -77,14 +77,14 @@ def test_a_broken_history_stops_before_the_step_is_counted() -> None:
     assert stop is not None
     assert stop.reason == "invalid_history"
     assert "'old_1'" in stop.detail
-    assert state.counters.model_steps == 0
-    assert [e["type"] for e in state.trace.events][-1] == "contract_violation"
+    assert state.view.counters.model_steps == 0
+    assert [e["type"] for e in state.view.trace.events][-1] == "contract_violation"
 
 
 def test_a_sound_history_counts_the_step() -> None:
     state = Contract([]).start()
     assert state.check_before_model_call([USER, ask("a"), answer("a")]) is None
-    assert state.counters.model_steps == 1
+    assert state.view.counters.model_steps == 1
 
 
 def test_invalid_history_exits_as_a_contract_violation() -> None:
@@ -94,4 +94,4 @@ def test_invalid_history_exits_as_a_contract_violation() -> None:
 def test_the_model_call_event_counts_escapes_in_the_history() -> None:
     state = Contract([]).start()
     assert state.check_before_model_call([Message(role="user", content="a\udcff\ud800")]) is None
-    assert state.trace.of_type("model_call")[-1]["escaped_chars"] == 2
+    assert state.view.trace.of_type("model_call")[-1]["escaped_chars"] == 2

@@ -770,7 +770,7 @@ def test_deadline_caps_a_tool_timeout() -> None:
 def test_deadline_before_the_first_model_call() -> None:
     contract = Contract([spec()], budget=Budget(deadline_seconds=5))
     state = contract.start(run_id="r")
-    state.counters.elapsed_before = 5.0
+    state.view.counters.elapsed_before = 5.0
     stop = state.check_before_model_call([])
     assert stop is not None
     assert stop.reason == "deadline"
@@ -796,7 +796,7 @@ def test_trace_size_budget_refuses_a_tool_batch(monkeypatch: pytest.MonkeyPatch)
         )
         probe.check_before_model_call([])
         probe.accept_response(tool_call("echo", {"text": "x"}, id="call_1_1"))
-        return probe.trace.size_bytes
+        return probe.view.trace.size_bytes
 
     # The limit is part of the trace (run_started.budget), so find the fixed point.
     limit = 10**6
@@ -857,7 +857,7 @@ def test_ledger_refuses_unknown_and_double_answers() -> None:
     plan = state.plan_tool_calls(decision.calls)
     result = state.execute(plan.calls[0])
     assert result.tool_call_id == "c1"
-    assert state.result_for("c1") is result
+    assert state.view.result_for("c1") is result
     with pytest.raises(ConfigurationError, match="already answered"):
         state.record_result(result)
     with pytest.raises(ConfigurationError, match="never issued"):

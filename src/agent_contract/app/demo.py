@@ -206,7 +206,7 @@ def _approve_locked(
     budget = held_budget(snapshot.get("budget"), budget)
     contract = where.contract(budget=budget, secrets=secrets, create_orders=False)
     state, _ = contract.restore(snapshot)
-    pending = [p for p in state.pending_approvals() if call_id in (None, p.tool_call_id)]
+    pending = [p for p in state.view.pending_approvals() if call_id in (None, p.tool_call_id)]
     if decision is not None and not pending:
         repeated_decision(thread_id, snapshot, decision, arguments, call_id)
     elif call_id is not None and not pending:

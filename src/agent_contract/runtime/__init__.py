@@ -1,21 +1,35 @@
 """The runtime: every rule of the contract, behind one seam.
 
 :class:`Contract` is the configuration; :meth:`Contract.start` gives a
-:class:`RunState`, whose docstring is the driver protocol. The modules behind it, one
-phase each: :mod:`~agent_contract.runtime.response` (the response contract),
+:class:`RunState`, whose docstring is the driver protocol (ten operations, and a
+read-only :class:`RunView` of the run); :class:`LayerOps` is its opt-in extension for a
+driver inside a framework's layers. The modules behind it, one phase each:
+:mod:`~agent_contract.runtime.response` (the response contract),
+:mod:`~agent_contract.runtime.history` (the transcript a model gets),
+:mod:`~agent_contract.runtime.judging` (a response, for a run),
 :mod:`~agent_contract.runtime.planning` (admitting a batch),
 :mod:`~agent_contract.runtime.execution` (running a call),
+:mod:`~agent_contract.runtime.attempts` (a framework's executions of a call),
 :mod:`~agent_contract.runtime.writes` (preview, approval, idempotency, verification),
 :mod:`~agent_contract.runtime.ledger` (the call-ID ledger, the one path every result
-takes), :mod:`~agent_contract.runtime.snapshot` (pausing across processes) and
+takes), :mod:`~agent_contract.runtime.snapshot` (pausing across processes),
+:mod:`~agent_contract.runtime.ending` (the stop and the result) and
 :mod:`~agent_contract.runtime.records` (what a run reports). They share one
 :class:`~agent_contract.runtime.run.Run` (what a run holds); drivers never touch it.
+
+The modules form a DAG, counting imports inside functions and under ``TYPE_CHECKING``
+(``tests/test_layers.py``): the data at the bottom (``records``, ``answers``,
+``response``, ``ledger``, ``terms``, ``history``, then ``run``), the rules taking a
+``Run`` in the middle, ``view`` and ``layers``, then ``state`` (``RunState``), with
+``interruption`` and ``contract`` (``Contract``) on top. No module names a type of a
+module above it.
 """
 
 from .answers import AnswerFormat
 from .contract import Contract
 from .execution import AsyncInvoke, Invoke
 from .interruption import interruptible
+from .layers import LayerOps
 from .ledger import PlannedCall
 from .planning import BatchPlan, call_key
 from .records import RunInterrupted, RunResult, Stop, ToolCallRecord
@@ -29,6 +43,8 @@ from .response import (
 )
 from .snapshot import SNAPSHOT_VERSION
 from .state import Checkpoint, RunState
+from .terms import Terms
+from .view import RunView
 
 __all__ = [
     "SNAPSHOT_VERSION",
@@ -39,13 +55,16 @@ __all__ = [
     "Commentary",
     "Contract",
     "Invoke",
+    "LayerOps",
     "PlannedCall",
     "ResponseShape",
     "ResponseVerdict",
     "RunInterrupted",
     "RunResult",
     "RunState",
+    "RunView",
     "Stop",
+    "Terms",
     "ToolCallRecord",
     "Violation",
     "ViolationCode",

@@ -3,8 +3,8 @@
 A driver that runs tools inside a framework may see one call executed several times (a
 retry layer) or with other arguments than the contract planned (a human-review layer
 that edits the call). Each execution is an *attempt*; the driver's innermost hook
-reports it with :meth:`RunState.record_attempt` before the tool runs and
-:meth:`RunState.attempt_failed` when it raises. The rules, one place for every driver:
+reports it with ``RunState.layers.record_attempt`` before the tool runs and
+``RunState.layers.attempt_failed`` when it raises. The rules, one place for every driver:
 
 - the first attempt is the call the batch admitted; each further attempt is a retry,
   traced (``tool_retry``) and charged to ``max_tool_calls`` like any call: a retry past
@@ -27,41 +27,21 @@ reports it with :meth:`RunState.record_attempt` before the tool runs and
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ErrorKind
 from ..messages import ToolCall, canonical_json
 from ..results import ToolResult, classify_exception, error_result
 from .ledger import PlannedCall, refusal
-from .run import Run
+from .run import AttemptLog, Run
 
 __all__ = [
-    "AttemptLog",
     "amend",
     "answered_unrun",
     "attempt_failed",
     "record_attempt",
     "rewrite",
 ]
-
-
-@dataclass(kw_only=True)
-class AttemptLog:
-    """The attempts of one call."""
-
-    count: int = 0
-    """Attempts reported so far."""
-    timed_out: int = 0
-    """Attempts that raised ``TimeoutError``."""
-    errors: list[str] = field(default_factory=list)
-    """Type names of what the failed attempts raised, in order."""
-    refusal: ToolResult | None = None
-    """The refusal of the last attempt, when the contract refused it."""
-    last_error: BaseException | None = None
-    """What the last failed attempt raised (a layer may turn it into a message)."""
-    unrun: bool = False
-    """Another layer answered the call and no attempt reached the tool."""
 
 
 def _same(a: Any, b: Any) -> bool:

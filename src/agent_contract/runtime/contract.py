@@ -1,34 +1,35 @@
-"""The contract's configuration: tools, allowlist, budget, redaction, executor, sink.
+"""The contract: its terms (tools, allowlist, budget, redaction, executor, sink; see
+:mod:`~agent_contract.runtime.terms`) and the runs held to them.
 
 One :class:`Contract` is shared by every run and every harness; :meth:`Contract.start`
 begins a run (a :class:`~agent_contract.runtime.RunState`) and :meth:`Contract.restore`
-continues a paused one from its snapshot.
+continues a paused one from its snapshot. It is the top of the runtime: it imports the
+seam, nothing in the runtime imports it.
 """
 
 from __future__ import annotations
 
-import time
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..budget import Budget
 from ..errors import ConfigurationError
-from ..executor import ToolExecutor, default_executor
 from ..messages import Message
 from ..tools import ToolRegistry, ToolSpec
-from ..trace import RedactionPolicy, TraceSink
-from .answers import AnswerFormat
-from .response import Commentary
+from ..trace import RedactionPolicy
 from .run import Run
 from .snapshot import load
 from .state import RunState
+from .terms import Terms
 
 __all__ = ["Contract"]
 
 
-class Contract:
-    """The contract's configuration, shared by every run and every harness.
+class Contract(Terms):
+    """The contract's configuration, shared by every run and every harness: its
+    :class:`~agent_contract.runtime.terms.Terms` (what the rules read), and the runs
+    started (:meth:`start`) and resumed (:meth:`restore`) under them.
 
     Args:
         tools: a registry or the specs to register.
@@ -60,51 +61,6 @@ class Contract:
         ConfigurationError: the allowlist names a tool that is not registered.
     """
 
-    def __init__(
-        self,
-        tools: ToolRegistry | Iterable[ToolSpec] = (),
-        *,
-        budget: Budget | None = None,
-        allowlist: Iterable[str] | None = None,
-        redaction: RedactionPolicy | None = None,
-        secrets: Iterable[str] = (),
-        executor: ToolExecutor | None = None,
-        expose_exception_text: bool = False,
-        trace_sink: TraceSink | None = None,
-        clock: Callable[[], float] = time.monotonic,
-        commentary: Commentary = "keep",
-        answer_format: AnswerFormat | None = None,
-        signing_key: bytes | None = None,
-    ) -> None:
-        self.registry = tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools)
-        self.budget = budget or Budget()
-        if allowlist is not None:
-            names = frozenset(allowlist)
-            unknown = sorted(n for n in names if n not in self.registry)
-            if unknown:
-                raise ConfigurationError(f"allowlist names unregistered tools: {unknown}")
-            self.allowlist: frozenset[str] | None = names
-        else:
-            self.allowlist = None
-        base = redaction or RedactionPolicy()
-        secrets = tuple(secrets)
-        self.redaction = base.with_secrets(secrets) if secrets else base
-        self._executor = executor
-        self.expose_exception_text = expose_exception_text
-        self.trace_sink = trace_sink
-        self.clock = clock
-        if commentary not in ("keep", "refuse"):
-            raise ConfigurationError(f"commentary must be 'keep' or 'refuse', got {commentary!r}")
-        self.commentary: Commentary = commentary
-        if answer_format is not None and not isinstance(answer_format, AnswerFormat):
-            raise ConfigurationError("answer_format must be an AnswerFormat")
-        self.answer_format = answer_format
-        if signing_key is not None and (
-            not isinstance(signing_key, bytes) or len(signing_key) < 16
-        ):
-            raise ConfigurationError("signing_key must be bytes, at least 16 of them")
-        self.signing_key = signing_key
-
     @classmethod
     def of(
         cls,
@@ -131,7 +87,7 @@ class Contract:
     def restore(
         self, snapshot: Mapping[str, Any], *, context: Mapping[str, Any] | None = None
     ) -> tuple[RunState, list[Message]]:
-        """Rebuild a paused run from :meth:`RunState.snapshot` with this contract's tools.
+        """Rebuild a paused run from ``RunState.view.snapshot`` with this contract's tools.
 
         Returns:
             ``(state, transcript)``.
@@ -146,23 +102,6 @@ class Contract:
             lambda run_id, caller: Run.create(self, run_id=run_id, caller=caller, context=values),
         )
         return RunState(run), transcript
-
-    @property
-    def executor(self) -> ToolExecutor:
-        """The worker pool tool handlers run on."""
-        return self._executor or default_executor()
-
-    def is_allowed(self, name: str) -> bool:
-        """True when ``name`` is registered and inside the allowlist."""
-        return name in self.registry and (self.allowlist is None or name in self.allowlist)
-
-    def offered_names(self) -> list[str]:
-        """Names of the tools offered to the model, in registration order."""
-        return [n for n in self.registry.names() if self.is_allowed(n)]
-
-    def offered_tools(self) -> list[dict[str, Any]]:
-        """The JSON tool definitions offered to the model (allowlisted tools only)."""
-        return self.registry.list_tools(self.allowlist)
 
     def start(
         self,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from ..errors import ConfigurationError
 from ..executor import Invocation, ToolExecutor, arun_with_timeout, run_isolated
@@ -19,12 +19,10 @@ from ..results import ToolResult, classify_exception, error_result, success_resu
 from ..text import copy_json
 from ..tools import ToolContext, ToolSpec
 from .attempts import amend
-from .ledger import PlannedCall
+from .ledger import PlannedCall, refusal
 from .records import interruption_name
 from .run import Run
-
-if TYPE_CHECKING:
-    from .contract import Contract
+from .terms import Terms
 
 __all__ = [
     "ISOLATION_GRACE_SECONDS",
@@ -35,6 +33,7 @@ __all__ = [
     "failed",
     "interrupted_result",
     "own_timeout",
+    "refused_after_stop",
     "result_from",
     "settle_interrupted",
     "submit",
@@ -61,6 +60,29 @@ def _reraise_passthrough(invocation: Invocation, passthrough: Passthrough) -> No
     """Re-raise a control-flow exception ``invoke`` raised (see :data:`Passthrough`)."""
     if passthrough and isinstance(invocation.error, passthrough):
         raise invocation.error
+
+
+def refused_after_stop(run: Run, planned: PlannedCall) -> ToolResult | None:
+    """The bound ``not_run`` refusal of a call asked to run after the run halted (the
+    guard every driver shares), recorded once; ``None`` while the run goes on."""
+    with run.lock:
+        stop = run.halted
+        if stop is None:
+            return None
+        run.trace.record(
+            "refused_after_stop", what="tool_call", id=planned.call_id, reason=stop.reason
+        )
+        recorded = run.ledger.answered.get(planned.call_id)
+        if recorded is not None:
+            return recorded
+        return run.ledger.record(
+            refusal(
+                planned.call,
+                "not_allowed",
+                f"not run: the run has stopped ({stop.reason})",
+                run.contract.redaction,
+            )
+        )
 
 
 def tool_context(run: Run, call_id: str, *, idempotency_key: str | None = None) -> ToolContext:
@@ -214,7 +236,7 @@ def settle_interrupted(run: Run, what: str) -> None:
             run.ledger.record(interrupted_result(run.contract, planned.call_id, name, what))
 
 
-def interrupted_result(contract: Contract, call_id: str, name: str, what: str) -> ToolResult:
+def interrupted_result(contract: Terms, call_id: str, name: str, what: str) -> ToolResult:
     """The result of a call whose run was interrupted while it ran (``what``: e.g.
     ``interrupted by SIGTERM``): kind ``interrupted``, outcome unknown, side effects
     possible."""
@@ -231,7 +253,7 @@ def interrupted_result(contract: Contract, call_id: str, name: str, what: str) -
 
 
 def result_from(
-    contract: Contract,
+    contract: Terms,
     planned: PlannedCall,
     spec: ToolSpec,
     invocation: Invocation,
@@ -304,7 +326,7 @@ def result_from(
     )
 
 
-def own_timeout(contract: Contract, call_id: str, name: str, duration_seconds: float) -> ToolResult:
+def own_timeout(contract: Terms, call_id: str, name: str, duration_seconds: float) -> ToolResult:
     """The result of a handler that raised ``TimeoutError`` itself (its own client gave
     up on something): like the executor's timeout, the outcome is unknown and side
     effects are possible (the request it waited for may have landed)."""
@@ -322,7 +344,7 @@ def own_timeout(contract: Contract, call_id: str, name: str, duration_seconds: f
 
 
 def failed(
-    contract: Contract,
+    contract: Terms,
     call_id: str,
     name: str,
     error: BaseException,

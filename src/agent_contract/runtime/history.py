@@ -28,18 +28,18 @@ from typing import Any, Literal
 
 from ..messages import Message
 from ..results import ToolResult
+from ..trace import Trace
 from .ledger import PlannedCall
 from .records import Stop
-from .run import Run
 
 __all__ = [
+    "CheckedHistory",
     "DirectAnswer",
     "HistoryCode",
     "HistoryProblem",
     "HistoryScan",
     "check_history",
     "direct_answer",
-    "history_stop",
 ]
 
 HistoryCode = Literal[
@@ -184,38 +184,49 @@ def check_history(messages: Sequence[Message]) -> tuple[HistoryProblem, ...]:
     return tuple(scan.problems)
 
 
-def history_stop(run: Run, messages: Sequence[Message]) -> Stop | None:
-    """The ``invalid_history`` stop when ``messages`` breaks the boundary (each problem
-    traced as a ``contract_violation``), else ``None`` (and the run notes the history's
-    call ids, which a new call may not reuse). The caller holds the run's lock."""
-    scan = _resumed_scan(run, messages)
-    done = scan.copy()
-    done.close_turn()
-    problems = tuple(done.problems)
-    if not problems:
-        run.history_memo = (tuple(messages), scan)
-        run.conversation_ids = frozenset(scan.seen_ids)
-        return None
-    for problem in problems:
-        run.trace.record("contract_violation", **problem.to_dict())
-    return Stop(reason="invalid_history", detail="; ".join(p.message for p in problems))
+class CheckedHistory:
+    """What a run knows of the history its model was last sent: that history's tool-call
+    ids (:attr:`ids`: a new call may not reuse one), and the clean history checked last
+    with its scan, so that the next check resumes where this one ended. Held by the run
+    (not stored: a restored run checks its transcript afresh); the caller holds the
+    run's lock."""
 
+    __slots__ = ("_checked", "ids")
 
-def _resumed_scan(run: Run, messages: Sequence[Message]) -> HistoryScan:
-    """The scan of ``messages`` (before its last turn is closed), resumed from the scan
-    of the clean history this run checked last when that one is a prefix of
-    ``messages`` (so a step checks only the messages added since), else from the start.
-    Messages are immutable: a prefix that compares equal checks the same."""
-    memo = run.history_memo
-    if memo is not None:
-        prefix, scanned = memo
-        if len(messages) >= len(prefix) and tuple(messages[: len(prefix)]) == prefix:
-            scan = scanned.copy()
-            scan.feed(messages[len(prefix) :])
-            return scan
-    scan = HistoryScan()
-    scan.feed(messages)
-    return scan
+    def __init__(self) -> None:
+        self.ids: frozenset[str] = frozenset()
+        self._checked: tuple[tuple[Message, ...], HistoryScan] | None = None
+
+    def stop(self, messages: Sequence[Message], trace: Trace) -> Stop | None:
+        """The ``invalid_history`` stop when ``messages`` breaks the boundary (each problem
+        traced in ``trace`` as a ``contract_violation``), else ``None`` (and :attr:`ids`
+        become the history's call ids)."""
+        scan = self._resumed_scan(messages)
+        done = scan.copy()
+        done.close_turn()
+        problems = tuple(done.problems)
+        if not problems:
+            self._checked = (tuple(messages), scan)
+            self.ids = frozenset(scan.seen_ids)
+            return None
+        for problem in problems:
+            trace.record("contract_violation", **problem.to_dict())
+        return Stop(reason="invalid_history", detail="; ".join(p.message for p in problems))
+
+    def _resumed_scan(self, messages: Sequence[Message]) -> HistoryScan:
+        """The scan of ``messages`` (before its last turn is closed), resumed from the
+        scan of the clean history checked last when that one is a prefix of ``messages``
+        (so a step checks only the messages added since), else from the start. Messages
+        are immutable: a prefix that compares equal checks the same."""
+        if self._checked is not None:
+            prefix, scanned = self._checked
+            if len(messages) >= len(prefix) and tuple(messages[: len(prefix)]) == prefix:
+                scan = scanned.copy()
+                scan.feed(messages[len(prefix) :])
+                return scan
+        scan = HistoryScan()
+        scan.feed(messages)
+        return scan
 
 
 @dataclass(frozen=True)

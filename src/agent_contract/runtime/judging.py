@@ -30,7 +30,7 @@ def _invalid(
         shape="invalid",
         calls=calls,
         violations=violations,
-        refusals=run.ledger.refuse_invalid(calls, violations, run.conversation_ids),
+        refusals=run.ledger.refuse_invalid(calls, violations, run.history.ids),
         stop=Stop(reason="invalid_response", detail="; ".join(v.message for v in violations)),
     )
 
@@ -73,7 +73,7 @@ def judge(run: Run, completion: Completion, answer: AnswerFormat | None) -> Resp
     contract = run.contract
     calls, violations = validate_response(
         completion,
-        seen_ids=(*run.ledger.issued, *run.conversation_ids),
+        seen_ids=(*run.ledger.issued, *run.history.ids),
         commentary=contract.commentary,
     )
     if answer is not None and not violations:

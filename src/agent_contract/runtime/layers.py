@@ -1,12 +1,12 @@
-"""The operations of a driver that runs inside a framework whose other layers may run a
-call again, rewrite its arguments or answer it themselves (a mixin of
-:class:`~agent_contract.runtime.RunState`; the rules are in
-:mod:`agent_contract.runtime.attempts`)."""
+"""The opt-in extension of the driver protocol: :class:`LayerOps`, what ``RunState.layers``
+gives a driver that runs inside a framework whose other layers may run a call again,
+rewrite its arguments or answer it themselves (the rules are in
+:mod:`agent_contract.runtime.attempts`). A driver that owns its loop never needs it."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from ..results import ToolResult
 from . import attempts
@@ -17,31 +17,41 @@ __all__ = ["LayerOps"]
 
 
 class LayerOps:
-    """Steps 6b of the driver protocol (see :class:`~agent_contract.runtime.RunState`)."""
+    """The layered protocol: what a driver inside a framework's layers reports, beside
+    the narrow protocol (:class:`~agent_contract.runtime.RunState`), when the framework
+    may run an admitted call again, rewrite it, or answer it in the tool's place (the
+    LangChain binding: its gate reports each execution, its outer middleware each
+    answer). Get it with ``RunState.layers``; every rule is in
+    :mod:`agent_contract.runtime.attempts`. In the order a call meets them:
 
-    _run: Run
+    1. **rewritten**: ``rewrite_arguments(tool_call_id, arguments, by=...)`` re-plans an
+       admitted call whose arguments another layer replaced before it ran (validated
+       against the schema; a write's are never rewritten this way).
+    2. **each execution**: ``record_attempt(tool_call_id, arguments=None, by=...) ->
+       ToolResult | None`` before the framework executes the call (a retry is an
+       attempt charged to the budget; a write never runs twice; rewritten arguments are
+       validated); ``attempt_failed(tool_call_id, error)`` when one raises.
+    3. **answered**: ``answered_unrun(tool_call_id)`` when an answer came back (no
+       attempt reached the tool: another layer answered in its place, a ``not_run``
+       refusal); ``refuse_unrun(tool_call_id, message)`` for a call another layer
+       answered without running it; ``record_state_update(tool_call_id, keys)`` for a
+       result that came with a framework state update.
+    """
 
-    def _refused_after_stop(self, planned: PlannedCall) -> ToolResult | None:
-        """The bound ``not_run`` refusal of a call asked to run after the run halted (the
-        guard every driver shares), recorded once; ``None`` while the run goes on."""
-        with self._run.lock:
-            stop = self._run.halted
-            if stop is None:
-                return None
-            self._run.trace.record(
-                "refused_after_stop", what="tool_call", id=planned.call_id, reason=stop.reason
-            )
-            recorded = self._run.ledger.answered.get(planned.call_id)
-            if recorded is not None:
-                return recorded
-            return self._run.ledger.record(
-                refusal(
-                    planned.call,
-                    "not_allowed",
-                    f"not run: the run has stopped ({stop.reason})",
-                    self._run.contract.redaction,
-                )
-            )
+    PROTOCOL: ClassVar[frozenset[str]] = frozenset(
+        {
+            "rewrite_arguments",
+            "record_attempt",
+            "attempt_failed",
+            "answered_unrun",
+            "refuse_unrun",
+            "record_state_update",
+        }
+    )
+    """Every operation of the extension (the class docstring explains each)."""
+
+    def __init__(self, run: Run) -> None:
+        self._run = run
 
     def record_attempt(
         self,
@@ -57,7 +67,7 @@ class LayerOps:
 
         Returns:
             ``None``: run it. A ToolResult: do not run it; answer the attempt with this
-            refusal (the call's one result is recorded when :meth:`execute` finishes).
+            refusal (the call's one result is recorded when ``RunState.execute`` finishes).
         """
         with self._run.lock:
             return attempts.record_attempt(self._run, tool_call_id, arguments, by)

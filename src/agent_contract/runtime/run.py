@@ -1,8 +1,11 @@
-"""What one run holds: :class:`Run`, shared by :class:`~agent_contract.runtime.RunState`
-(the drivers' facade) and the runtime's phases (planning, execution, writes, snapshots).
+"""What one run holds: :class:`Run` (with the :class:`AttemptLog` of each call a framework
+ran), shared by :class:`~agent_contract.runtime.RunState` (the drivers' facade) and the
+runtime's phases (planning, execution, writes, snapshots).
 
 Drivers never touch it: they call RunState's operations, which take the run's lock and
-hand the :class:`Run` to the phase that does the work.
+hand the :class:`Run` to the phase that does the work. It is the bottom of the phases:
+it knows the contract only as its :class:`~agent_contract.runtime.terms.Terms`, and no
+phase.
 """
 
 from __future__ import annotations
@@ -10,21 +13,35 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..budget import RunCounters
 from ..results import ToolResult
 from ..trace import Trace
+from .history import CheckedHistory
 from .ledger import CallLedger
 from .records import Stop
+from .terms import Terms
 
-if TYPE_CHECKING:  # annotations only: the contract starts runs
-    from ..messages import Message
-    from .attempts import AttemptLog
-    from .contract import Contract
-    from .history import HistoryScan
+__all__ = ["AttemptLog", "Run"]
 
-__all__ = ["Run"]
+
+@dataclass(kw_only=True)
+class AttemptLog:
+    """The attempts of one call (the rules that fill it: :mod:`.attempts`)."""
+
+    count: int = 0
+    """Attempts reported so far."""
+    timed_out: int = 0
+    """Attempts that raised ``TimeoutError``."""
+    errors: list[str] = field(default_factory=list)
+    """Type names of what the failed attempts raised, in order."""
+    refusal: ToolResult | None = None
+    """The refusal of the last attempt, when the contract refused it."""
+    last_error: BaseException | None = None
+    """What the last failed attempt raised (a layer may turn it into a message)."""
+    unrun: bool = False
+    """Another layer answered the call and no attempt reached the tool."""
 
 
 @dataclass(eq=False, kw_only=True)
@@ -35,8 +52,9 @@ class Run:
     functions expect it held); tool calls of a batch may finish concurrently.
     """
 
-    contract: Contract
-    """The run's configuration."""
+    contract: Terms
+    """The run's contract (the :class:`~agent_contract.runtime.Contract` it was started
+    under), read through its terms."""
     run_id: str
     """The run's id."""
     caller: str | None
@@ -57,20 +75,17 @@ class Run:
     """The stop a driver recorded inside a framework (``RunState.halt``)."""
     answer: str | None = None
     """The answer that came with an ``answered`` halt."""
-    conversation_ids: frozenset[str] = frozenset()
-    """The tool-call ids of the history the model was last sent (a new call may not
-    reuse one)."""
     structured: Any = None
     """The structured answer's value that came with an ``answered`` halt."""
     attempts: dict[str, AttemptLog] = field(default_factory=dict)
     """Executions a framework reported per call id (see :mod:`.attempts`); not stored."""
-    history_memo: tuple[tuple[Message, ...], HistoryScan] | None = None
-    """The clean history checked last and its scan (see
-    :func:`~agent_contract.runtime.history.history_stop`); not stored."""
+    history: CheckedHistory = field(default_factory=CheckedHistory)
+    """What the run knows of the history its model was last sent: its tool-call ids (a
+    new call may not reuse one) and the clean prefix checked last; not stored."""
 
     @classmethod
     def create(
-        cls, contract: Contract, *, run_id: str, caller: str | None, context: dict[str, Any]
+        cls, contract: Terms, *, run_id: str, caller: str | None, context: dict[str, Any]
     ) -> Run:
         """A fresh run with an empty trace and ledger (nothing is traced yet)."""
         counters = RunCounters(clock=contract.clock)
@@ -101,7 +116,7 @@ class Run:
 
 
 def _trace(
-    contract: Contract, run_id: str, counters: RunCounters, events: Sequence[Mapping[str, Any]]
+    contract: Terms, run_id: str, counters: RunCounters, events: Sequence[Mapping[str, Any]]
 ) -> Trace:
     """A trace with the contract's redaction and sink, timed by the run's counters
     (active seconds, across resumes)."""

@@ -1,6 +1,6 @@
 """A run's whole state as JSON data, to resume it in another process.
 
-:func:`dump` writes it (:meth:`RunState.snapshot`, or a paused run's
+:func:`dump` writes it (``RunState.view.snapshot``, or a paused run's
 ``RunResult.snapshot``); :func:`load` reads it back into a fresh run
 (:meth:`Contract.restore`). Stored state is input: a snapshot of another version, one
 that names a tool no longer registered, or one that is not well-formed raises

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from .. import budget as budget_checks
 from ..approval import Approval
@@ -14,19 +14,16 @@ from ..results import ToolResult
 from . import ending, execution, writes
 from .answers import AnswerFormat
 from .execution import AsyncInvoke, Invoke, Passthrough
-from .history import direct_answer, history_stop
+from .history import direct_answer
 from .judging import judge
 from .layers import LayerOps
 from .ledger import PlannedCall
-from .lookups import RunLookups
 from .planning import BatchPlan, plan_batch
 from .recheck import still_fits
 from .records import RunResult, Stop
 from .response import ResponseVerdict
 from .run import Run
-
-if TYPE_CHECKING:
-    pass
+from .view import RunView
 
 __all__ = ["Checkpoint", "RunState"]
 
@@ -36,25 +33,29 @@ Checkpoint = Callable[[dict[str, Any]], None]
 """Called with a run snapshot whenever it must be stored durably."""
 
 
-class RunState(LayerOps, RunLookups):
+class RunState:
     """The mutable state of one run, and the one seam every driver uses.
 
-    A driver (the offline loop, the LangChain middleware and runner, a binding of your
-    own) gets a RunState and calls only the operations below; every rule lives behind
-    them, so two drivers cannot drift apart. Thread-safe: the calls of a batch may run
-    and be recorded concurrently.
+    A driver (the offline loop, the LangChain middleware and runner, the PydanticAI
+    capability, a binding of your own) gets a RunState, calls only the ten operations
+    below and reads the run through ``view``; every rule lives behind them, so two
+    drivers cannot drift apart. Thread-safe: the calls of a batch may run and be
+    recorded concurrently.
 
     The driver protocol, in the order a run uses it:
 
     1. **start**: ``Contract.start(...)`` gives a new run; ``Contract.restore(snapshot)``
        a paused one (with its transcript).
-    2. **before model call**: ``check_before_model_call(messages) -> Stop | None``
-       closes the last batch and checks the history (``invalid_history``), deadline,
-       trace size and step budget; ``None`` means call the model now (the step is
-       counted).
-    3. **accept response**: ``accept_response(completion) -> ResponseVerdict`` judges the
-       reply: ``final`` (end with its text), ``tool_calls`` (plan them) or ``invalid``
-       (its refusals are recorded; end with its stop).
+    2. **before model call**: ``check_before_model_call(messages, count_step=True) ->
+       Stop | None`` closes the last batch and checks the history (``invalid_history``),
+       deadline, trace size and step budget; ``None`` means call the model now (the step
+       is counted; with ``count_step=False`` it only checks, for a framework that may
+       change the messages after this check and is checked again where its provider is
+       called).
+    3. **accept response**: ``accept_response(completion, answer=None) ->
+       ResponseVerdict`` judges the reply: ``final`` (end with its text), ``tool_calls``
+       (plan them), ``refused_answer`` (told to the model, the run goes on) or
+       ``invalid`` (its refusals are recorded; end with its stop).
     4. **plan batch**: ``plan_tool_calls(calls) -> BatchPlan`` admits or refuses the
        batch; each call is runnable, refused (its refusal recorded) or waiting for
        approval.
@@ -65,34 +66,25 @@ class RunState(LayerOps, RunLookups):
     6. **record result**: ``record_result(result) -> ToolResult`` is the ledger's one
        way in, for a driver that runs a tool by other means; every result the other
        operations produce goes through it.
-    6b. **inside a framework**: ``record_attempt(tool_call_id, arguments=None, by=...)
-       -> ToolResult | None`` before each execution a framework makes (a retry is an
-       attempt charged to the budget; a write never runs twice; rewritten arguments are
-       validated), ``attempt_failed(tool_call_id, error)`` when one raises,
-       ``answered_unrun(tool_call_id)`` when an answer came back (no attempt: another
-       layer answered in the tool's place),
-       ``rewrite_arguments(tool_call_id, arguments, by=...)`` for arguments another layer
-       replaced, ``refuse_unrun(tool_call_id, message)`` for a call another layer
-       answered without running it, ``record_state_update(tool_call_id, keys)`` for a
-       result that came with a framework state update.
-    7. **pause / resume**: ``pending_stop() -> Stop | None`` is the ``pending_approval``
-       pause while write calls wait; ``resume(approvals, checkpoint=None, transcript=())
+    7. **pause / resume**: ``view.pending_stop()`` is the ``pending_approval`` pause
+       while write calls wait; ``resume(approvals, checkpoint=None, transcript=())
        -> tuple[PlannedCall, ...]`` checks and records human decisions (a bad one
        changes nothing), stores the snapshot, and returns the approved writes to
        ``execute``.
-    8. **finish**: ``halt(stop, output=None)`` records the stop a driver reached inside a
-       framework that ends the run by itself; ``finish(stop=None, *, messages,
-       output=None, harness=...) -> RunResult`` closes the batch, records the stop
-       (given; else the pause; else the halted stop; else ``invalid_response``) and
-       builds the result.
+    8. **finish**: ``halt(stop, output=None, structured=None)`` records the stop a
+       driver reached inside a framework that ends the run by itself; ``finish(stop=None,
+       *, messages, output=None, harness=...) -> RunResult`` closes the batch, records
+       the stop (given; else the pause; else the halted stop; else
+       ``invalid_response``) and builds the result.
 
-    Lookups a driver may read: ``run_id``, ``contract``, ``halted``, ``usage()``,
-    ``planned_call(tool_call_id)``,
-    ``result_for(tool_call_id)``, ``decision_for(tool_call_id)``,
-    ``pending_approvals()``, ``batch_messages()``, ``snapshot(transcript)``.
+    Read the run through ``view``, a :class:`~agent_contract.runtime.view.RunView`
+    (read-only; its docstring lists the lookups: ``view.result_for(tool_call_id)``,
+    ``view.pending_approvals()``, ``view.snapshot(transcript)``, ...).
 
-    Also public, to inspect a run (tests, reports), not to drive one: ``caller``,
-    ``context``, ``counters``, ``trace``.
+    Opt-in, for a driver inside a framework whose other layers may run a call again,
+    rewrite its arguments or answer it in the tool's place (the LangChain binding):
+    ``layers``, a :class:`~agent_contract.runtime.layers.LayerOps` with a protocol of
+    its own. A driver that owns its loop (the offline loop, PydanticAI) never needs it.
     """
 
     PROTOCOL: ClassVar[frozenset[str]] = frozenset(
@@ -104,32 +96,30 @@ class RunState(LayerOps, RunLookups):
             "submit",
             "aexecute",
             "record_result",
-            "record_attempt",
-            "attempt_failed",
-            "answered_unrun",
-            "rewrite_arguments",
-            "refuse_unrun",
-            "record_state_update",
-            "pending_stop",
             "resume",
             "halt",
             "finish",
-            "run_id",
-            "contract",
-            "halted",
-            "usage",
-            "planned_call",
-            "result_for",
-            "decision_for",
-            "pending_approvals",
-            "batch_messages",
-            "snapshot",
+            "view",
         }
     )
-    """Every member a driver may use (the class docstring explains each)."""
+    """The ten operations a driver may call and the ``view`` it reads the run through
+    (the class docstring explains each); ``layers`` is the opt-in extension."""
 
     def __init__(self, run: Run) -> None:
         self._run = run
+        self._view = RunView(run)
+        self._layers = LayerOps(run)
+
+    @property
+    def view(self) -> RunView:
+        """The read-only view of the run: every lookup a driver may read."""
+        return self._view
+
+    @property
+    def layers(self) -> LayerOps:
+        """The opt-in operations of a driver inside a framework's layers (see
+        :class:`~agent_contract.runtime.layers.LayerOps`)."""
+        return self._layers
 
     # -- 2. before model call ------------------------------------------------------------
 
@@ -165,7 +155,7 @@ class RunState(LayerOps, RunLookups):
             if direct is not None:  # a return_direct tool answered: the run ends here
                 self.halt(direct.stop, direct.text)
                 return direct.stop
-            broken = history_stop(self._run, messages)
+            broken = self._run.history.stop(messages, self._run.trace)
             if broken is not None:
                 return broken
             breach = budget_checks.check_before_model_call(
@@ -248,7 +238,7 @@ class RunState(LayerOps, RunLookups):
             ConfigurationError: ``planned`` was refused (it has nothing to run) or is a
                 write call (run it with :meth:`execute` once approved).
         """
-        halted = self._refused_after_stop(planned)
+        halted = execution.refused_after_stop(self._run, planned)
         if halted is not None:
             return lambda: halted
         return execution.submit(self._run, planned, invoke, passthrough=passthrough)
@@ -273,7 +263,7 @@ class RunState(LayerOps, RunLookups):
         """
         if planned.refusal is not None:
             return planned.refusal
-        halted = self._refused_after_stop(planned)
+        halted = execution.refused_after_stop(self._run, planned)
         if halted is not None:
             return halted
         if planned.approval is not None:
@@ -293,7 +283,7 @@ class RunState(LayerOps, RunLookups):
         """
         if planned.refusal is not None:
             return planned.refusal
-        halted = self._refused_after_stop(planned)
+        halted = execution.refused_after_stop(self._run, planned)
         if halted is not None:
             return halted
         return await execution.aexecute(self._run, planned, ainvoke, passthrough=passthrough)
@@ -311,15 +301,6 @@ class RunState(LayerOps, RunLookups):
             return self._run.ledger.record(result)
 
     # -- 7. pause / resume ---------------------------------------------------------------
-
-    def pending_stop(self) -> Stop | None:
-        """The ``pending_approval`` stop while write calls of the open batch wait for a
-        decision, else ``None``. Every driver pauses with this one stop."""
-        pending = self.pending_approvals()
-        if not pending:
-            return None
-        waiting = ", ".join(f"{p.name} [{p.tool_call_id}]" for p in pending)
-        return Stop(reason="pending_approval", detail=f"waiting for approval of {waiting}")
 
     def resume(
         self,
@@ -354,7 +335,7 @@ class RunState(LayerOps, RunLookups):
         with self._run.lock:
             writes.decide(self._run, approvals)
             if checkpoint is not None:
-                checkpoint(self.snapshot(transcript))
+                checkpoint(self._view.snapshot(transcript))
         crashpoint("after_approval")
         with self._run.lock:
             runnable, changed = still_fits(self._run)
@@ -409,7 +390,7 @@ class RunState(LayerOps, RunLookups):
         """
         with self._run.lock:
             if stop is None:
-                stop = self.pending_stop() or self._run.halted
+                stop = self._view.pending_stop() or self._run.halted
             if stop is not None and stop is self._run.halted:
                 output = self._run.answer if output is None else output
                 structured = self._run.structured if structured is None else structured

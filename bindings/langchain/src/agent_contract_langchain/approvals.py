@@ -75,7 +75,11 @@ def approval_payload(state: RunState, pending: PendingApproval) -> dict[str, Any
             {"name": pending.name, "args": pending.arguments, "description": description}
         ],
         "review_configs": [{"action_name": pending.name, "allowed_decisions": list(_ALLOWED)}],
-        "agent_contract": {"type": APPROVAL_INTERRUPT, "run_id": state.run_id, **pending.to_dict()},
+        "agent_contract": {
+            "type": APPROVAL_INTERRUPT,
+            "run_id": state.view.run_id,
+            **pending.to_dict(),
+        },
     }
 
 
@@ -166,12 +170,12 @@ def write_call(state: RunState, planned: PlannedCall, redaction: RedactionPolicy
     pending = planned.approval
     if pending is None:
         raise ApprovalError("write_call() needs a call waiting for approval")
-    if state.decision_for(planned.call_id) is None:
+    if state.view.decision_for(planned.call_id) is None:
         answer = interrupt(approval_payload(state, pending))
         state.resume(approvals_from(pending, answer))
-    result = state.result_for(planned.call_id)
+    result = state.view.result_for(planned.call_id)
     if result is None:
-        if state.decision_for(planned.call_id) is None:
+        if state.view.decision_for(planned.call_id) is None:
             raise ApprovalError(
                 f"resumed without a decision for {planned.call_id!r}",
                 tool_call_id=planned.call_id,

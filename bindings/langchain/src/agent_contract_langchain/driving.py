@@ -251,7 +251,7 @@ def _preview(final: Mapping[str, Any]) -> str:
 
 def stop_for(state: RunState, ended: Ended) -> Stop | None:
     """The stop to finish the run with (``None``: the contract's own; see the module doc)."""
-    halted = state.halted
+    halted = state.view.halted
     if isinstance(ended.error, GraphRecursionError):
         if halted is not None:
             return None

@@ -222,7 +222,9 @@ class ContractGate(AgentMiddleware):
         state = run_state_in(request.runtime.config, self.contract)
         call_id = str(request.tool_call.get("id") or "")
         arguments = visible_arguments(request.tool, request.tool_call.get("args"))
-        refused = state.record_attempt(call_id, arguments, by="a middleware inside the contract")
+        refused = state.layers.record_attempt(
+            call_id, arguments, by="a middleware inside the contract"
+        )
         if refused is None:
             return state, call_id, None
         message = to_tool_message(refused, self.contract.redaction)
@@ -239,7 +241,7 @@ class ContractGate(AgentMiddleware):
         except CONTROL_FLOW:
             raise
         except Exception as exc:
-            state.attempt_failed(call_id, exc)
+            state.layers.attempt_failed(call_id, exc)
             raise
 
     async def awrap_tool_call(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
@@ -252,5 +254,5 @@ class ContractGate(AgentMiddleware):
         except CONTROL_FLOW:
             raise
         except Exception as exc:
-            state.attempt_failed(call_id, exc)
+            state.layers.attempt_failed(call_id, exc)
             raise

@@ -149,13 +149,13 @@ def _start(
         # (the model sees the redaction marker). The binding's own (sqlite_checkpointer)
         # stores every value encrypted, so there the model gets the input as it is, as on
         # every other harness.
-        redact = state.contract.redaction.redact_value
+        redact = state.view.contract.redaction.redact_value
         messages = [Message.from_dict(redact(m.to_dict())) for m in messages]
     payload: Any = resume if resume is not None else {"messages": to_langchain_messages(messages)}
     limit = recursion_limit(
         graph,
-        state.contract.budget,
-        used_model_steps=state.usage().model_steps,
+        state.view.contract.budget,
+        used_model_steps=state.view.usage().model_steps,
         resuming=resume is not None,
     )
     return payload, contract_config(state, config, recursion_limit=limit)
@@ -165,7 +165,7 @@ def _result(state: RunState, ended: Ended, system: str | None, harness: str) -> 
     final = list(ended.final.get("messages", ()))
     for message in final:
         if isinstance(message, ToolMessage):  # a call another layer answered, unrun
-            state.refuse_unrun(str(message.tool_call_id), _FOREIGN)
+            state.layers.refuse_unrun(str(message.tool_call_id), _FOREIGN)
     stop = stop_for(state, ended)
     transcript = from_langchain_messages(issue_order(without_stops(final)))
     if system is not None:
@@ -188,7 +188,7 @@ def run_graph(
 
     Args:
         graph: from :func:`build_agent` (or any ``create_agent`` graph whose middleware
-            includes a ContractMiddleware for ``state.contract`` and its gate).
+            includes a ContractMiddleware for ``state.view.contract`` and its gate).
         state: from ``contract.start()``.
         messages: the input turns (history, then the new user message).
         mode: ``"invoke"``, ``"ainvoke"`` or ``"stream"``.
@@ -287,7 +287,9 @@ def _agent_run(
     state = contract.start(
         run_id=options["run_id"], caller=options["caller"], context=options["context"]
     )
-    config = {"configurable": {"thread_id": state.run_id}} if checkpointer is not None else None
+    config = (
+        {"configurable": {"thread_id": state.view.run_id}} if checkpointer is not None else None
+    )
     return graph, state, config
 
 

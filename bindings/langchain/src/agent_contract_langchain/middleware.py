@@ -158,7 +158,7 @@ class ContractMiddleware(AgentMiddleware):
         state.halt(stop)
         redaction = self.contract.redaction
         messages = [to_tool_message(r, redaction) for r in refusals]
-        halted = state.halted or stop
+        halted = state.view.halted or stop
         kept = [m for m in head if not isinstance(m, ToolMessage)]  # the contract answers
         return ModelResponse(result=[*kept, *messages, stop_message(state, halted)])
 
@@ -174,7 +174,7 @@ class ContractMiddleware(AgentMiddleware):
             start -= 1
         for message in request.messages[start:]:
             if isinstance(message, ToolMessage) and not is_gate_refusal(message):
-                state.refuse_unrun(str(message.tool_call_id), _FOREIGN)
+                state.layers.refuse_unrun(str(message.tool_call_id), _FOREIGN)
         # The history grows by a turn per step: only what was added since the last
         # step is read here (the gate re-reads every message, changed in place or not).
         kept, history = notes.history.read(request.messages, without_stops, from_langchain_messages)
@@ -211,10 +211,10 @@ class ContractMiddleware(AgentMiddleware):
     ) -> ModelResponse[Any]:
         if isinstance(response, AIMessage):
             response = ModelResponse(result=[response])
-        if state.halted is not None:  # the gate refused the call (budget, or a stop)
+        if state.view.halted is not None:  # the gate refused the call (budget, or a stop)
             if any(is_stop_message(m) for m in response.result):
                 return response
-            return self._stop(state, state.halted, [])
+            return self._stop(state, state.view.halted, [])
         if notes.provider_calls == calls_before and not self.gate_seen:
             raise ConfigurationError(
                 "ContractMiddleware needs its gate innermost: create_agent(..., "
@@ -300,9 +300,9 @@ class ContractMiddleware(AgentMiddleware):
     def _answer(self, state: RunState, request: Any) -> tuple[PlannedCall | None, Any]:
         """``(planned, None)`` for a call to run, or ``(None, message)`` to answer now."""
         call_id = str(request.tool_call.get("id") or "")
-        planned = state.planned_call(call_id)
+        planned = state.view.planned_call(call_id)
         redaction = self.contract.redaction
-        answered = state.result_for(call_id)  # also a task re-run on resume after a signal
+        answered = state.view.result_for(call_id)  # also a task re-run on resume after a signal
         if answered is not None:
             return None, to_tool_message(answered, redaction)
         if planned is None:
@@ -310,7 +310,7 @@ class ContractMiddleware(AgentMiddleware):
         if planned.refusal is not None:
             return None, to_tool_message(planned.refusal, redaction)
         arguments = visible_arguments(request.tool, request.tool_call.get("args"))
-        updated = state.rewrite_arguments(
+        updated = state.layers.rewrite_arguments(
             call_id, arguments, by="a middleware outside the contract"
         )
         if updated is None:
@@ -346,7 +346,7 @@ class ContractMiddleware(AgentMiddleware):
         update = notes_for(state).command_updates.pop(result.tool_call_id, None)
         if update is None or result.status != "success":
             return message
-        state.record_state_update(result.tool_call_id, sorted(update))
+        state.layers.record_state_update(result.tool_call_id, sorted(update))
         return Command(update={**update, "messages": [message]})
 
     def wrap_tool_call(
@@ -373,7 +373,7 @@ class ContractMiddleware(AgentMiddleware):
         def invoke(context: ToolContext) -> Any:
             current_tool_context.set(context)
             output = guard_resume(lambda: handler(prepared))
-            state.answered_unrun(call_id)
+            state.layers.answered_unrun(call_id)
             return self._unwrap(output, state, call_id)
 
         try:
@@ -410,7 +410,7 @@ class ContractMiddleware(AgentMiddleware):
         async def ainvoke(context: ToolContext) -> Any:
             current_tool_context.set(context)
             output = await aguard_resume(lambda: handler(prepared))
-            state.answered_unrun(call_id)
+            state.layers.answered_unrun(call_id)
             return self._unwrap(output, state, call_id)
 
         try:

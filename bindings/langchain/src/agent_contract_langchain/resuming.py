@@ -149,16 +149,16 @@ def _resume_command(
     """Record the decisions (checked first), then the ``Command(resume=...)`` that
     resumes the decided approvals and the answered interrupts."""
     if not current.values:
-        raise CheckpointError(f"no LangGraph checkpoint for thread {state.run_id!r}")
+        raise CheckpointError(f"no LangGraph checkpoint for thread {state.view.run_id!r}")
     interrupts = list(current.interrupts)
-    decided = [p for p in state.pending_approvals() if state.decision_for(p.tool_call_id)]
+    decided = [p for p in state.view.pending_approvals() if state.view.decision_for(p.tool_call_id)]
     if not interrupts and not decided and not current.next:  # next: a run a signal stopped
         raise CheckpointError(
-            f"thread {state.run_id!r} has no pending approval or interrupt to resume"
+            f"thread {state.view.run_id!r} has no pending approval or interrupt to resume"
         )
     unknown = sorted(set(answers or {}) - {str(i.id) for i in interrupts})
     if unknown:
-        raise CheckpointError(f"thread {state.run_id!r} has no pending interrupt {unknown}")
+        raise CheckpointError(f"thread {state.view.run_id!r} has no pending interrupt {unknown}")
     state.resume(
         approvals,
         checkpoint=checkpoint,
@@ -169,7 +169,7 @@ def _resume_command(
     for pending in interrupts:
         call_id = payload_call_id(pending.value)
         if call_id is not None:
-            if state.decision_for(call_id) is not None:
+            if state.view.decision_for(call_id) is not None:
                 resume[str(pending.id)] = value
         elif answers and str(pending.id) in answers:
             resume[str(pending.id)] = answers[str(pending.id)]
@@ -211,7 +211,7 @@ def resume_graph(
             )
         )
     state, _ = contract.restore(snapshot, context=context)
-    config: dict[str, Any] = {"configurable": {"thread_id": state.run_id}}
+    config: dict[str, Any] = {"configurable": {"thread_id": state.view.run_id}}
     with framework_errors():
         current = graph.get_state(config)
     command = _resume_command(state, current, approvals, answers, checkpoint)
@@ -247,7 +247,7 @@ async def aresume_graph(
     """
     check_loop(graph)
     state, _ = contract.restore(snapshot, context=context)
-    config: dict[str, Any] = {"configurable": {"thread_id": state.run_id}}
+    config: dict[str, Any] = {"configurable": {"thread_id": state.view.run_id}}
     with framework_errors():
         current = await graph.aget_state(config)
     command = _resume_command(state, current, approvals, answers, checkpoint)

@@ -24,7 +24,7 @@ from typing import Any, Final
 
 from agent_contract.budget import Budget
 from agent_contract.errors import ConfigurationError
-from agent_contract.runtime import Contract, RunState
+from agent_contract.runtime import Contract, RunState, Terms
 
 from ._memo import HistoryPrefix
 
@@ -42,7 +42,7 @@ RUNS_KEY: Final = "agent_contract"
 """Key of the contract's entries in ``config["configurable"]``."""
 
 
-def contract_key(contract: Contract) -> str:
+def contract_key(contract: Terms) -> str:
     """The key of ``contract``'s entry (unique among live contracts; the entry is also
     checked to belong to this very contract)."""
     return f"contract-{id(contract):x}"
@@ -67,7 +67,7 @@ def contract_config(
     merged = dict(config or {})
     configurable = dict(merged.get("configurable") or {})
     runs = dict(configurable.get(RUNS_KEY) or {})
-    runs[contract_key(state.contract)] = state
+    runs[contract_key(state.view.contract)] = state
     configurable[RUNS_KEY] = runs
     merged["configurable"] = configurable
     if recursion_limit is not None:
@@ -85,7 +85,7 @@ def run_state_in(config: Mapping[str, Any] | None, contract: Contract) -> RunSta
     configurable = (config or {}).get("configurable") or {}
     runs = configurable.get(RUNS_KEY) if isinstance(configurable, Mapping) else None
     state = runs.get(contract_key(contract)) if isinstance(runs, Mapping) else None
-    if isinstance(state, RunState) and state.contract is contract:
+    if isinstance(state, RunState) and state.view.contract is contract:
         return state
     raise ConfigurationError(
         "the contract middleware found no run for its Contract: invoke the graph with "

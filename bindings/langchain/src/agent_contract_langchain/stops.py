@@ -55,13 +55,13 @@ STOP_PREFIX: Final = "[agent-contract] run stopped: "
 
 def stop_message(state: RunState, stop: Stop) -> AIMessage:
     """The marked AIMessage that ends a run the contract stopped (see the module doc)."""
-    detail = state.contract.redaction.redact(stop.detail)
+    detail = state.view.contract.redaction.redact(stop.detail)
     return AIMessage(
         content=f"{STOP_PREFIX}{stop.reason}",
         name=STOP_NAME,
         id=f"agent-contract-stop-{uuid.uuid4().hex[:12]}",
         response_metadata={
-            STOP_KEY: {"reason": stop.reason, "detail": detail, "run_id": state.run_id}
+            STOP_KEY: {"reason": stop.reason, "detail": detail, "run_id": state.view.run_id}
         },
     )
 

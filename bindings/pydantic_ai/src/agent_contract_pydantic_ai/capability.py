@@ -112,7 +112,7 @@ class ContractCapability(AbstractCapability[Any]):
 
     def __init__(self, state: RunState, *, answer: AnswerFormat | None = None) -> None:
         self.state = state
-        self.answer = answer if answer is not None else state.contract.answer_format
+        self.answer = answer if answer is not None else state.view.contract.answer_format
         self._after_seen = False
         self._judge_after = False
         self.awaiting_model = False
@@ -125,7 +125,7 @@ class ContractCapability(AbstractCapability[Any]):
         capability saw it (the event stream); the run is halted with it."""
         self.awaiting_model = False
         self.state.halt(Stop.model_error(exc))
-        return self.state.halted or Stop.model_error(exc)
+        return self.state.view.halted or Stop.model_error(exc)
 
     def get_ordering(self) -> CapabilityOrdering:
         """Always the outermost capability."""
@@ -148,7 +148,7 @@ class ContractCapability(AbstractCapability[Any]):
     def _stop(self, stop: Stop, *, response: Message | None = None, refusals: Any = ()) -> None:
         state = self.state
         state.halt(stop)
-        raise ContractStopped(state.halted or stop, response=response, refusals=refusals)
+        raise ContractStopped(state.view.halted or stop, response=response, refusals=refusals)
 
     async def wrap_model_request(
         self, ctx: Any, *, request_context: ModelRequestContext, handler: Any
@@ -165,7 +165,7 @@ class ContractCapability(AbstractCapability[Any]):
         if stop is not None:
             self._stop(stop)
         params = request_context.model_request_parameters
-        contract = state.contract
+        contract = state.view.contract
         request_context.model_request_parameters = dataclasses.replace(
             params,
             function_tools=[t for t in params.function_tools if contract.is_allowed(t.name)],
@@ -241,9 +241,9 @@ class ContractCapability(AbstractCapability[Any]):
             ToolFailed: the call's bound refusal.
         """
         state = self.state
-        planned = state.planned_call(call.tool_call_id)
+        planned = state.view.planned_call(call.tool_call_id)
         if planned is None:
-            answered = state.result_for(call.tool_call_id)
+            answered = state.view.result_for(call.tool_call_id)
             if answered is not None:
                 return deliver(answered)
             not_admitted()
@@ -259,7 +259,7 @@ class ContractCapability(AbstractCapability[Any]):
         """
         call = getattr(output_context, "tool_call", None)
         if call is not None:
-            answered = self.state.result_for(call.tool_call_id)
+            answered = self.state.view.result_for(call.tool_call_id)
             if answered is not None and not answered.ok:
                 raise ModelRetry(answered.content)
         return output
@@ -280,7 +280,7 @@ class ContractCapability(AbstractCapability[Any]):
         others: list[ModelRequestPart] = []
         for part in parts:
             if isinstance(part, ToolReturnPart | RetryPromptPart) and part.tool_call_id:
-                answered = self.state.result_for(part.tool_call_id)
+                answered = self.state.view.result_for(part.tool_call_id)
                 kept = tool_return_part(answered) if answered is not None else part
                 answers.append((order.get(part.tool_call_id, len(order)), kept))
             else:
@@ -295,7 +295,7 @@ def ledger_view(state: RunState, messages: Sequence[Message]) -> list[Message]:
     out: list[Message] = []
     for message in messages:
         if message.role == "tool" and message.tool_call_id:
-            answered = state.result_for(message.tool_call_id)
+            answered = state.view.result_for(message.tool_call_id)
             if answered is not None:
                 out.append(answered.to_message())
                 continue

@@ -202,13 +202,13 @@ def _finish_stopped(
 def _finish(state: RunState, result: AgentRunResult[Any], harness: str) -> RunResult:
     transcript = ledger_view(state, from_pydantic_messages(result.all_messages()))
     if isinstance(result.output, DeferredToolRequests):
-        stop = state.pending_stop() or Stop(
+        stop = state.view.pending_stop() or Stop(
             reason="interrupted",
             detail=f"waiting on {len(result.output.calls) + len(result.output.approvals)} "
             "deferred tool call(s)",
         )
         return state.finish(stop, messages=transcript, harness=harness)
-    if state.halted is None:
+    if state.view.halted is None:
         stop = Stop(reason="invalid_response", detail="the agent ended without a contract decision")
         return state.finish(stop, messages=transcript, harness=harness)
     return state.finish(messages=transcript, harness=harness)
@@ -248,7 +248,7 @@ def drive_agent(
     Args:
         agent: from :func:`build_agent` (or any agent with a
             :class:`~agent_contract_pydantic_ai.tools.ContractToolset` of
-            ``state.contract``).
+            ``state.view.contract``).
         state: from ``contract.start()`` or ``contract.restore(...)``.
         messages: the conversation (a system prompt, earlier turns, then the new user
             turn; or a paused run's transcript when resuming).

@@ -173,18 +173,18 @@ def resume_agent(
         CheckpointError: the snapshot cannot be restored.
     """
     state, transcript = contract.restore(snapshot, context=context)
-    pending = [p.tool_call_id for p in state.pending_approvals()]  # before rejections answer
+    pending = [p.tool_call_id for p in state.view.pending_approvals()]  # before rejections answer
     writes = state.resume(approvals, checkpoint=checkpoint, transcript=transcript)
     harness = "pydantic-ai" if mode == "run_sync" else f"pydantic-ai-{mode}"
-    if any(state.decision_for(call_id) is None for call_id in pending):
+    if any(state.view.decision_for(call_id) is None for call_id in pending):
         with interruptible(state, transcript, harness=harness):
             for planned in writes:
                 state.execute(planned)
         return state.finish(messages=transcript, harness=harness)
     results = DeferredToolResults()
     for call_id in _deferred(transcript):
-        decision = state.decision_for(call_id)
-        answered = state.result_for(call_id)
+        decision = state.view.decision_for(call_id)
+        answered = state.view.result_for(call_id)
         if decision is not None and decision.decision == "reject" and answered is not None:
             results.approvals[call_id] = ToolDenied(answered.content)
         else:

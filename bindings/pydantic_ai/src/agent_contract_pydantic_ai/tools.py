@@ -94,7 +94,7 @@ def not_admitted() -> NoReturn:
 
 def _state_for(contract: Contract) -> RunState:
     state = current_run_state.get()
-    if state is None or state.contract is not contract:
+    if state is None or state.view.contract is not contract:
         raise ConfigurationError(
             "ContractToolset runs only under its ContractCapability: "
             "agent.run(..., capabilities=[ContractCapability(contract.start())]) "
@@ -105,10 +105,10 @@ def _state_for(contract: Contract) -> RunState:
 
 async def _write(state: RunState, planned: PlannedCall, approved: bool) -> ToolReturn:
     """A write call: deferred until a human decided, then run once by the contract."""
-    done = state.result_for(planned.call_id)
+    done = state.view.result_for(planned.call_id)
     if done is not None:
         return deliver(done)
-    if state.decision_for(planned.call_id) is None:
+    if state.view.decision_for(planned.call_id) is None:
         if approved:  # PydanticAI's approval without the contract's decision: fail closed
             raise ApprovalError(
                 f"call {planned.call_id!r} was approved to PydanticAI, but the contract has "
@@ -135,7 +135,7 @@ async def run_planned(
         return deliver(planned.refusal)
     if planned.approval is not None:
         return await _write(state, planned, approved)
-    answered = state.result_for(planned.call_id)
+    answered = state.view.result_for(planned.call_id)
     if answered is not None:  # run once: a layer calling the tool again gets the same answer
         return deliver(answered)
     spec = planned.spec
@@ -224,9 +224,9 @@ class ContractToolset(AbstractToolset[Any]):
             ConfigurationError: no contract run is active for this toolset.
         """
         state = _state_for(self.contract)
-        planned = state.planned_call(str(ctx.tool_call_id or ""))
+        planned = state.view.planned_call(str(ctx.tool_call_id or ""))
         if planned is None:
-            answered = state.result_for(str(ctx.tool_call_id or ""))
+            answered = state.view.result_for(str(ctx.tool_call_id or ""))
             if answered is not None:
                 return deliver(answered)
             not_admitted()

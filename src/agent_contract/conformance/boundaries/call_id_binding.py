@@ -110,7 +110,7 @@ DEFINITION: Final = BoundaryDefinition(
         rule="every call gets exactly one tool message with its id, in issue order",
         keep_it=(
             "Answer each call with the result the run's ledger binds to its id "
-            "(`RunState.batch_messages()`), in issue order, and add no tool messages of "
+            "(`RunState.view.batch_messages()`), in issue order, and add no tool messages of "
             "your own."
         ),
     ),

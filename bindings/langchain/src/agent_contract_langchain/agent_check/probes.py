@@ -212,7 +212,7 @@ def _column_harness(column: _Column) -> Harness:
             return _run_plain(graph, column, turns, context)
         contract = ours.contract
         state = contract.start(caller=options.caller)
-        config = {"configurable": {"thread_id": state.run_id}}
+        config = {"configurable": {"thread_id": state.view.run_id}}
         try:
             result = run_graph(
                 graph,

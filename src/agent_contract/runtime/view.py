@@ -1,9 +1,14 @@
-"""The lookups a driver may read (a mixin of :class:`~agent_contract.runtime.RunState`)."""
+"""A read-only view of one run: :class:`RunView`, what ``RunState.view`` gives.
+
+Every lookup a driver may make is here (:attr:`RunView.PROTOCOL`), each under the run's
+lock and changing nothing; the operations that change a run are
+:class:`~agent_contract.runtime.RunState`'s.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..approval import Approval, PendingApproval
 from ..budget import RunCounters, RunUsage
@@ -13,21 +18,50 @@ from . import snapshot
 from .ledger import PlannedCall
 from .records import Stop
 from .run import Run
+from .terms import Terms
 
 if TYPE_CHECKING:
     from ..trace import Trace
-    from .contract import Contract
 
-__all__ = ["RunLookups"]
+__all__ = ["RunView"]
 
 
-class RunLookups:
-    """The lookups of the driver protocol (see :class:`~agent_contract.runtime.RunState`)."""
+class RunView:
+    """A read-only view of one run (``RunState.view``).
 
-    _run: Run
+    The lookups a driver may read: ``run_id``, ``contract`` (the run's contract, read
+    through its :class:`~agent_contract.runtime.terms.Terms`), ``halted``, ``usage()``,
+    ``planned_call(tool_call_id)``, ``result_for(tool_call_id)``,
+    ``decision_for(tool_call_id)``, ``pending_approvals()``, ``pending_stop()`` (the
+    ``pending_approval`` pause every driver pauses with), ``batch_messages()`` and
+    ``snapshot(transcript)``.
+
+    Also public, to inspect a run (tests, reports), not to drive one: ``caller``,
+    ``context``, ``counters``, ``trace``.
+    """
+
+    PROTOCOL: ClassVar[frozenset[str]] = frozenset(
+        {
+            "run_id",
+            "contract",
+            "halted",
+            "usage",
+            "planned_call",
+            "result_for",
+            "decision_for",
+            "pending_approvals",
+            "pending_stop",
+            "batch_messages",
+            "snapshot",
+        }
+    )
+    """Every lookup a driver may read (the class docstring explains each)."""
+
+    def __init__(self, run: Run) -> None:
+        self._run = run
 
     @property
-    def contract(self) -> Contract:
+    def contract(self) -> Terms:
         """The run's contract."""
         return self._run.contract
 
@@ -63,7 +97,7 @@ class RunLookups:
 
     @property
     def halted(self) -> Stop | None:
-        """The stop given to :meth:`halt`, or ``None`` while the run goes on."""
+        """The stop given to :meth:`RunState.halt`, or ``None`` while the run goes on."""
         with self._run.lock:
             return self._run.halted
 
@@ -88,6 +122,15 @@ class RunLookups:
         """Write calls of the open batch still waiting for a result."""
         with self._run.lock:
             return tuple(p.approval for p in self._run.ledger.waiting() if p.approval is not None)
+
+    def pending_stop(self) -> Stop | None:
+        """The ``pending_approval`` stop while write calls of the open batch wait for a
+        decision, else ``None``. Every driver pauses with this one stop."""
+        pending = self.pending_approvals()
+        if not pending:
+            return None
+        waiting = ", ".join(f"{p.name} [{p.tool_call_id}]" for p in pending)
+        return Stop(reason="pending_approval", detail=f"waiting for approval of {waiting}")
 
     def batch_messages(self) -> list[Message] | None:
         """Tool messages answering the open batch in issue order, or ``None`` while a
