@@ -1,7 +1,8 @@
 """The runtime: every rule of the contract, behind one seam.
 
 :class:`Contract` is the configuration; :meth:`Contract.start` gives a
-:class:`RunState`, whose docstring is the driver protocol. The modules behind it, one
+:class:`RunState`, whose docstring is the driver protocol; :class:`RunInput` is what a
+run is started with (it builds the Contract and starts the run). The modules behind it, one
 phase each: :mod:`~agent_contract.runtime.response` (the response contract),
 :mod:`~agent_contract.runtime.planning` (admitting a batch),
 :mod:`~agent_contract.runtime.execution` (running a call),
@@ -15,6 +16,7 @@ takes), :mod:`~agent_contract.runtime.snapshot` (pausing across processes) and
 from .answers import AnswerFormat
 from .contract import Contract
 from .execution import AsyncInvoke, Invoke
+from .input import Decider, RunInput
 from .interruption import interruptible
 from .ledger import PlannedCall
 from .planning import BatchPlan, call_key
@@ -38,10 +40,12 @@ __all__ = [
     "Checkpoint",
     "Commentary",
     "Contract",
+    "Decider",
     "Invoke",
     "PlannedCall",
     "ResponseShape",
     "ResponseVerdict",
+    "RunInput",
     "RunInterrupted",
     "RunResult",
     "RunState",
