@@ -22,6 +22,7 @@ from langchain.agents import middleware as stock
 from langchain_core.tools import StructuredTool
 from pydantic import BaseModel, Field, create_model
 
+from agent_contract.budget import Budget
 from agent_contract.harnesses import Observation, RunInput
 from agent_contract.model import Model
 from agent_contract.tools import ToolContext, ToolSpec
@@ -124,8 +125,9 @@ def decorated_tool(spec: ToolSpec) -> StructuredTool:
 
 
 def stock_middleware(options: RunInput) -> list[Any]:
-    """The stock middleware of :data:`STOCK_MIDDLEWARE`, with the run's budget."""
-    budget = options.budget
+    """The stock middleware of :data:`STOCK_MIDDLEWARE`, with the run's budget (none:
+    ``Budget()``'s limits)."""
+    budget = options.budget or Budget()
     return [
         stock.ModelCallLimitMiddleware(run_limit=budget.max_model_steps, exit_behavior="end"),
         stock.ToolCallLimitMiddleware(run_limit=budget.max_tool_calls, exit_behavior="continue"),

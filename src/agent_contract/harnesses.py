@@ -8,24 +8,25 @@ A harness is registered by an entry point that names a :class:`HarnessPlugin`: i
 name, role, a loader that imports its framework only when it is used, and optionally a
 :class:`DurableRunner` for the demo app. :mod:`agent_contract.registry` finds them; the
 core's own is :data:`OFFLINE`.
+
+What a harness is handed, :class:`RunInput` (and its :class:`Decider`), is the run's
+input to the runtime: it lives in :mod:`agent_contract.runtime` and is re-exported here.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal, Protocol
 
-from .approval import Approval, PendingApproval
-from .budget import Budget
+from .approval import Approval
 from .errors import ApprovalError
 from .faults import CrashPlan, is_simulated_crash
-from .loop import resume, run
-from .messages import Message
+from .loop import resume, run_input
 from .model import Model
-from .runtime import AnswerFormat, Checkpoint, Commentary, Contract, RunResult
+from .runtime import Checkpoint, Contract, Decider, RunInput, RunResult
 from .tools import ToolSpec
 
 __all__ = [
@@ -54,66 +55,6 @@ it (shown for comparison, never deciding an exit code)."""
 
 
 # -- what a harness gets and gives -------------------------------------------------------
-
-
-class Decider(Protocol):
-    """The (scripted) human who answers approvals during a suite run."""
-
-    def __call__(self, pending: Sequence[PendingApproval]) -> list[Approval]:
-        """Decisions for some or all of ``pending`` (none: the run stays paused)."""
-
-    def refused(self, exc: ApprovalError) -> None:
-        """Note that the runtime refused a decision."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class RunInput:
-    """What a harness needs besides the model and the tools."""
-
-    user: str
-    """The user message."""
-    budget: Budget
-    """Run limits."""
-    allowlist: tuple[str, ...] | None = None
-    """Allowed tools; None allows all."""
-    history: tuple[Message, ...] = ()
-    """Earlier turns."""
-    secrets: tuple[str, ...] = ()
-    """Values to redact."""
-    caller: str | None = "tester"
-    """The identity the run acts for."""
-    decider: Decider | None = None
-    """Who answers approvals (None: the run stays paused)."""
-    commentary: Commentary = "keep"
-    """Text beside tool calls: kept as commentary, or refused (see ``Contract``)."""
-    answer_format: AnswerFormat | None = None
-    """The structured answer asked for, if any."""
-    extras: Mapping[str, Any] = field(default_factory=dict)
-    """Harness-specific pieces of a scenario, by name (a framework middleware, a tool
-    returning a framework command...); a harness uses the ones it knows and declares
-    them in its ``capabilities``."""
-    crash: CrashPlan | None = None
-    """The crash/restart hook (capability ``crash_restart``): crash once at
-    ``crash.point`` while resuming, then resume the run in a fresh instance (a new
-    contract, graph or agent) from what was stored: the snapshot handed to the
-    ``checkpoint`` and the framework's checkpointer, never the crashed instance's
-    memory. :func:`settle_approvals` does it for a harness that passes ``restart``."""
-
-    def contract(self, tools: Iterable[ToolSpec]) -> Contract:
-        """The Contract this input describes: ``tools`` under budget, allowlist, secrets,
-        commentary and answer format."""
-        return Contract(
-            tools,
-            budget=self.budget,
-            allowlist=self.allowlist,
-            secrets=self.secrets,
-            commentary=self.commentary,
-            answer_format=self.answer_format,
-        )
-
-    def turns(self) -> list[Message]:
-        """The input transcript: ``history``, then the user message."""
-        return [*self.history, Message(role="user", content=self.user)]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -248,7 +189,7 @@ def offline_harness(model: Model, tools: list[ToolSpec], options: RunInput) -> R
     """The offline loop as a harness (it has no framework: a scenario's extras that need
     one are not applied; see :data:`OFFLINE_CAPABILITIES`)."""
     contract = options.contract(tools)
-    result = run(model, contract, options.user, history=options.history, caller=options.caller)
+    result = run_input(model, contract, options)
     return settle_approvals(
         result,
         lambda snapshot, approvals, checkpoint=None: resume(
@@ -295,9 +236,10 @@ class DurableRunner(Protocol):
     own (a framework's checkpointer)."""
 
     def run(
-        self, model: Model, contract: Contract, text: str, *, caller: str | None, folder: Path
+        self, model: Model, contract: Contract, options: RunInput, *, folder: Path
     ) -> RunResult:
-        """Run ``model`` on ``text``.
+        """Run ``model`` on ``options`` under ``contract`` (``options.contract(tools)``:
+        the durable runner reads no contract setting from ``options``).
 
         Raises:
             CheckpointError: the runner's own state cannot be read.
@@ -326,10 +268,10 @@ class OfflineRunner:
     """The offline loop as a :class:`DurableRunner`: the snapshot is all its state."""
 
     def run(
-        self, model: Model, contract: Contract, text: str, *, caller: str | None, folder: Path
+        self, model: Model, contract: Contract, options: RunInput, *, folder: Path
     ) -> RunResult:
-        """:func:`agent_contract.run`."""
-        return run(model, contract, text, caller=caller)
+        """:func:`agent_contract.loop.run_input`."""
+        return run_input(model, contract, options)
 
     def resume(
         self,

@@ -21,11 +21,11 @@ from .budget import Budget
 from .errors import ConfigurationError, ModelError, ScriptExhaustedError
 from .messages import Completion, Message
 from .model import Model
-from .runtime import Checkpoint, Contract, RunResult, RunState, Stop, interruptible
+from .runtime import Checkpoint, Contract, RunInput, RunResult, RunState, Stop, interruptible
 from .tools import ToolRegistry, ToolSpec
 from .trace import RedactionPolicy
 
-__all__ = ["resume", "run"]
+__all__ = ["resume", "run", "run_input"]
 
 
 def run(
@@ -46,6 +46,10 @@ def run(
     temperature: float = 0.0,
 ) -> RunResult:
     """Run ``model`` on ``user_message`` under the contract and return the result.
+
+    The keyword front door of :func:`run_input`: it builds the run's
+    :class:`~agent_contract.runtime.RunInput` from its keywords and the Contract from
+    ``tools``, and nothing else.
 
     Args:
         model: anything with ``complete(messages, tools, max_output_tokens, temperature)``.
@@ -72,16 +76,47 @@ def run(
         ScriptExhaustedError: a scripted model ran dry (a test bug; never a stop).
         ConfigurationError: bad wiring (also when a Contract is combined with options).
     """
-    contract = Contract.of(
-        tools, budget=budget, allowlist=allowlist, redaction=redaction, secrets=secrets
+    options = RunInput.from_keywords(locals())
+    return run_input(
+        model,
+        options.contract(tools),
+        options,
+        max_output_tokens=max_output_tokens,
+        temperature=temperature,
     )
-    state = contract.start(run_id=run_id, caller=caller, context=context)
-    transcript: list[Message] = []
-    if system is not None:
-        transcript.append(Message(role="system", content=system))
-    transcript.extend(history)
-    transcript.append(Message(role="user", content=user_message))
-    return _drive(model, state, transcript, max_output_tokens, temperature)
+
+
+def run_input(
+    model: Model,
+    contract: Contract,
+    options: RunInput,
+    *,
+    max_output_tokens: int = 512,
+    temperature: float = 0.0,
+) -> RunResult:
+    """Run ``model`` on ``options`` under ``contract``: the one signature every driver of
+    the offline loop calls (:func:`run` builds its ``options`` from keywords; harnesses
+    and durable runners pass theirs on).
+
+    Args:
+        model: anything with ``complete(messages, tools, max_output_tokens, temperature)``.
+        contract: the run's contract, usually ``options.contract(tools)`` (the loop reads
+            no contract setting from ``options``).
+        options: the run's input: its system message, history and user message are sent
+            in that order; its run id, caller and context start the run. A decider,
+            extras and a crash plan are a harness's business (see
+            :func:`agent_contract.harnesses.offline_harness`).
+        max_output_tokens: passed to the model, in tokens.
+        temperature: passed to the model.
+
+    Returns:
+        As :func:`run`.
+
+    Raises:
+        ScriptExhaustedError: a scripted model ran dry (a test bug; never a stop).
+    """
+    state = options.start(contract)
+    return _drive(model, state, options.messages(), max_output_tokens, temperature)
 
 
 def resume(

@@ -21,7 +21,7 @@ from ..approval import Approval, DecisionKind
 from ..budget import Budget
 from ..errors import PAUSE_REASONS, ApprovalError
 from ..registry import durable_runner
-from ..runtime import RunResult
+from ..runtime import RunInput, RunResult
 from ..testing import DemoModel
 from .decisions import AmbiguousEditError, held_budget, repeated_decision
 from .folder import DATA_DIR_ENV, DemoFolder, data_dir, demo_tools
@@ -77,21 +77,25 @@ def start_demo(
 ) -> DemoRun:
     """Run the demo agent on ``text`` with the registered harness ``harness``.
 
-    A run that pauses for approval is stored in the data folder under its run id.
+    The demo's front door (``agent-contract run`` calls it): it builds the run's
+    :class:`~agent_contract.runtime.RunInput` (``text``, ``budget``, ``secrets``,
+    ``caller``), which the harness's durable runner takes. A run that pauses for
+    approval is stored in the data folder under its run id.
 
     Raises:
         DependencyMissingError: the harness's binding or framework is not installed.
         ConfigurationError: no such harness, or it cannot run durably.
         CheckpointError: the data folder's stores cannot be read.
     """
+    options = RunInput(user=text, budget=budget, secrets=tuple(secrets), caller=caller)
     where = DemoFolder.open(folder)
     runner = durable_runner(harness)
-    contract = where.contract(budget=budget, secrets=secrets, create_orders=True)
+    contract = where.contract(budget=options.budget, secrets=options.secrets, create_orders=True)
     store = where.runs()
-    with where.recorded(store, harness, secrets):
-        result = runner.run(DemoModel(), contract, text, caller=caller, folder=where.path)
+    with where.recorded(store, harness, options.secrets):
+        result = runner.run(DemoModel(), contract, options, folder=where.path)
     if result.stop_reason in PAUSE_REASONS:
-        where.record(store, result, harness, secrets)
+        where.record(store, result, harness, options.secrets)
     else:
         where.prune(result.run_id, harness)  # nothing to resume: its checkpoints go
     return DemoRun(result=result, thread_id=result.run_id, folder=where.path)

@@ -78,6 +78,10 @@ EXTRAS: Final[dict[str, str]] = {
 """The kinds of :attr:`Scenario.extras` and what a harness does with each."""
 
 
+_SUITE_CALLER: Final = "tester"
+"""The identity every scenario's run acts for."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class Scenario:
     """One scripted situation and its expected outcome on every harness."""
@@ -149,6 +153,7 @@ class Scenario:
             allowlist=self.allowlist,
             history=self.history,
             secrets=(PLANTED_SECRET, *self.secrets),
+            caller=_SUITE_CALLER,
             crash=crash,
             decider=decider,
             commentary=self.commentary,

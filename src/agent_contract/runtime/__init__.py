@@ -3,7 +3,8 @@
 :class:`Contract` is the configuration; :meth:`Contract.start` gives a
 :class:`RunState`, whose docstring is the driver protocol (ten operations, and a
 read-only :class:`RunView` of the run); :class:`LayerOps` is its opt-in extension for a
-driver inside a framework's layers. The modules behind it, one phase each:
+driver inside a framework's layers; :class:`RunInput` is what a run is started with (it
+builds the Contract and starts the run). The modules behind it, one phase each:
 :mod:`~agent_contract.runtime.response` (the response contract),
 :mod:`~agent_contract.runtime.history` (the transcript a model gets),
 :mod:`~agent_contract.runtime.judging` (a response, for a run),
@@ -28,6 +29,7 @@ module above it.
 from .answers import AnswerFormat
 from .contract import Contract
 from .execution import AsyncInvoke, Invoke
+from .input import Decider, RunInput
 from .interruption import interruptible
 from .layers import LayerOps
 from .ledger import PlannedCall
@@ -54,11 +56,13 @@ __all__ = [
     "Checkpoint",
     "Commentary",
     "Contract",
+    "Decider",
     "Invoke",
     "LayerOps",
     "PlannedCall",
     "ResponseShape",
     "ResponseVerdict",
+    "RunInput",
     "RunInterrupted",
     "RunResult",
     "RunState",

@@ -35,7 +35,7 @@ from agent_contract.errors import ConfigurationError
 from agent_contract.messages import Message
 from agent_contract.model import Model
 from agent_contract.pools import DaemonThreadPool
-from agent_contract.runtime import Contract, RunResult, RunState, interruptible
+from agent_contract.runtime import Contract, RunInput, RunResult, RunState, interruptible
 from agent_contract.tools import ToolRegistry, ToolSpec
 from agent_contract.trace import RedactionPolicy
 
@@ -57,6 +57,7 @@ __all__ = [
     "arun_graph",
     "build_agent",
     "run_agent",
+    "run_agent_input",
     "run_async",
     "run_graph",
 ]
@@ -268,25 +269,16 @@ async def arun_graph(
 
 def _agent_run(
     model: Model,
-    tools: ToolRegistry | Iterable[ToolSpec] | Contract,
-    options: Mapping[str, Any],
+    contract: Contract,
+    options: RunInput,
     checkpointer: Any,
-    system: str | None,
     create_agent_options: Mapping[str, Any],
 ) -> tuple[Any, RunState, dict[str, Any] | None]:
-    contract = Contract.of(
-        tools,
-        budget=options["budget"],
-        allowlist=options["allowlist"],
-        redaction=options["redaction"],
-        secrets=options["secrets"],
-    )
+    """The graph, the started run and its config (a thread per run on a checkpointer)."""
     graph = build_agent(
-        model, contract, system=system, checkpointer=checkpointer, **create_agent_options
+        model, contract, system=options.system, checkpointer=checkpointer, **create_agent_options
     )
-    state = contract.start(
-        run_id=options["run_id"], caller=options["caller"], context=options["context"]
-    )
+    state = options.start(contract)
     config = (
         {"configurable": {"thread_id": state.view.run_id}} if checkpointer is not None else None
     )
@@ -331,21 +323,57 @@ def run_agent(
         **create_agent_options: passed to ``create_agent`` (``middleware``,
             ``response_format``, ``context_schema``, ...).
 
+    The keyword front door of :func:`run_agent_input`: it builds the run's
+    :class:`~agent_contract.runtime.RunInput` from its keywords, and nothing else.
+
     Raises:
         ScriptExhaustedError: a scripted model ran dry.
         ConfigurationError: bad wiring.
         CheckpointError: the checkpoint cannot be read.
     """
-    graph, state, config = _agent_run(
-        model, tools, locals(), checkpointer, system, create_agent_options
+    options = RunInput.from_keywords(locals())
+    return run_agent_input(
+        model,
+        options.contract(tools),
+        options,
+        mode=mode,
+        checkpointer=checkpointer,
+        graph_context=graph_context,
+        **create_agent_options,
     )
-    turns = [*history, Message(role="user", content=user_message)]
+
+
+def run_agent_input(
+    model: Model,
+    contract: Contract,
+    options: RunInput,
+    *,
+    mode: Mode = "invoke",
+    checkpointer: Any = None,
+    graph_context: Any = None,
+    **create_agent_options: Any,
+) -> RunResult:
+    """Build ``create_agent`` over ``contract`` and run it once on ``options`` (the one
+    signature the front doors and the durable runner call).
+
+    Args:
+        contract: the run's contract, usually ``options.contract(tools)`` (no contract
+            setting is read from ``options``).
+        options: the run's input: its system message is the graph's system prompt, its
+            history and user message the input turns; its run id, caller and context
+            start the run.
+        mode, checkpointer, graph_context, **create_agent_options: as :func:`run_agent`.
+
+    Raises:
+        ScriptExhaustedError, ConfigurationError, CheckpointError: as :func:`run_agent`.
+    """
+    graph, state, config = _agent_run(model, contract, options, checkpointer, create_agent_options)
     return run_graph(
         graph,
         state,
-        turns,
+        options.turns(),
         mode=mode,
-        system=system,
+        system=options.system,
         config=config,
         graph_context=graph_context,
     )
@@ -376,10 +404,15 @@ async def arun_agent(
         ConfigurationError: the checkpointer is bound to another event loop.
         ScriptExhaustedError, CheckpointError: as :func:`run_agent`.
     """
+    options = RunInput.from_keywords(locals())
     graph, state, config = _agent_run(
-        model, tools, locals(), checkpointer, system, create_agent_options
+        model, options.contract(tools), options, checkpointer, create_agent_options
     )
-    turns = [*history, Message(role="user", content=user_message)]
     return await arun_graph(
-        graph, state, turns, system=system, config=config, graph_context=graph_context
+        graph,
+        state,
+        options.turns(),
+        system=options.system,
+        config=config,
+        graph_context=graph_context,
     )

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Final
 from agent_contract.approval import Approval
 from agent_contract.harnesses import Harness, HarnessPlugin
 from agent_contract.model import Model
-from agent_contract.runtime import Checkpoint, Contract, RunResult
+from agent_contract.runtime import Checkpoint, Contract, RunInput, RunResult
 
 from .controls import PLAIN_CREATE_AGENT_NAME
 
@@ -62,7 +62,7 @@ class SqliteAgentRunner:
     :mod:`agent_contract_langchain.runner`."""
 
     def run(
-        self, model: Model, contract: Contract, text: str, *, caller: str | None, folder: Path
+        self, model: Model, contract: Contract, options: RunInput, *, folder: Path
     ) -> RunResult:
         """:func:`agent_contract_langchain.runner.run`.
 
@@ -71,7 +71,7 @@ class SqliteAgentRunner:
         """
         from .runner import run
 
-        return run(model, contract, text, caller=caller, folder=folder)
+        return run(model, contract, options, folder=folder)
 
     def resume(
         self,

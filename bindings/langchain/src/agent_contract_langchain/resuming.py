@@ -9,6 +9,7 @@ process, from the LangGraph checkpoint and the contract's snapshot.
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -19,7 +20,6 @@ from langgraph.types import Command
 from agent_contract.approval import Approval
 from agent_contract.errors import CheckpointError
 from agent_contract.harnesses import Harness, RunInput, settle_approvals
-from agent_contract.messages import Message
 from agent_contract.model import Model
 from agent_contract.runtime import Contract, RunResult, RunState
 from agent_contract.tools import ToolSpec
@@ -280,6 +280,7 @@ def suite_harness(mode: Mode = "invoke") -> Harness:
             graph = build_agent(
                 model,
                 contract,
+                system=options.system,
                 checkpointer=saver,
                 middleware=extra_middleware(options.extras),
                 tools=suite_tools(contract, options.extras),
@@ -314,8 +315,9 @@ def run_options(
     ``options.caller``, drive it, and answer approvals with the options' decider until
     the run ends.
 
-    The run gets a thread id of its own (``run-<12 hex digits>``, its earlier turns
-    included), so runs sharing a durable checkpointer never meet.
+    The run gets a thread id of its own (``options.run_id``, else ``run-<12 hex
+    digits>``; its earlier turns included), so runs sharing a durable checkpointer
+    never meet.
 
     Args:
         rebuild: ``rebuild() -> (graph, contract)`` builds a fresh instance over the
@@ -330,14 +332,14 @@ def run_options(
         CheckpointError: the thread cannot be read or resumed.
         ConfigurationError: as :func:`run_graph`.
     """
-    thread = f"run-{uuid.uuid4().hex[:12]}"
+    thread = options.run_id or f"run-{uuid.uuid4().hex[:12]}"
     config = {"configurable": {"thread_id": thread}}
     for text in options.extras.get("earlier_turns", ()):
-        earlier = contract.start(caller=options.caller)
-        run_graph(graph, earlier, [Message(role="user", content=text)], mode=mode, config=config)
-    state = contract.start(run_id=thread, caller=options.caller)
+        earlier = RunInput(user=text, caller=options.caller, context=options.context)
+        run_graph(graph, earlier.start(contract), earlier.turns(), mode=mode, config=config)
+    state = dataclasses.replace(options, run_id=thread).start(contract)
     turns = options.turns() if not options.extras.get("earlier_turns") else [options.turns()[-1]]
-    result = run_graph(graph, state, turns, mode=mode, config=config)
+    result = run_graph(graph, state, turns, mode=mode, config=config, system=options.system)
 
     def direct(
         graph: Any,

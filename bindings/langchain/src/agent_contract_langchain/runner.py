@@ -20,11 +20,11 @@ from typing import Any, Final
 from agent_contract.approval import Approval
 from agent_contract.errors import PAUSE_REASONS
 from agent_contract.model import Model
-from agent_contract.runtime import Checkpoint, Contract, RunInterrupted, RunResult
+from agent_contract.runtime import Checkpoint, Contract, RunInput, RunInterrupted, RunResult
 from agent_contract.sealing import folder_key
 
 from .durable import sqlite_checkpointer
-from .harness import run_agent
+from .harness import run_agent_input
 from .reconcile import resume_or_reconcile
 from .sealed import SEAL_KEY, check_paused, seal_paused
 
@@ -44,10 +44,9 @@ def _sealed(result: RunResult, conn: Any, key: bytes) -> RunResult:
     return dataclasses.replace(result, snapshot=snapshot)
 
 
-def run(
-    model: Model, contract: Contract, text: str, *, caller: str | None, folder: Path
-) -> RunResult:
-    """:func:`~agent_contract_langchain.harness.run_agent` with the sealed checkpointer.
+def run(model: Model, contract: Contract, options: RunInput, *, folder: Path) -> RunResult:
+    """:func:`~agent_contract_langchain.harness.run_agent_input` with the sealed
+    checkpointer.
 
     Raises:
         CheckpointError: the checkpoint file cannot be opened.
@@ -56,7 +55,7 @@ def run(
     key = folder_key(folder)
     with sqlite_checkpointer(folder / CHECKPOINT_FILE, key=key) as saver:
         try:
-            result = run_agent(model, contract, text, caller=caller, checkpointer=saver)
+            result = run_agent_input(model, contract, options, checkpointer=saver)
         except RunInterrupted as exc:
             raise RunInterrupted(_sealed(exc.result, saver.conn, key), exc.cause) from exc.cause
         return _sealed(result, saver.conn, key)

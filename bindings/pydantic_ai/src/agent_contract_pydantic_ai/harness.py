@@ -59,13 +59,9 @@ __all__ = [
     "arun_agent",
     "resume_agent",
     "run_agent",
+    "run_agent_input",
     "suite_harness",
 ]
-
-
-def _turns(system: str | None, history: Sequence[Message], user_message: str) -> list[Message]:
-    turns = [Message(role="system", content=system)] if system is not None else []
-    return [*turns, *history, Message(role="user", content=user_message)]
 
 
 def run_agent(
@@ -89,6 +85,9 @@ def run_agent(
     ``max_output_tokens`` and ``temperature``, which belong to the model), the same result
     (``harness`` is ``"pydantic-ai"``, ``"pydantic-ai-run"`` or ``"pydantic-ai-stream"``).
 
+    The keyword front door of :func:`run_agent_input`: it builds the run's
+    :class:`~agent_contract.runtime.RunInput` from its keywords, and nothing else.
+
     Args:
         mode: ``"run_sync"``, ``"run"`` or ``"stream"``.
         **agent_options: passed to ``Agent`` (see :func:`build_agent`).
@@ -97,12 +96,34 @@ def run_agent(
         ScriptExhaustedError: a scripted model ran dry.
         ConfigurationError: bad wiring (also a Contract combined with options).
     """
-    contract = Contract.of(
-        tools, budget=budget, allowlist=allowlist, redaction=redaction, secrets=secrets
-    )
-    state = contract.start(run_id=run_id, caller=caller, context=context)
+    options = RunInput.from_keywords(locals())
+    return run_agent_input(model, options.contract(tools), options, mode=mode, **agent_options)
+
+
+def run_agent_input(
+    model: Model | PydanticModel,
+    contract: Contract,
+    options: RunInput,
+    *,
+    mode: Mode = "run_sync",
+    **agent_options: Any,
+) -> RunResult:
+    """Run a PydanticAI ``Agent`` over ``contract`` on ``options`` (the one signature the
+    front doors, the suite harness and the durable runner call).
+
+    Args:
+        contract: the run's contract, usually ``options.contract(tools)`` (no contract
+            setting is read from ``options``).
+        options: the run's input: its system message, history and user message are the
+            conversation; its run id, caller and context start the run.
+        mode: ``"run_sync"``, ``"run"`` or ``"stream"``.
+        **agent_options: passed to ``Agent`` (see :func:`build_agent`).
+
+    Raises:
+        ScriptExhaustedError, ConfigurationError: as :func:`run_agent`.
+    """
     agent = build_agent(model, contract, **agent_options)
-    return drive_agent(agent, state, _turns(system, history, user_message), mode=mode)
+    return drive_agent(agent, options.start(contract), options.messages(), mode=mode)
 
 
 async def arun_agent(
@@ -126,12 +147,10 @@ async def arun_agent(
     Raises:
         ScriptExhaustedError, ConfigurationError: as :func:`run_agent`.
     """
-    contract = Contract.of(
-        tools, budget=budget, allowlist=allowlist, redaction=redaction, secrets=secrets
-    )
-    state = contract.start(run_id=run_id, caller=caller, context=context)
+    options = RunInput.from_keywords(locals())
+    contract = options.contract(tools)
     agent = build_agent(model, contract, **agent_options)
-    return await adrive_agent(agent, state, _turns(system, history, user_message))
+    return await adrive_agent(agent, options.start(contract), options.messages())
 
 
 def _deferred(transcript: Sequence[Message]) -> list[str]:
@@ -202,9 +221,10 @@ def suite_harness(mode: Mode = "run_sync") -> Harness:
     def harness(model: Model, tools: list[ToolSpec], options: RunInput) -> RunResult:
         contract = options.contract(tools)
         agent = build_agent(model, contract)
-        state = contract.start(caller=options.caller)
         streamed: set[str] = set()
-        result = drive_agent(agent, state, options.turns(), mode=mode, streamed=streamed)
+        result = drive_agent(
+            agent, options.start(contract), options.messages(), mode=mode, streamed=streamed
+        )
         if mode == "stream":
             check_streamed(result, streamed)
         return settle_approvals(

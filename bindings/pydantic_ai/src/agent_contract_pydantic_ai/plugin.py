@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Final
 from agent_contract.approval import Approval
 from agent_contract.harnesses import CORE_CAPABILITIES, Harness, HarnessPlugin
 from agent_contract.model import Model
-from agent_contract.runtime import Checkpoint, Contract, RunResult
+from agent_contract.runtime import Checkpoint, Contract, RunInput, RunResult
 
 if TYPE_CHECKING:
     from .driving import Mode
@@ -93,12 +93,12 @@ class SnapshotRunner:
     its own between runs; the history is rebuilt from the snapshot's transcript)."""
 
     def run(
-        self, model: Model, contract: Contract, text: str, *, caller: str | None, folder: Path
+        self, model: Model, contract: Contract, options: RunInput, *, folder: Path
     ) -> RunResult:
-        """:func:`~agent_contract_pydantic_ai.harness.run_agent` with ``run_sync``."""
-        from .harness import run_agent
+        """:func:`~agent_contract_pydantic_ai.harness.run_agent_input` with ``run_sync``."""
+        from .harness import run_agent_input
 
-        return run_agent(model, contract, text, caller=caller)
+        return run_agent_input(model, contract, options)
 
     def resume(
         self,

@@ -210,8 +210,7 @@ def _column_harness(column: _Column) -> Harness:
         system_text = system if isinstance(system, str) else None
         if ours is None:
             return _run_plain(graph, column, turns, context)
-        contract = ours.contract
-        state = contract.start(caller=options.caller)
+        state = options.start(ours.contract)
         config = {"configurable": {"thread_id": state.view.run_id}}
         try:
             result = run_graph(

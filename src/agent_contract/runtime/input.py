@@ -1,0 +1,150 @@
+"""A run's input: the one value that travels from whoever starts a run (the CLI, ``check``,
+a harness, a keyword front door such as :func:`agent_contract.run`) to the runtime.
+
+:class:`RunInput` holds what the run is asked (the user turn, earlier turns, a system
+message), for whom and under which name (caller, context, run id), the settings of the
+contract it runs under (budget, allowlist, redaction, secrets, commentary, answer format)
+and what a harness needs to drive it to its end (the approvals' :class:`Decider`, a
+scenario's extras, the crash/restart hook). It reaches the runtime in two calls:
+:meth:`RunInput.contract` builds the Contract, :meth:`RunInput.start` begins the run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ..approval import Approval, PendingApproval
+from ..budget import Budget
+from ..errors import ApprovalError, ConfigurationError
+from ..faults import CrashPlan
+from ..messages import Message
+from ..tools import ToolRegistry, ToolSpec
+from ..trace import RedactionPolicy
+from .answers import AnswerFormat
+from .contract import Contract
+from .response import Commentary
+from .state import RunState
+
+__all__ = ["Decider", "RunInput"]
+
+
+class Decider(Protocol):
+    """The (scripted) human who answers approvals during a suite run."""
+
+    def __call__(self, pending: Sequence[PendingApproval]) -> list[Approval]:
+        """Decisions for some or all of ``pending`` (none: the run stays paused)."""
+
+    def refused(self, exc: ApprovalError) -> None:
+        """Note that the runtime refused a decision."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunInput:
+    """Everything a run is started with, besides the model and the tools."""
+
+    user: str
+    """The user message."""
+    budget: Budget | None = None
+    """Run limits (None: ``Budget()``, or the Contract's own when one is handed to
+    :meth:`contract`)."""
+    allowlist: tuple[str, ...] | None = None
+    """Allowed tools; None allows all."""
+    history: tuple[Message, ...] = ()
+    """Earlier turns, replayed to the model in order before the user message."""
+    secrets: tuple[str, ...] = ()
+    """Values to redact from the trace, tool messages and output."""
+    redaction: RedactionPolicy | None = None
+    """The redaction policy (None: the default one); ``secrets`` are added to it."""
+    system: str | None = None
+    """A system message, sent first (None: none)."""
+    caller: str | None = None
+    """The identity the run acts for (tools read it from ``ToolContext``; None: nobody)."""
+    context: Mapping[str, Any] | None = None
+    """Application values handed to context-aware tools (None: none)."""
+    run_id: str | None = None
+    """The run's id (None: a random ``run-<12 hex digits>``)."""
+    decider: Decider | None = None
+    """Who answers approvals (None: the run stays paused)."""
+    commentary: Commentary = "keep"
+    """Text beside tool calls: kept as commentary, or refused (see ``Contract``)."""
+    answer_format: AnswerFormat | None = None
+    """The structured answer asked for, if any."""
+    extras: Mapping[str, Any] = field(default_factory=dict)
+    """Harness-specific pieces of a scenario, by name (a framework middleware, a tool
+    returning a framework command...); a harness uses the ones it knows and declares
+    them in its ``capabilities``."""
+    crash: CrashPlan | None = None
+    """The crash/restart hook (capability ``crash_restart``): crash once at
+    ``crash.point`` while resuming, then resume the run in a fresh instance (a new
+    contract, graph or agent) from what was stored: the snapshot handed to the
+    ``checkpoint`` and the framework's checkpointer, never the crashed instance's
+    memory. :func:`agent_contract.harnesses.settle_approvals` does it for a harness
+    that passes ``restart``."""
+
+    @classmethod
+    def from_keywords(cls, keywords: Mapping[str, Any]) -> RunInput:
+        """The input a keyword front door describes (:func:`agent_contract.run`, the
+        bindings' ``run_agent`` and ``arun_agent``, each passing its ``locals()``):
+        ``user_message`` and the entries named like a field of the run's turn or its
+        contract (``budget``, ``history``, ``allowlist``, ``redaction``, ``secrets``,
+        ``system``, ``caller``, ``context``, ``run_id``); other entries are the front
+        door's own. Sequences become tuples, so the input is frozen."""
+        allowlist = keywords.get("allowlist")
+        return cls(
+            user=keywords["user_message"],
+            budget=keywords.get("budget"),
+            allowlist=tuple(allowlist) if allowlist is not None else None,
+            history=tuple(keywords.get("history", ())),
+            secrets=tuple(keywords.get("secrets", ())),
+            redaction=keywords.get("redaction"),
+            system=keywords.get("system"),
+            caller=keywords.get("caller"),
+            context=keywords.get("context"),
+            run_id=keywords.get("run_id"),
+        )
+
+    def contract(self, tools: ToolRegistry | Iterable[ToolSpec] | Contract) -> Contract:
+        """The Contract this input describes: ``tools`` under budget, allowlist,
+        redaction, secrets, commentary and answer format; or ``tools`` itself when it is
+        a Contract already (then those settings must be left unset).
+
+        Raises:
+            ConfigurationError: a Contract combined with settings, or an allowlist that
+                names unregistered tools.
+        """
+        if isinstance(tools, Contract):
+            if self.commentary != "keep" or self.answer_format is not None:
+                raise ConfigurationError("pass commentary/answer_format to the Contract")
+            return Contract.of(
+                tools,
+                budget=self.budget,
+                allowlist=self.allowlist,
+                redaction=self.redaction,
+                secrets=self.secrets,
+            )
+        return Contract(
+            tools,
+            budget=self.budget,
+            allowlist=self.allowlist,
+            redaction=self.redaction,
+            secrets=self.secrets,
+            commentary=self.commentary,
+            answer_format=self.answer_format,
+        )
+
+    def start(self, contract: Contract) -> RunState:
+        """Begin this run on ``contract`` (usually :meth:`contract`'s): its run id,
+        caller and context (see :meth:`Contract.start`)."""
+        return contract.start(run_id=self.run_id, caller=self.caller, context=self.context)
+
+    def turns(self) -> list[Message]:
+        """The input turns: ``history``, then the user message (a driver that gives the
+        system message to its framework apart uses these)."""
+        return [*self.history, Message(role="user", content=self.user)]
+
+    def messages(self) -> list[Message]:
+        """The input transcript: the system message (if any), then :meth:`turns`."""
+        first = [Message(role="system", content=self.system)] if self.system is not None else []
+        return [*first, *self.turns()]
