@@ -10,7 +10,7 @@ from typing import Any
 from agent_contract.conformance import run_check
 from agent_contract.conformance.scenarios import SCENARIOS
 from agent_contract_langchain.agent_capture import _bounded
-from agent_contract_langchain.gate import injected_arguments
+from agent_contract_langchain._driver.requests import injected_arguments
 
 
 class _NoWeakref:
