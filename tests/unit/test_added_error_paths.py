@@ -9,8 +9,8 @@ from typing import Any
 
 from agent_contract.conformance import run_check
 from agent_contract.conformance.scenarios import SCENARIOS
+from agent_contract_langchain._driver.requests import injected_arguments
 from agent_contract_langchain.agent_check.capture import _bounded
-from agent_contract_langchain.gate import injected_arguments
 
 
 class _NoWeakref:

@@ -2,20 +2,37 @@
 
 :func:`raising_middleware` names the middleware whose hook raised (the innermost frame
 running a method of an ``AgentMiddleware`` that is not this binding's own), and
-:func:`model_hook_failure` gives the stop for an exception raised inside the contract's
-model hook: ``model_error`` only when the provider call raised, else ``middleware_stop``
+:func:`model_failure` gives the stop for an exception raised inside the contract's
+model hook: ``invalid_response`` when LangChain's structured-output parser refused the
+reply, ``model_error`` only when the provider call raised, else ``middleware_stop``
 naming the team's middleware (its exception's type, never its text).
+:data:`NOT_A_MODEL_FAILURE` is what the hook lets through instead.
 """
 
 from __future__ import annotations
 
-from langchain.agents.middleware.types import AgentMiddleware
+from typing import Final
 
+from langchain.agents.middleware.types import AgentMiddleware
+from langchain.agents.structured_output import StructuredOutputError
+
+from agent_contract.errors import ConfigurationError, ScriptExhaustedError
 from agent_contract.runtime import Stop
 
+from .control import CONTROL_FLOW
 from .run_config import RunNotes
 
-__all__ = ["model_hook_failure", "raising_middleware"]
+__all__ = ["NOT_A_MODEL_FAILURE", "model_failure", "model_hook_failure", "raising_middleware"]
+
+NOT_A_MODEL_FAILURE: Final[tuple[type[BaseException], ...]] = (
+    ScriptExhaustedError,
+    ConfigurationError,
+    NotImplementedError,
+    *CONTROL_FLOW,
+)
+"""Raised through, not turned into a stop: a dry script (a test bug), miswiring
+(e.g. a sync-only middleware under ``ainvoke``: LangChain raises NotImplementedError),
+or LangGraph's control flow; a model failure is anything else."""
 
 _OURS = "agent_contract_langchain."
 
@@ -46,3 +63,16 @@ def model_hook_failure(exc: BaseException, notes: RunNotes, calls_before: int) -
         reason="middleware_stop",
         detail=f"{owner} raised {type(exc).__name__}; the model did not fail",
     )
+
+
+def model_failure(exc: Exception, notes: RunNotes, calls_before: int) -> Stop:
+    """The stop for ``exc``, a failure (not :data:`NOT_A_MODEL_FAILURE`) raised inside
+    the contract's model hook: ``invalid_response`` for a structured answer LangChain's
+    own parser refused (the model's reply is not the structure asked for), else
+    :func:`model_hook_failure`."""
+    if isinstance(exc, StructuredOutputError):
+        return Stop(
+            reason="invalid_response",
+            detail=f"the structured answer is not the structure asked for ({type(exc).__name__})",
+        )
+    return model_hook_failure(exc, notes, calls_before)

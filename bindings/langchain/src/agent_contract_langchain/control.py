@@ -10,21 +10,18 @@ pause, hand off or cancel. The core executor is told so through its generic
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
-from typing import Final, TypeVar
+from typing import Final
 
 import langgraph.errors
 from langgraph.errors import GraphBubbleUp
 
-__all__ = ["CONTROL_FLOW", "ResumeRefused", "aguard_resume", "guard_resume"]
-
-_T = TypeVar("_T")
+__all__ = ["CONTROL_FLOW", "ResumeRefused", "check_resume"]
 
 
 class ResumeRefused(Exception):
     """Carries the error LangGraph raises for a resume value an interrupt's schema
     refused (a pydantic ``ValidationError`` it marks as such), so that the executor
-    lets it through; :func:`unwrap_resume` gives the original back."""
+    lets it through; ``error`` is the original."""
 
     def __init__(self, error: BaseException) -> None:
         super().__init__(type(error).__name__)
@@ -43,25 +40,13 @@ _IS_INVALID_RESUME: Final = getattr(langgraph.errors, "is_invalid_resume", None)
 """``langgraph.errors.is_invalid_resume`` (absent before the schema-checked resume)."""
 
 
-def _is_invalid_resume(exc: BaseException) -> bool:
-    return _IS_INVALID_RESUME is not None and bool(_IS_INVALID_RESUME(exc))
+def check_resume(exc: Exception) -> None:
+    """Return when ``exc`` is not LangGraph's error for a resume value an interrupt's
+    schema refused.
 
-
-def guard_resume(fn: Callable[[], _T]) -> _T:
-    """``fn()``, with a refused resume value wrapped in :class:`ResumeRefused`."""
-    try:
-        return fn()
-    except Exception as exc:
-        if _is_invalid_resume(exc):
-            raise ResumeRefused(exc) from exc
-        raise
-
-
-async def aguard_resume(fn: Callable[[], Awaitable[_T]]) -> _T:
-    """Async :func:`guard_resume`."""
-    try:
-        return await fn()
-    except Exception as exc:
-        if _is_invalid_resume(exc):
-            raise ResumeRefused(exc) from exc
-        raise
+    Raises:
+        ResumeRefused: carrying ``exc``, when it is (raise it from the tool's run, so
+            the executor lets it through).
+    """
+    if _IS_INVALID_RESUME is not None and _IS_INVALID_RESUME(exc):
+        raise ResumeRefused(exc) from exc

@@ -29,109 +29,26 @@ layer.
 
 from __future__ import annotations
 
-import contextlib
-import inspect
-import weakref
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any
 
 from langchain.agents.middleware.types import AgentMiddleware, ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.config import get_config
 
-from agent_contract.runtime import RunState
-from agent_contract.text import copy_json
+from agent_contract.runtime import Contract, RunState
 
+from ._driver.requests import allowed_tools, visible_arguments
 from .control import CONTROL_FLOW
 from .messages import from_langchain_messages
-from .run_config import RunNotes, notes_for, run_state_in
+from .run_config import RunNotes, run_in, run_state_in
 from .stops import stop_message
 from .tools import to_tool_message
 
-if TYPE_CHECKING:
-    from .middleware import ContractMiddleware
-
-__all__ = [
-    "ContractGate",
-    "allowed_tools",
-    "injected_arguments",
-    "is_gate_refusal",
-    "tool_name",
-    "visible_arguments",
-    "with_visible_arguments",
-]
+__all__ = ["ContractGate", "is_gate_refusal"]
 
 _GATE_REFUSAL = "agent_contract_gate"
 """Artifact key marking a ToolMessage the gate answered an attempt with."""
-
-
-def tool_name(tool: Any) -> str:
-    """The name of a tool in a request: a BaseTool's ``name``, or a tool dict's
-    (``{"function": {"name"}}`` or ``{"name"}``); ``""`` for a nameless provider tool."""
-    if isinstance(tool, dict):
-        function = tool.get("function", tool)
-        return str(function.get("name", "")) if isinstance(function, dict) else ""
-    return str(getattr(tool, "name", ""))
-
-
-_PARAMETERS: Final[weakref.WeakKeyDictionary[Any, frozenset[str]]] = weakref.WeakKeyDictionary()
-"""The parameter names of a tool's function, by function (asked on every call)."""
-
-
-def _parameters(func: Any) -> frozenset[str] | None:
-    """The names of ``func``'s parameters (``None`` when it has no signature)."""
-    try:
-        return _PARAMETERS[func]
-    except (KeyError, TypeError):  # not seen yet, or not weakly referable
-        pass
-    try:
-        names = frozenset(inspect.signature(func).parameters)
-    except (TypeError, ValueError):
-        return None
-    with contextlib.suppress(TypeError):
-        _PARAMETERS[func] = names
-    return names
-
-
-def injected_arguments(tool: Any, arguments: dict[str, Any]) -> dict[str, Any]:
-    """The arguments LangChain injected (``ToolRuntime``, ``InjectedState``, ...) among
-    ``arguments``: the tool function's parameters the model does not see. (langchain
-    1.0's tool node injects them before ``wrap_tool_call``; later ones after it.)"""
-    func = getattr(tool, "func", None) or getattr(tool, "coroutine", None)
-    parameters = _parameters(func) if func is not None else None
-    if parameters is None:
-        return {}
-    hidden = parameters - set(getattr(tool, "args", {}) or {})
-    return {k: v for k, v in arguments.items() if k in hidden}
-
-
-def visible_arguments(tool: Any, arguments: Any) -> dict[str, Any]:
-    """``arguments`` without the injected ones: what the model sent (or an editor)."""
-    if not isinstance(arguments, dict):
-        return {}
-    injected = injected_arguments(tool, arguments)
-    return {k: v for k, v in arguments.items() if k not in injected}
-
-
-def with_visible_arguments(request: Any, arguments: dict[str, Any]) -> Any:
-    """``request`` (a tool-call request) with the model-visible arguments replaced (an
-    approved write runs with the decided ones, an edit's included); the injected ones
-    are kept."""
-    call = dict(request.tool_call)
-    injected = injected_arguments(request.tool, dict(call.get("args") or {}))
-    call["args"] = {**injected, **copy_json(arguments)}
-    return request.override(tool_call=call)
-
-
-def allowed_tools(contract: Any, tools: Any) -> list[Any]:
-    """The registered, allowlisted tools among ``tools``, each name once (first wins);
-    nameless provider-side tool dicts are left out (fail closed)."""
-    kept: dict[str, Any] = {}
-    for candidate in tools:
-        name = tool_name(candidate)
-        if name and name not in kept and contract.is_allowed(name):
-            kept[name] = candidate
-    return list(kept.values())
 
 
 def is_gate_refusal(message: Any) -> bool:
@@ -145,36 +62,43 @@ def is_gate_refusal(message: Any) -> bool:
 
 class ContractGate(AgentMiddleware):
     """The inner half of :class:`~agent_contract_langchain.middleware.ContractMiddleware`
-    (see the module doc). Build it with ``ContractMiddleware.inner()``."""
+    (see the module doc). Build it with ``ContractMiddleware.inner()``.
 
-    def __init__(self, outer: ContractMiddleware) -> None:
+    Args:
+        contract: the outer middleware's contract.
+        name: the middleware name ``create_agent`` sees.
+    """
+
+    def __init__(self, contract: Contract, *, name: str = "AgentContractGate") -> None:
         super().__init__()
-        self.outer = outer
-        self.contract = outer.contract
+        self.contract = contract
+        self.seen = False
+        """Whether a model call has gone through this gate (the stack has it)."""
+        self._name = name
 
     @property
     def name(self) -> str:
         """Middleware name used by ``create_agent``."""
-        return f"{self.outer.name}Gate"
+        return self._name
 
     # -- model -------------------------------------------------------------------------
 
     def _before(
         self, request: ModelRequest[Any]
-    ) -> tuple[RunState, RunNotes, ModelResponse[Any] | None, ModelRequest[Any]]:
-        self.outer.gate_seen = True
-        state = run_state_in(get_config(), self.contract)
-        notes = notes_for(state)
+    ) -> tuple[RunNotes, ModelRequest[Any] | ModelResponse[Any]]:
+        """``(notes, the request to send)``, or ``(notes, the stop response)``."""
+        self.seen = True
+        state, notes = run_in(get_config(), self.contract)
         # The history boundary again, on what the model really gets: a middleware
         # between the two halves may have trimmed or rewritten the messages.
         stop = state.check_before_model_call(from_langchain_messages(request.messages))
         if stop is not None:
             state.halt(stop)
-            return state, notes, ModelResponse(result=[stop_message(state, stop)]), request
+            return notes, ModelResponse(result=[stop_message(state, stop)])
         tools = allowed_tools(self.contract, request.tools)
         notes.provider_error = None
         notes.provider_calls += 1
-        return state, notes, None, request.override(tools=tools)
+        return notes, request.override(tools=tools)
 
     @staticmethod
     def _vouch(notes: RunNotes, response: ModelResponse[Any] | AIMessage) -> Any:
@@ -190,11 +114,11 @@ class ContractGate(AgentMiddleware):
         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
     ) -> ModelResponse[Any] | AIMessage:
         """Count the provider call, offer only allowed tools, vouch for the reply."""
-        _, notes, early, request = self._before(request)
-        if early is not None:
-            return early
+        notes, prepared = self._before(request)
+        if isinstance(prepared, ModelResponse):
+            return prepared
         try:
-            response = handler(request)
+            response = handler(prepared)
         except Exception as exc:
             notes.provider_error = type(exc).__name__
             raise
@@ -206,11 +130,11 @@ class ContractGate(AgentMiddleware):
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
     ) -> ModelResponse[Any] | AIMessage:
         """Async :meth:`wrap_model_call`."""
-        _, notes, early, request = self._before(request)
-        if early is not None:
-            return early
+        notes, prepared = self._before(request)
+        if isinstance(prepared, ModelResponse):
+            return prepared
         try:
-            response = await handler(request)
+            response = await handler(prepared)
         except Exception as exc:
             notes.provider_error = type(exc).__name__
             raise

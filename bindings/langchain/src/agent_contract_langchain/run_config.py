@@ -35,6 +35,7 @@ __all__ = [
     "contract_key",
     "notes_for",
     "recursion_limit",
+    "run_in",
     "run_state_in",
 ]
 
@@ -104,8 +105,6 @@ class RunNotes:
     """Type name of the exception the last provider call raised, if it raised."""
     provider_calls: int = 0
     """Provider calls the gate let through."""
-    command_updates: dict[str, dict[str, Any]] = field(default_factory=dict)
-    """State updates of ``Command``-returning tools, by call id, until the result is in."""
     history: HistoryPrefix = field(default_factory=HistoryPrefix)
     """The history the contract's outer model hook read last (see :class:`HistoryPrefix`)."""
 
@@ -119,6 +118,16 @@ def notes_for(state: RunState) -> RunNotes:
     if notes is None:
         notes = _NOTES.setdefault(state, RunNotes())
     return notes
+
+
+def run_in(config: Mapping[str, Any] | None, contract: Contract) -> tuple[RunState, RunNotes]:
+    """:func:`run_state_in` and :func:`notes_for` that state: what a model hook reads.
+
+    Raises:
+        ConfigurationError: as :func:`run_state_in`.
+    """
+    state = run_state_in(config, contract)
+    return state, notes_for(state)
 
 
 def _count(nodes: Any, hook: str) -> int:

@@ -30,10 +30,14 @@ import uuid
 from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain.agents.middleware.types import ModelResponse
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from agent_contract.errors import STOP_REASONS
+from agent_contract.results import ToolResult
 from agent_contract.runtime import RunState, Stop
+
+from .tools import to_tool_message
 
 __all__ = [
     "STOP_KEY",
@@ -42,6 +46,7 @@ __all__ = [
     "is_stop_message",
     "stop_message",
     "stop_of",
+    "stop_response",
     "without_stops",
 ]
 
@@ -64,6 +69,24 @@ def stop_message(state: RunState, stop: Stop) -> AIMessage:
             STOP_KEY: {"reason": stop.reason, "detail": detail, "run_id": state.view.run_id}
         },
     )
+
+
+def stop_response(
+    state: RunState,
+    stop: Stop,
+    head: Sequence[Any] = (),
+    refusals: Sequence[ToolResult] = (),
+) -> ModelResponse[Any]:
+    """Halt the run with ``stop`` and give the model node's result that ends it:
+    ``head`` (the response's messages) without its tool messages (the contract answers
+    those), a ToolMessage for each of ``refusals``, and the :func:`stop_message` of the
+    stop the run holds (the first one, when it was halted before)."""
+    state.halt(stop)
+    redaction = state.view.contract.redaction
+    messages = [to_tool_message(r, redaction) for r in refusals]
+    halted = state.view.halted or stop
+    kept = [m for m in head if not isinstance(m, ToolMessage)]
+    return ModelResponse(result=[*kept, *messages, stop_message(state, halted)])
 
 
 def is_stop_message(message: Any) -> bool:

@@ -1,0 +1,88 @@
+"""A LangChain model or tool-call request as the contract reads it: the names of the
+tools offered, and the arguments the model sees apart from the ones LangChain injects."""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import weakref
+from typing import Any, Final
+
+from agent_contract.text import copy_json
+
+__all__ = [
+    "allowed_tools",
+    "injected_arguments",
+    "tool_name",
+    "visible_arguments",
+    "with_visible_arguments",
+]
+
+
+def tool_name(tool: Any) -> str:
+    """The name of a tool in a request: a BaseTool's ``name``, or a tool dict's
+    (``{"function": {"name"}}`` or ``{"name"}``); ``""`` for a nameless provider tool."""
+    if isinstance(tool, dict):
+        function = tool.get("function", tool)
+        return str(function.get("name", "")) if isinstance(function, dict) else ""
+    return str(getattr(tool, "name", ""))
+
+
+def allowed_tools(contract: Any, tools: Any) -> list[Any]:
+    """The registered, allowlisted tools among ``tools``, each name once (first wins);
+    nameless provider-side tool dicts are left out (fail closed)."""
+    kept: dict[str, Any] = {}
+    for candidate in tools:
+        name = tool_name(candidate)
+        if name and name not in kept and contract.is_allowed(name):
+            kept[name] = candidate
+    return list(kept.values())
+
+
+_PARAMETERS: Final[weakref.WeakKeyDictionary[Any, frozenset[str]]] = weakref.WeakKeyDictionary()
+"""The parameter names of a tool's function, by function (asked on every call)."""
+
+
+def _parameters(func: Any) -> frozenset[str] | None:
+    """The names of ``func``'s parameters (``None`` when it has no signature)."""
+    try:
+        return _PARAMETERS[func]
+    except (KeyError, TypeError):  # not seen yet, or not weakly referable
+        pass
+    try:
+        names = frozenset(inspect.signature(func).parameters)
+    except (TypeError, ValueError):
+        return None
+    with contextlib.suppress(TypeError):
+        _PARAMETERS[func] = names
+    return names
+
+
+def injected_arguments(tool: Any, arguments: dict[str, Any]) -> dict[str, Any]:
+    """The arguments LangChain injected (``ToolRuntime``, ``InjectedState``, ...) among
+    ``arguments``: the tool function's parameters the model does not see. (langchain
+    1.0's tool node injects them before ``wrap_tool_call``; later ones after it.)"""
+    func = getattr(tool, "func", None) or getattr(tool, "coroutine", None)
+    parameters = _parameters(func) if func is not None else None
+    if parameters is None:
+        return {}
+    hidden = parameters - set(getattr(tool, "args", {}) or {})
+    return {k: v for k, v in arguments.items() if k in hidden}
+
+
+def visible_arguments(tool: Any, arguments: Any) -> dict[str, Any]:
+    """``arguments`` without the injected ones: what the model sent (or an editor)."""
+    if not isinstance(arguments, dict):
+        return {}
+    injected = injected_arguments(tool, arguments)
+    return {k: v for k, v in arguments.items() if k not in injected}
+
+
+def with_visible_arguments(request: Any, arguments: dict[str, Any]) -> Any:
+    """``request`` (a tool-call request) with the model-visible arguments replaced (an
+    approved write runs with the decided ones, an edit's included); the injected ones
+    are kept."""
+    call = dict(request.tool_call)
+    injected = injected_arguments(request.tool, dict(call.get("args") or {}))
+    call["args"] = {**injected, **copy_json(arguments)}
+    return request.override(tool_call=call)

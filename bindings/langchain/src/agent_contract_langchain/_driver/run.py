@@ -1,0 +1,157 @@
+"""Running an admitted tool call (see :mod:`.prepare`).
+
+:func:`run_tool_call` runs the tool node's handler under the contract's executor
+(timeout, classified errors; the call's :class:`~agent_contract.tools.ToolContext` in
+:data:`~agent_contract_langchain.tools.current_tool_context`) and gives the result and
+the state update of a tool that returned a ``Command`` (see
+:mod:`~agent_contract_langchain.graph_commands`). :func:`run_write` runs a write call:
+it waits for its decision and runs once approved, through the tool node
+(:mod:`~agent_contract_langchain.approvals`). LangGraph's control flow goes through
+(:mod:`~agent_contract_langchain.control`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.messages import ToolMessage
+from langgraph.types import Command
+
+from agent_contract.errors import ToolError
+from agent_contract.results import ToolResult
+from agent_contract.runtime import RunState
+from agent_contract.tools import ToolContext
+
+from ..approvals import awrite_in_graph, write_in_graph
+from ..control import CONTROL_FLOW, ResumeRefused, check_resume
+from ..graph_commands import split_command
+from ..tools import RawValue, current_tool_context
+from .prepare import Admitted
+from .requests import with_visible_arguments
+
+__all__ = ["Ran", "arun_tool_call", "arun_write", "run_tool_call", "run_write"]
+
+Ran = tuple[ToolResult, dict[str, Any] | None]
+"""A call's result and, when its tool returned a ``Command``, the rest of its update."""
+
+
+class _ToolReportedError(ToolError):
+    """A foreign tool (or a layer inside the contract) answered with an error message."""
+
+
+@dataclass(slots=True)
+class _Output:
+    """Reads what the tool handler of one call returned."""
+
+    state: RunState
+    call_id: str
+    update: dict[str, Any] | None = None
+    """The state update of the ``Command`` the tool returned, once it returned one."""
+
+    def answered(self, output: Any) -> Any:
+        """:meth:`value`, once the run is told the handler answered (another layer
+        may have answered in the tool's place)."""
+        self.state.layers.answered_unrun(self.call_id)
+        return self.value(output)
+
+    def value(self, output: Any) -> Any:
+        """The raw value inside ``output``.
+
+        Raises:
+            CommandRefusedError: a ``Command`` the contract refuses.
+            ToolError: a ToolMessage with the status ``error``.
+        """
+        if isinstance(output, Command):
+            message, self.update = split_command(output, self.call_id)
+            output = message
+        if isinstance(output, ToolMessage):
+            if output.status == "error":
+                raise _ToolReportedError("the tool reported an error")
+            if isinstance(output.artifact, RawValue):
+                return output.artifact.value
+            return output.content
+        return output
+
+
+def run_tool_call(step: Admitted, handler: Callable[[Any], ToolMessage | Command[Any]]) -> Ran:
+    """Run ``step`` through ``handler`` (the tool node, and what sits inside the contract)
+    under the contract's executor.
+
+    Raises:
+        Exception: LangGraph's control flow (a refused resume value as LangGraph raised
+            it).
+    """
+    state = step.state
+    request = step.request
+    output = _Output(state, step.planned.call_id)
+
+    def invoke(context: ToolContext) -> Any:
+        current_tool_context.set(context)
+        try:
+            returned = handler(request)
+        except Exception as exc:
+            check_resume(exc)
+            raise
+        return output.answered(returned)
+
+    try:
+        result = state.execute(step.planned, invoke, passthrough=CONTROL_FLOW)
+    except ResumeRefused as exc:
+        raise exc.error from None
+    return result, output.update
+
+
+async def arun_tool_call(
+    step: Admitted,
+    handler: Callable[[Any], Awaitable[ToolMessage | Command[Any]]],
+) -> Ran:
+    """Async :func:`run_tool_call` (an async tool is cancelled at its timeout)."""
+    state = step.state
+    request = step.request
+    output = _Output(state, step.planned.call_id)
+
+    async def ainvoke(context: ToolContext) -> Any:
+        current_tool_context.set(context)
+        try:
+            returned = await handler(request)
+        except Exception as exc:
+            check_resume(exc)
+            raise
+        return output.answered(returned)
+
+    try:
+        result = await state.aexecute(step.planned, ainvoke, passthrough=CONTROL_FLOW)
+    except ResumeRefused as exc:
+        raise exc.error from None
+    return result, output.update
+
+
+def run_write(step: Admitted, handler: Callable[[Any], ToolMessage | Command[Any]]) -> ToolMessage:
+    """Run the write call ``step`` once approved, through ``handler`` with the decided
+    arguments, and answer it (:func:`~agent_contract_langchain.approvals.write_in_graph`;
+    the update of a ``Command`` it returns is not applied).
+
+    Raises:
+        ApprovalError: resumed without a decision, or with one that does not fit.
+    """
+    output = _Output(step.state, step.planned.call_id)
+
+    def run_tool(arguments: dict[str, Any]) -> Any:
+        return output.value(handler(with_visible_arguments(step.request, arguments)))
+
+    return write_in_graph(step.state, step.planned, step.contract.redaction, run_tool)
+
+
+async def arun_write(
+    step: Admitted, handler: Callable[[Any], Awaitable[ToolMessage | Command[Any]]]
+) -> ToolMessage:
+    """Async :func:`run_write`."""
+    output = _Output(step.state, step.planned.call_id)
+
+    def arun_tool(arguments: dict[str, Any]) -> Awaitable[Any]:
+        return handler(with_visible_arguments(step.request, arguments))
+
+    redaction = step.contract.redaction
+    return await awrite_in_graph(step.state, step.planned, redaction, arun_tool, output.value)
