@@ -132,7 +132,9 @@ def prepare_tool_call(contract: Contract, request: Any) -> Admitted | ToolMessag
     if planned.refusal is not None:
         return to_tool_message(planned.refusal, redaction)
     arguments = visible_arguments(request.tool, request.tool_call.get("args"))
-    updated = state.layers.rewrite_arguments(call_id, arguments, by="a middleware outside the contract")
+    updated = state.layers.rewrite_arguments(
+        call_id, arguments, by="a middleware outside the contract"
+    )
     if updated is not None:
         if updated.refusal is not None:
             return to_tool_message(state.record_result(updated.refusal), redaction)
