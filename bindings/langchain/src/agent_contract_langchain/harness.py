@@ -362,7 +362,10 @@ def run_agent_input(
         options: the run's input: its system message is the graph's system prompt, its
             history and user message the input turns; its run id, caller and context
             start the run.
-        mode, checkpointer, graph_context, **create_agent_options: as :func:`run_agent`.
+        mode: as :func:`run_agent`.
+        checkpointer: as :func:`run_agent`.
+        graph_context: as :func:`run_agent`.
+        **create_agent_options: as :func:`run_agent`.
 
     Raises:
         ScriptExhaustedError, ConfigurationError, CheckpointError: as :func:`run_agent`.
