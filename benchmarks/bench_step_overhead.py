@@ -13,8 +13,8 @@ Variants:
 - ``offline``: ``agent_contract.run`` (the reference loop).
 - ``middleware``: ``build_agent`` + ``run_graph``: ``create_agent`` with
   ContractMiddleware, the contract's tools, the contract's RunResult at the end.
-- ``bare``: ``baseline.plain_agent``: ``create_agent`` with stock tools over the same
-  handlers, no middleware; ``graph.invoke``.
+- ``bare``: ``controls.plain_create_agent.plain_agent``: ``create_agent`` with stock
+  tools over the same handlers, no middleware; ``graph.invoke``.
 - ``empty-wrap``: bare + a middleware whose ``wrap_model_call`` and ``wrap_tool_call``
   only call the handler.
 - ``empty-after-model``: bare + a middleware with an empty ``after_model`` hook.
