@@ -26,10 +26,13 @@ from agent_contract.registry import (
     load_harness,
     missing_bindings,
 )
+from tests.workspace import bindings, core
 
 BINDING = "agent-contract-langchain"
 PYDANTIC_BINDING = "agent-contract-pydantic-ai"
-BINDINGS = (BINDING, PYDANTIC_BINDING)
+BINDINGS = tuple(sorted(binding.name for binding in bindings()))
+"""Every binding of the workspace (tests/workspace.py), by name: the order of the core's
+extras in its installed metadata."""
 
 
 def invoke(*argv: str) -> tuple[int, str, str]:
@@ -38,8 +41,18 @@ def invoke(*argv: str) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
+def declared_harnesses() -> tuple[str, ...]:
+    """The harness entry points the pyprojects declare, in the registry's order: the
+    core's, then each binding's by distribution name, each in its installed metadata's
+    order (by name)."""
+    ordered = (core(), *sorted(bindings(), key=lambda binding: binding.name))
+    return tuple(name for d in ordered for name in sorted(d.entry_points.get(HARNESS_GROUP, {})))
+
+
 def test_the_core_registers_offline_first_then_the_binding_in_its_order() -> None:
-    assert harness_names() == (
+    assert harness_names() == declared_harnesses()
+    assert harness_names()[0] == "offline"
+    assert set(harness_names()) >= {
         "offline",
         "langchain",
         "langchain-async",
@@ -49,7 +62,7 @@ def test_the_core_registers_offline_first_then_the_binding_in_its_order() -> Non
         "pydantic-ai",
         "pydantic-ai-async",
         "pydantic-ai-stream",
-    )
+    }
     assert harness_plugin("offline") is OFFLINE
     assert load_harness("offline") is offline_harness
     assert [ep.name for ep in command_entry_points()] == ["lcel"]
