@@ -59,7 +59,10 @@ def test_every_boundary_has_a_scenario() -> None:
 
 
 def test_the_registry_lists_the_contract_harnesses_offline_first() -> None:
-    assert CONTRACT_HARNESSES == (
+    """Offline first, and none of today's harnesses gone (a new binding's harnesses may
+    join without an edit here: the registry is the list)."""
+    assert CONTRACT_HARNESSES[0] == "offline"
+    assert set(CONTRACT_HARNESSES) >= {
         "offline",
         "langchain",
         "langchain-async",
@@ -67,7 +70,7 @@ def test_the_registry_lists_the_contract_harnesses_offline_first() -> None:
         "pydantic-ai",
         "pydantic-ai-async",
         "pydantic-ai-stream",
-    )
+    }
 
 
 def test_what_a_harness_cannot_express_is_declared_with_a_reason() -> None:
