@@ -7,7 +7,6 @@ import inspect
 
 import agent_contract_langchain
 import agent_contract_pydantic_ai
-
 from agent_contract import run
 from agent_contract.runtime import RunInput, RunOptions
 
