@@ -178,69 +178,61 @@ def _drive(
     temperature: float,
 ) -> RunResult:
     with interruptible(state, transcript):
-        return _steps(model, state, transcript, max_output_tokens, temperature)
+        offered = state.view.contract.offered_tools()
+        answer = state.view.contract.answer_format
+        if answer is not None:  # the answer tools are offered beside the run's tools
+            offered = [*offered, *answer.definitions()]
+        while True:
+            stop = state.check_before_model_call(transcript)
+            if stop is not None:
+                return state.finish(stop, messages=transcript)
+            try:
+                completion = model.complete(
+                    list(transcript),
+                    tools=offered or None,
+                    max_output_tokens=max_output_tokens,
+                    temperature=temperature,
+                )
+                if not isinstance(completion, Completion):
+                    raise ModelError(
+                        f"model returned {type(completion).__name__}, not a Completion"
+                    )
+            except ScriptExhaustedError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - any model failure stops the run, typed
+                return state.finish(Stop.model_error(exc), messages=transcript)
 
-
-def _steps(
-    model: Model,
-    state: RunState,
-    transcript: list[Message],
-    max_output_tokens: int,
-    temperature: float,
-) -> RunResult:
-    offered = state.view.contract.offered_tools()
-    answer = state.view.contract.answer_format
-    if answer is not None:  # the answer tools are offered beside the run's tools
-        offered = [*offered, *answer.definitions()]
-    while True:
-        stop = state.check_before_model_call(transcript)
-        if stop is not None:
-            return state.finish(stop, messages=transcript)
-        try:
-            completion = model.complete(
-                list(transcript),
-                tools=offered or None,
-                max_output_tokens=max_output_tokens,
-                temperature=temperature,
+            verdict = state.accept_response(completion)
+            transcript.append(
+                Message(role="assistant", content=completion.text, tool_calls=verdict.calls)
             )
-            if not isinstance(completion, Completion):
-                raise ModelError(f"model returned {type(completion).__name__}, not a Completion")
-        except ScriptExhaustedError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - any model failure stops the run, typed
-            return state.finish(Stop.model_error(exc), messages=transcript)
+            if verdict.shape == "final":
+                if verdict.accepted is not None:  # a structured answer's call, answered
+                    transcript.append(verdict.accepted.to_message())
+                return state.finish(
+                    Stop(reason="answered"),
+                    messages=transcript,
+                    output=verdict.text,
+                    structured=verdict.structured,
+                )
+            if verdict.shape == "refused_answer":  # the model is told, and answers again
+                transcript.extend(r.to_message() for r in verdict.refusals)
+                continue
+            if verdict.shape == "invalid":
+                transcript.extend(r.to_message() for r in verdict.refusals)
+                return state.finish(
+                    verdict.stop or Stop(reason="invalid_response"), messages=transcript
+                )
 
-        verdict = state.accept_response(completion)
-        transcript.append(
-            Message(role="assistant", content=completion.text, tool_calls=verdict.calls)
-        )
-        if verdict.shape == "final":
-            if verdict.accepted is not None:  # a structured answer's call, answered
-                transcript.append(verdict.accepted.to_message())
-            return state.finish(
-                Stop(reason="answered"),
-                messages=transcript,
-                output=verdict.text,
-                structured=verdict.structured,
-            )
-        if verdict.shape == "refused_answer":  # the model is told, and answers again
-            transcript.extend(r.to_message() for r in verdict.refusals)
-            continue
-        if verdict.shape == "invalid":
-            transcript.extend(r.to_message() for r in verdict.refusals)
-            return state.finish(
-                verdict.stop or Stop(reason="invalid_response"), messages=transcript
-            )
-
-        plan = state.plan_tool_calls(verdict.calls)
-        if plan.stop is not None:  # refused whole: every call already holds its refusal
+            plan = state.plan_tool_calls(verdict.calls)
+            if plan.stop is not None:  # refused whole: every call already holds its refusal
+                transcript.extend(_answers(state))
+                return state.finish(plan.stop, messages=transcript)
+            # Start every runnable call, then wait for each in issue order.
+            waiters = [state.submit(p) for p in plan.runnable]
+            for wait in waiters:
+                wait()
+            paused = state.view.pending_stop()
+            if paused is not None:
+                return state.finish(paused, messages=transcript)
             transcript.extend(_answers(state))
-            return state.finish(plan.stop, messages=transcript)
-        # Start every runnable call, then wait for each in issue order.
-        waiters = [state.submit(p) for p in plan.runnable]
-        for wait in waiters:
-            wait()
-        paused = state.view.pending_stop()
-        if paused is not None:
-            return state.finish(paused, messages=transcript)
-        transcript.extend(_answers(state))
