@@ -39,13 +39,14 @@ __all__ = [
     "Harness",
     "HarnessPlugin",
     "Observation",
-    "OfflineRunner",
     "Restart",
     "Resume",
     "Role",
     "RunInput",
+    "SnapshotRunner",
     "capabilities_of",
     "offline_harness",
+    "offline_runner",
     "settle_approvals",
 ]
 
@@ -264,14 +265,27 @@ class DurableRunner(Protocol):
         """
 
 
-class OfflineRunner:
-    """The offline loop as a :class:`DurableRunner`: the snapshot is all its state."""
+@dataclass(frozen=True)
+class SnapshotRunner:
+    """A :class:`DurableRunner` whose only state is the contract's snapshot (``folder`` is
+    not used): the offline loop's, and any harness's whose framework keeps nothing between
+    runs (PydanticAI's). It calls the harness's two functions."""
+
+    run_input: Callable[[Model, Contract, RunInput], RunResult]
+    """Runs ``(model, contract, options)``, as :func:`agent_contract.loop.run_input`."""
+    resume_run: Callable[..., RunResult]
+    """Resumes ``(model, contract, snapshot, approvals, checkpoint=...)``, as
+    :func:`agent_contract.loop.resume`."""
 
     def run(
         self, model: Model, contract: Contract, options: RunInput, *, folder: Path
     ) -> RunResult:
-        """:func:`agent_contract.loop.run_input`."""
-        return run_input(model, contract, options)
+        """:attr:`run_input` on ``model``, ``contract`` and ``options``.
+
+        Raises:
+            ConfigurationError: bad wiring (as the harness's function raises).
+        """
+        return self.run_input(model, contract, options)
 
     def resume(
         self,
@@ -283,8 +297,19 @@ class OfflineRunner:
         checkpoint: Checkpoint,
         folder: Path,
     ) -> RunResult:
-        """:func:`agent_contract.loop.resume`."""
-        return resume(model, contract, snapshot, approvals, checkpoint=checkpoint)
+        """:attr:`resume_run` (``checkpoint`` stores the snapshot before any write runs).
+
+        Raises:
+            ApprovalError: a decision does not fit.
+            CheckpointError: the snapshot cannot be read.
+        """
+        return self.resume_run(model, contract, snapshot, approvals, checkpoint=checkpoint)
+
+
+def offline_runner() -> SnapshotRunner:
+    """The offline loop as a :class:`DurableRunner` (:func:`agent_contract.loop.run_input`
+    and :func:`agent_contract.loop.resume`): the snapshot is all its state."""
+    return SnapshotRunner(run_input, resume)
 
 
 # -- registration ------------------------------------------------------------------------
@@ -326,6 +351,6 @@ OFFLINE: Final = HarnessPlugin(
     description="the offline reference loop",
     load=lambda: offline_harness,
     default=True,
-    durable=OfflineRunner,
+    durable=offline_runner,
 )
 """The core's own harness (registered in the core's ``pyproject.toml``)."""
