@@ -96,6 +96,29 @@ class Observation:
             emitted=str(exc),
         )
 
+    @classmethod
+    def answered(
+        cls,
+        harness: str,
+        output: str | None,
+        trajectory: Sequence[str],
+        tool_messages: tuple[dict[str, Any], ...],
+        issued_ids: Sequence[str | None],
+    ) -> Observation:
+        """What a run that ended with an answer showed, with no trace kept (a control's
+        run): stop reason ``answered``; ``emitted`` is the tool messages' contents and the
+        output."""
+        return cls(
+            harness=harness,
+            stop_reason="answered",
+            output=output,
+            trajectory=tuple(trajectory),
+            tool_messages=tool_messages,
+            trace_types=(),
+            emitted="\n".join([*(str(m["content"]) for m in tool_messages), output or ""]),
+            issued_ids=tuple(issued_ids),
+        )
+
     def comparable(self) -> dict[str, Any]:
         """The fields every harness must agree on."""
         return {
