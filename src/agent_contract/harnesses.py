@@ -236,8 +236,9 @@ declare one leaves those scenarios, and so their boundaries, *not checked*, whic
 ``agent-contract check`` counts and fails on unless the team opts out
 (``--allow-unchecked``). A framework's pieces (middleware, commands...) are not
 counted: a harness without that framework has nothing there to check.
-``crash_restart`` is the crash/restart hook (:attr:`RunInput.crash`); it is not
-assumed for a harness that declares nothing."""
+``crash_restart`` is the crash/restart hook
+(:attr:`~agent_contract.runtime.input.RunInput.crash`); it is not assumed for a harness
+that declares nothing."""
 OFFLINE_CAPABILITIES: Final = (*CORE_CAPABILITIES, "crash_restart")
 """What the offline loop can express."""
 offline_harness.capabilities = OFFLINE_CAPABILITIES  # type: ignore[attr-defined]

@@ -195,6 +195,7 @@ class CheckedHistory:
 
     def __init__(self) -> None:
         self.ids: frozenset[str] = frozenset()
+        """The tool-call ids of the history checked last (a new call may not reuse one)."""
         self._checked: tuple[tuple[Message, ...], HistoryScan] | None = None
 
     def stop(self, messages: Sequence[Message], trace: Trace) -> Stop | None:
