@@ -39,13 +39,14 @@ __all__ = [
     "Harness",
     "HarnessPlugin",
     "Observation",
-    "OfflineRunner",
     "Restart",
     "Resume",
     "Role",
     "RunInput",
+    "SnapshotRunner",
     "capabilities_of",
     "offline_harness",
+    "offline_runner",
     "settle_approvals",
 ]
 
@@ -93,6 +94,29 @@ class Observation:
             tool_messages=(),
             trace_types=(),
             emitted=str(exc),
+        )
+
+    @classmethod
+    def answered(
+        cls,
+        harness: str,
+        output: str | None,
+        trajectory: Sequence[str],
+        tool_messages: tuple[dict[str, Any], ...],
+        issued_ids: Sequence[str | None],
+    ) -> Observation:
+        """What a run that ended with an answer showed, with no trace kept (a control's
+        run): stop reason ``answered``; ``emitted`` is the tool messages' contents and the
+        output."""
+        return cls(
+            harness=harness,
+            stop_reason="answered",
+            output=output,
+            trajectory=tuple(trajectory),
+            tool_messages=tool_messages,
+            trace_types=(),
+            emitted="\n".join([*(str(m["content"]) for m in tool_messages), output or ""]),
+            issued_ids=tuple(issued_ids),
         )
 
     def comparable(self) -> dict[str, Any]:
@@ -212,8 +236,9 @@ declare one leaves those scenarios, and so their boundaries, *not checked*, whic
 ``agent-contract check`` counts and fails on unless the team opts out
 (``--allow-unchecked``). A framework's pieces (middleware, commands...) are not
 counted: a harness without that framework has nothing there to check.
-``crash_restart`` is the crash/restart hook (:attr:`~agent_contract.runtime.input.RunInput.crash`); it is not
-assumed for a harness that declares nothing."""
+``crash_restart`` is the crash/restart hook
+(:attr:`~agent_contract.runtime.input.RunInput.crash`); it is not assumed for a harness
+that declares nothing."""
 OFFLINE_CAPABILITIES: Final = (*CORE_CAPABILITIES, "crash_restart")
 """What the offline loop can express."""
 offline_harness.capabilities = OFFLINE_CAPABILITIES  # type: ignore[attr-defined]
@@ -264,14 +289,27 @@ class DurableRunner(Protocol):
         """
 
 
-class OfflineRunner:
-    """The offline loop as a :class:`DurableRunner`: the snapshot is all its state."""
+@dataclass(frozen=True)
+class SnapshotRunner:
+    """A :class:`DurableRunner` whose only state is the contract's snapshot (``folder`` is
+    not used): the offline loop's, and any harness's whose framework keeps nothing between
+    runs (PydanticAI's). It calls the harness's two functions."""
+
+    run_input: Callable[[Model, Contract, RunInput], RunResult]
+    """Runs ``(model, contract, options)``, as :func:`agent_contract.loop.run_input`."""
+    resume_run: Callable[..., RunResult]
+    """Resumes ``(model, contract, snapshot, approvals, checkpoint=...)``, as
+    :func:`agent_contract.loop.resume`."""
 
     def run(
         self, model: Model, contract: Contract, options: RunInput, *, folder: Path
     ) -> RunResult:
-        """:func:`agent_contract.loop.run_input`."""
-        return run_input(model, contract, options)
+        """:attr:`run_input` on ``model``, ``contract`` and ``options``.
+
+        Raises:
+            ConfigurationError: bad wiring (as the harness's function raises).
+        """
+        return self.run_input(model, contract, options)
 
     def resume(
         self,
@@ -283,8 +321,19 @@ class OfflineRunner:
         checkpoint: Checkpoint,
         folder: Path,
     ) -> RunResult:
-        """:func:`agent_contract.loop.resume`."""
-        return resume(model, contract, snapshot, approvals, checkpoint=checkpoint)
+        """:attr:`resume_run` (``checkpoint`` stores the snapshot before any write runs).
+
+        Raises:
+            ApprovalError: a decision does not fit.
+            CheckpointError: the snapshot cannot be read.
+        """
+        return self.resume_run(model, contract, snapshot, approvals, checkpoint=checkpoint)
+
+
+def offline_runner() -> SnapshotRunner:
+    """The offline loop as a :class:`DurableRunner` (:func:`agent_contract.loop.run_input`
+    and :func:`agent_contract.loop.resume`): the snapshot is all its state."""
+    return SnapshotRunner(run_input, resume)
 
 
 # -- registration ------------------------------------------------------------------------
@@ -326,6 +375,6 @@ OFFLINE: Final = HarnessPlugin(
     description="the offline reference loop",
     load=lambda: offline_harness,
     default=True,
-    durable=OfflineRunner,
+    durable=offline_runner,
 )
 """The core's own harness (registered in the core's ``pyproject.toml``)."""

@@ -14,16 +14,23 @@ continues it, in this process or another, once a human has decided.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Unpack
 
 from .approval import Approval
-from .budget import Budget
 from .errors import ConfigurationError, ModelError, ScriptExhaustedError
 from .messages import Completion, Message
 from .model import Model
-from .runtime import Checkpoint, Contract, RunInput, RunResult, RunState, Stop, interruptible
+from .runtime import (
+    Checkpoint,
+    Contract,
+    RunInput,
+    RunOptions,
+    RunResult,
+    RunState,
+    Stop,
+    interruptible,
+)
 from .tools import ToolRegistry, ToolSpec
-from .trace import RedactionPolicy
 
 __all__ = ["resume", "run", "run_input"]
 
@@ -33,17 +40,9 @@ def run(
     tools: ToolRegistry | Iterable[ToolSpec] | Contract,
     user_message: str,
     *,
-    budget: Budget | None = None,
-    history: Sequence[Message] = (),
-    allowlist: Iterable[str] | None = None,
-    redaction: RedactionPolicy | None = None,
-    secrets: Iterable[str] = (),
-    system: str | None = None,
-    caller: str | None = None,
-    context: Mapping[str, Any] | None = None,
-    run_id: str | None = None,
     max_output_tokens: int = 512,
     temperature: float = 0.0,
+    **options: Unpack[RunOptions],
 ) -> RunResult:
     """Run ``model`` on ``user_message`` under the contract and return the result.
 
@@ -56,17 +55,16 @@ def run(
         tools: a :class:`Contract` (then ``budget``, ``allowlist``, ``redaction`` and
             ``secrets`` must be left unset), a registry, or tool specs.
         user_message: the new user turn.
-        budget: run limits (default :class:`Budget()`).
-        history: earlier turns, replayed to the model in order before the new turn.
-        allowlist: tool names that may run (default: all registered).
-        redaction: the redaction policy; ``secrets`` are added to it.
-        secrets: values that must never appear in the trace, tool messages or output.
-        system: an optional system message, sent first.
-        caller: the identity the run acts for (tools see it in ToolContext).
-        context: application values for context-aware tools.
-        run_id: defaults to a random id.
         max_output_tokens: passed to the model, in tokens.
         temperature: passed to the model.
+        **options: the run's keywords, each optional (see
+            :class:`~agent_contract.runtime.RunOptions`): ``budget`` (default
+            ``Budget()``), ``history`` (earlier turns, replayed in order before the new
+            turn), ``allowlist`` (default: all registered), ``redaction`` (``secrets``
+            are added to it), ``secrets`` (never in the trace, tool messages or output),
+            ``system`` (sent first), ``caller`` (the identity the run acts for, in
+            ToolContext), ``context`` (values for context-aware tools), ``run_id``
+            (default: a random id).
 
     Returns:
         A :class:`RunResult`; ``output`` is set only when ``stop_reason == "answered"``;
@@ -76,11 +74,11 @@ def run(
         ScriptExhaustedError: a scripted model ran dry (a test bug; never a stop).
         ConfigurationError: bad wiring (also when a Contract is combined with options).
     """
-    options = RunInput.from_keywords(locals())
+    request = RunInput.of(user_message, **options)
     return run_input(
         model,
-        options.contract(tools),
-        options,
+        request.contract(tools),
+        request,
         max_output_tokens=max_output_tokens,
         temperature=temperature,
     )
@@ -180,69 +178,61 @@ def _drive(
     temperature: float,
 ) -> RunResult:
     with interruptible(state, transcript):
-        return _steps(model, state, transcript, max_output_tokens, temperature)
+        offered = state.view.contract.offered_tools()
+        answer = state.view.contract.answer_format
+        if answer is not None:  # the answer tools are offered beside the run's tools
+            offered = [*offered, *answer.definitions()]
+        while True:
+            stop = state.check_before_model_call(transcript)
+            if stop is not None:
+                return state.finish(stop, messages=transcript)
+            try:
+                completion = model.complete(
+                    list(transcript),
+                    tools=offered or None,
+                    max_output_tokens=max_output_tokens,
+                    temperature=temperature,
+                )
+                if not isinstance(completion, Completion):
+                    raise ModelError(
+                        f"model returned {type(completion).__name__}, not a Completion"
+                    )
+            except ScriptExhaustedError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - any model failure stops the run, typed
+                return state.finish(Stop.model_error(exc), messages=transcript)
 
-
-def _steps(
-    model: Model,
-    state: RunState,
-    transcript: list[Message],
-    max_output_tokens: int,
-    temperature: float,
-) -> RunResult:
-    offered = state.view.contract.offered_tools()
-    answer = state.view.contract.answer_format
-    if answer is not None:  # the answer tools are offered beside the run's tools
-        offered = [*offered, *answer.definitions()]
-    while True:
-        stop = state.check_before_model_call(transcript)
-        if stop is not None:
-            return state.finish(stop, messages=transcript)
-        try:
-            completion = model.complete(
-                list(transcript),
-                tools=offered or None,
-                max_output_tokens=max_output_tokens,
-                temperature=temperature,
+            verdict = state.accept_response(completion)
+            transcript.append(
+                Message(role="assistant", content=completion.text, tool_calls=verdict.calls)
             )
-            if not isinstance(completion, Completion):
-                raise ModelError(f"model returned {type(completion).__name__}, not a Completion")
-        except ScriptExhaustedError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - any model failure stops the run, typed
-            return state.finish(Stop.model_error(exc), messages=transcript)
+            if verdict.shape == "final":
+                if verdict.accepted is not None:  # a structured answer's call, answered
+                    transcript.append(verdict.accepted.to_message())
+                return state.finish(
+                    Stop(reason="answered"),
+                    messages=transcript,
+                    output=verdict.text,
+                    structured=verdict.structured,
+                )
+            if verdict.shape == "refused_answer":  # the model is told, and answers again
+                transcript.extend(r.to_message() for r in verdict.refusals)
+                continue
+            if verdict.shape == "invalid":
+                transcript.extend(r.to_message() for r in verdict.refusals)
+                return state.finish(
+                    verdict.stop or Stop(reason="invalid_response"), messages=transcript
+                )
 
-        verdict = state.accept_response(completion)
-        transcript.append(
-            Message(role="assistant", content=completion.text, tool_calls=verdict.calls)
-        )
-        if verdict.shape == "final":
-            if verdict.accepted is not None:  # a structured answer's call, answered
-                transcript.append(verdict.accepted.to_message())
-            return state.finish(
-                Stop(reason="answered"),
-                messages=transcript,
-                output=verdict.text,
-                structured=verdict.structured,
-            )
-        if verdict.shape == "refused_answer":  # the model is told, and answers again
-            transcript.extend(r.to_message() for r in verdict.refusals)
-            continue
-        if verdict.shape == "invalid":
-            transcript.extend(r.to_message() for r in verdict.refusals)
-            return state.finish(
-                verdict.stop or Stop(reason="invalid_response"), messages=transcript
-            )
-
-        plan = state.plan_tool_calls(verdict.calls)
-        if plan.stop is not None:  # refused whole: every call already holds its refusal
+            plan = state.plan_tool_calls(verdict.calls)
+            if plan.stop is not None:  # refused whole: every call already holds its refusal
+                transcript.extend(_answers(state))
+                return state.finish(plan.stop, messages=transcript)
+            # Start every runnable call, then wait for each in issue order.
+            waiters = [state.submit(p) for p in plan.runnable]
+            for wait in waiters:
+                wait()
+            paused = state.view.pending_stop()
+            if paused is not None:
+                return state.finish(paused, messages=transcript)
             transcript.extend(_answers(state))
-            return state.finish(plan.stop, messages=transcript)
-        # Start every runnable call, then wait for each in issue order.
-        waiters = [state.submit(p) for p in plan.runnable]
-        for wait in waiters:
-            wait()
-        paused = state.view.pending_stop()
-        if paused is not None:
-            return state.finish(paused, messages=transcript)
-        transcript.extend(_answers(state))

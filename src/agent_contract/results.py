@@ -373,18 +373,7 @@ def success_result(
             duration_seconds=duration_seconds,
         )
     total = len(text)
-    if total <= max_result_chars:
-        return ToolResult(
-            tool_call_id=tool_call_id,
-            name=name,
-            status="success",
-            content=text,
-            original_chars=total,
-            duration_seconds=duration_seconds,
-            escaped_chars=escaped,
-            artifact=artifact,
-        )
-    if on_oversize == "error":
+    if total > max_result_chars and on_oversize == "error":
         return replace(
             error_result(
                 tool_call_id,
@@ -397,14 +386,19 @@ def success_result(
             ),
             original_chars=total,
         )
-    shown = max_result_chars - len(TRUNCATION_MARKER.format(shown=max_result_chars, total=total))
-    content = text[:shown] + TRUNCATION_MARKER.format(shown=shown, total=total)
+    content, truncated = text, False
+    if total > max_result_chars:
+        shown = max_result_chars - len(
+            TRUNCATION_MARKER.format(shown=max_result_chars, total=total)
+        )
+        content = text[:shown] + TRUNCATION_MARKER.format(shown=shown, total=total)
+        truncated = True
     return ToolResult(
         tool_call_id=tool_call_id,
         name=name,
         status="success",
         content=content,
-        truncated=True,
+        truncated=truncated,
         original_chars=total,
         duration_seconds=duration_seconds,
         escaped_chars=escaped,

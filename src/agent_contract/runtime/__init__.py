@@ -29,7 +29,7 @@ module above it.
 from .answers import AnswerFormat
 from .contract import Contract
 from .execution import AsyncInvoke, Invoke
-from .input import Decider, RunInput
+from .input import Decider, RunInput, RunOptions
 from .interruption import interruptible
 from .layers import LayerOps
 from .ledger import PlannedCall
@@ -64,6 +64,7 @@ __all__ = [
     "ResponseVerdict",
     "RunInput",
     "RunInterrupted",
+    "RunOptions",
     "RunResult",
     "RunState",
     "RunView",

@@ -186,7 +186,7 @@ def check_history(messages: Sequence[Message]) -> tuple[HistoryProblem, ...]:
 
 class CheckedHistory:
     """What a run knows of the history its model was last sent: that history's tool-call
-    ids (``ids``: a new call may not reuse one), and the clean history checked last
+    ids (:attr:`ids`: a new call may not reuse one), and the clean history checked last
     with its scan, so that the next check resumes where this one ended. Held by the run
     (not stored: a restored run checks its transcript afresh); the caller holds the
     run's lock."""
@@ -195,12 +195,12 @@ class CheckedHistory:
 
     def __init__(self) -> None:
         self.ids: frozenset[str] = frozenset()
-        """The tool-call ids of the history the model was last sent."""
+        """The tool-call ids of the history checked last (a new call may not reuse one)."""
         self._checked: tuple[tuple[Message, ...], HistoryScan] | None = None
 
     def stop(self, messages: Sequence[Message], trace: Trace) -> Stop | None:
         """The ``invalid_history`` stop when ``messages`` breaks the boundary (each problem
-        traced in ``trace`` as a ``contract_violation``), else ``None`` (and ``ids``
+        traced in ``trace`` as a ``contract_violation``), else ``None`` (and :attr:`ids`
         become the history's call ids)."""
         scan = self._resumed_scan(messages)
         done = scan.copy()

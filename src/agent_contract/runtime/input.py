@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypedDict, Unpack
 
 from ..approval import Approval, PendingApproval
 from ..budget import Budget
@@ -27,7 +27,7 @@ from .contract import Contract
 from .response import Commentary
 from .state import RunState
 
-__all__ = ["Decider", "RunInput"]
+__all__ = ["Decider", "RunInput", "RunOptions"]
 
 
 class Decider(Protocol):
@@ -38,6 +38,33 @@ class Decider(Protocol):
 
     def refused(self, exc: ApprovalError) -> None:
         """Note that the runtime refused a decision."""
+
+
+class RunOptions(TypedDict, total=False):
+    """The keywords of a run a keyword front door takes (:func:`agent_contract.run`, the
+    bindings' ``run_agent`` and ``arun_agent``), declared once: each is the
+    :class:`RunInput` field of the same name, in the looser type a caller may hand
+    (any sequence or iterable; :meth:`RunInput.of` makes it a tuple). Every key is
+    optional; one left out takes the field's default."""
+
+    budget: Budget | None
+    """Run limits (default ``Budget()``)."""
+    history: Sequence[Message]
+    """Earlier turns, replayed to the model in order before the new user turn."""
+    allowlist: Iterable[str] | None
+    """Tool names that may run (default: all registered)."""
+    redaction: RedactionPolicy | None
+    """The redaction policy; ``secrets`` are added to it."""
+    secrets: Iterable[str]
+    """Values that must never appear in the trace, tool messages or output."""
+    system: str | None
+    """An optional system message, sent first."""
+    caller: str | None
+    """The identity the run acts for (tools see it in ``ToolContext``)."""
+    context: Mapping[str, Any] | None
+    """Application values for context-aware tools."""
+    run_id: str | None
+    """The run's id (default: a random id)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -84,25 +111,23 @@ class RunInput:
     that passes ``restart``."""
 
     @classmethod
-    def from_keywords(cls, keywords: Mapping[str, Any]) -> RunInput:
+    def of(cls, user_message: str, **options: Unpack[RunOptions]) -> RunInput:
         """The input a keyword front door describes (:func:`agent_contract.run`, the
-        bindings' ``run_agent`` and ``arun_agent``, each passing its ``locals()``):
-        ``user_message`` and the entries named like a field of the run's turn or its
-        contract (``budget``, ``history``, ``allowlist``, ``redaction``, ``secrets``,
-        ``system``, ``caller``, ``context``, ``run_id``); other entries are the front
-        door's own. Sequences become tuples, so the input is frozen."""
-        allowlist = keywords.get("allowlist")
+        bindings' ``run_agent`` and ``arun_agent``): ``user_message`` and the
+        :class:`RunOptions` it was handed. Sequences become tuples, so the input is
+        frozen."""
+        allowlist = options.get("allowlist")
         return cls(
-            user=keywords["user_message"],
-            budget=keywords.get("budget"),
+            user=user_message,
+            budget=options.get("budget"),
             allowlist=tuple(allowlist) if allowlist is not None else None,
-            history=tuple(keywords.get("history", ())),
-            secrets=tuple(keywords.get("secrets", ())),
-            redaction=keywords.get("redaction"),
-            system=keywords.get("system"),
-            caller=keywords.get("caller"),
-            context=keywords.get("context"),
-            run_id=keywords.get("run_id"),
+            history=tuple(options.get("history", ())),
+            secrets=tuple(options.get("secrets", ())),
+            redaction=options.get("redaction"),
+            system=options.get("system"),
+            caller=options.get("caller"),
+            context=options.get("context"),
+            run_id=options.get("run_id"),
         )
 
     def contract(self, tools: ToolRegistry | Iterable[ToolSpec] | Contract) -> Contract:

@@ -6,9 +6,9 @@ can read this package's harnesses and commands (:mod:`agent_contract_langchain.p
 :mod:`agent_contract_langchain.commands`) without importing LangChain.
 """
 
-import importlib as _importlib
 from typing import TYPE_CHECKING as _TYPE_CHECKING
-from typing import Any as _Any
+
+from agent_contract.lazy import lazy_names as _lazy_names
 
 if _TYPE_CHECKING:
     from .chat_model import ContractChatModel
@@ -89,14 +89,4 @@ _HOMES: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> _Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(_importlib.import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = _lazy_names(__name__, _HOMES, __all__)

@@ -24,20 +24,25 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Coroutine, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Final, TypeVar, get_args
+from typing import Any, Final, TypeVar, Unpack, get_args
 
 from langchain.agents import create_agent
 from langchain_core.messages import ToolMessage
 from langgraph.types import Command
 
-from agent_contract.budget import Budget
 from agent_contract.errors import ConfigurationError
 from agent_contract.messages import Message
 from agent_contract.model import Model
 from agent_contract.pools import DaemonThreadPool
-from agent_contract.runtime import Contract, RunInput, RunResult, RunState, interruptible
+from agent_contract.runtime import (
+    Contract,
+    RunInput,
+    RunOptions,
+    RunResult,
+    RunState,
+    interruptible,
+)
 from agent_contract.tools import ToolRegistry, ToolSpec
-from agent_contract.trace import RedactionPolicy
 
 from ._inline_hooks import inline_hooks
 from .chat_model import ContractChatModel
@@ -290,19 +295,11 @@ def run_agent(
     tools: ToolRegistry | Iterable[ToolSpec] | Contract,
     user_message: str,
     *,
-    budget: Budget | None = None,
-    history: Sequence[Message] = (),
-    allowlist: Iterable[str] | None = None,
-    redaction: RedactionPolicy | None = None,
-    secrets: Iterable[str] = (),
-    system: str | None = None,
-    caller: str | None = None,
-    context: Mapping[str, Any] | None = None,
-    run_id: str | None = None,
     mode: Mode = "invoke",
     checkpointer: Any = None,
     graph_context: Any = None,
-    **create_agent_options: Any,
+    create_agent_options: Mapping[str, Any] | None = None,
+    **options: Unpack[RunOptions],
 ) -> RunResult:
     """The LangChain twin of :func:`agent_contract.run`: the same arguments (less
     ``max_output_tokens`` and ``temperature``, which belong to the chat model), the same
@@ -318,10 +315,12 @@ def run_agent(
             input is redacted before it is stored (unless the checkpointer encrypts
             its values: :func:`~.durable.sqlite_checkpointer`). An async one needs
             :func:`arun_agent`.
-        context: application values for context-aware tools (``ToolContext.values``).
         graph_context: the graph's runtime ``context=`` (for ``context_schema``).
-        **create_agent_options: passed to ``create_agent`` (``middleware``,
-            ``response_format``, ``context_schema``, ...).
+        create_agent_options: passed to ``create_agent`` (``middleware``,
+            ``response_format``, ``context_schema``, ...; None: none).
+        **options: the run's keywords, as :func:`agent_contract.run` takes them (see
+            :class:`~agent_contract.runtime.RunOptions`); ``context`` holds application
+            values for context-aware tools (``ToolContext.values``).
 
     The keyword front door of :func:`run_agent_input`: it builds the run's
     :class:`~agent_contract.runtime.RunInput` from its keywords, and nothing else.
@@ -331,15 +330,15 @@ def run_agent(
         ConfigurationError: bad wiring.
         CheckpointError: the checkpoint cannot be read.
     """
-    options = RunInput.from_keywords(locals())
+    request = RunInput.of(user_message, **options)
     return run_agent_input(
         model,
-        options.contract(tools),
-        options,
+        request.contract(tools),
+        request,
         mode=mode,
         checkpointer=checkpointer,
         graph_context=graph_context,
-        **create_agent_options,
+        **(create_agent_options or {}),
     )
 
 
@@ -365,7 +364,8 @@ def run_agent_input(
         mode: as :func:`run_agent`.
         checkpointer: as :func:`run_agent`.
         graph_context: as :func:`run_agent`.
-        **create_agent_options: as :func:`run_agent`.
+        **create_agent_options: passed to ``create_agent``, as :func:`run_agent`'s
+            ``create_agent_options``.
 
     Raises:
         ScriptExhaustedError, ConfigurationError, CheckpointError: as :func:`run_agent`.
@@ -387,18 +387,10 @@ async def arun_agent(
     tools: ToolRegistry | Iterable[ToolSpec] | Contract,
     user_message: str,
     *,
-    budget: Budget | None = None,
-    history: Sequence[Message] = (),
-    allowlist: Iterable[str] | None = None,
-    redaction: RedactionPolicy | None = None,
-    secrets: Iterable[str] = (),
-    system: str | None = None,
-    caller: str | None = None,
-    context: Mapping[str, Any] | None = None,
-    run_id: str | None = None,
     checkpointer: Any = None,
     graph_context: Any = None,
-    **create_agent_options: Any,
+    create_agent_options: Mapping[str, Any] | None = None,
+    **options: Unpack[RunOptions],
 ) -> RunResult:
     """:func:`run_agent` with ``ainvoke`` in the running event loop: use it with an async
     checkpointer (``AsyncSqliteSaver``) opened in that loop.
@@ -407,15 +399,15 @@ async def arun_agent(
         ConfigurationError: the checkpointer is bound to another event loop.
         ScriptExhaustedError, CheckpointError: as :func:`run_agent`.
     """
-    options = RunInput.from_keywords(locals())
+    request = RunInput.of(user_message, **options)
     graph, state, config = _agent_run(
-        model, options.contract(tools), options, checkpointer, create_agent_options
+        model, request.contract(tools), request, checkpointer, create_agent_options or {}
     )
     return await arun_graph(
         graph,
         state,
-        options.turns(),
-        system=options.system,
+        request.turns(),
+        system=request.system,
         config=config,
         graph_context=graph_context,
     )

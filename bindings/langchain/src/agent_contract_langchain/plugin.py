@@ -13,14 +13,10 @@ Importing this module imports no LangChain: each harness loads it when it is use
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from pathlib import Path
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
-from agent_contract.approval import Approval
-from agent_contract.harnesses import Harness, HarnessPlugin
-from agent_contract.model import Model
-from agent_contract.runtime import Checkpoint, Contract, RunInput, RunResult
+from agent_contract.harnesses import DurableRunner, Harness, HarnessPlugin
 
 from .controls import PLAIN_CREATE_AGENT_NAME
 
@@ -33,8 +29,8 @@ __all__ = [
     "LANGCHAIN_STREAM",
     "PLAIN_CREATE_AGENT",
     "STACK",
-    "SqliteAgentRunner",
     "agent_probes",
+    "sqlite_agent_runner",
 ]
 
 STACK: Final = ("langchain", "langchain-core", "langgraph")
@@ -53,58 +49,17 @@ def _control() -> Harness:
     return plain_create_agent_harness
 
 
-class SqliteAgentRunner:
+def sqlite_agent_runner() -> DurableRunner:
     """The ``langchain`` harness as a durable runner: ``create_agent`` with LangGraph's
     SQLite checkpointer in ``folder/checkpoints.sqlite3``
     (:data:`~agent_contract_langchain.runner.CHECKPOINT_FILE`; sealed, read with an allowlist
     of types), so a run paused for approval resumes in another process (the contract's
-    snapshot holds the rest, with the paused checkpoint's seal). See
-    :mod:`agent_contract_langchain.runner`."""
+    snapshot holds the rest, with the paused checkpoint's seal). The runner is the module
+    :mod:`agent_contract_langchain.runner` (its ``run``, ``resume``, ``forget`` and
+    ``kept``), imported here, when it is used, with LangChain."""
+    from . import runner
 
-    def run(
-        self, model: Model, contract: Contract, options: RunInput, *, folder: Path
-    ) -> RunResult:
-        """:func:`agent_contract_langchain.runner.run`.
-
-        Raises:
-            CheckpointError: the checkpoint file cannot be opened.
-        """
-        from .runner import run
-
-        return run(model, contract, options, folder=folder)
-
-    def resume(
-        self,
-        model: Model,
-        contract: Contract,
-        snapshot: Mapping[str, Any],
-        approvals: Sequence[Approval],
-        *,
-        checkpoint: Checkpoint,
-        folder: Path,
-    ) -> RunResult:
-        """:func:`agent_contract_langchain.runner.resume` (a graph that already ended is
-        reconciled, not resumed).
-
-        Raises:
-            ApprovalError: a decision does not fit.
-            CheckpointError: the checkpoint is not the paused one, or cannot be read.
-        """
-        from .runner import resume
-
-        return resume(model, contract, snapshot, approvals, checkpoint=checkpoint, folder=folder)
-
-    def forget(self, run_id: str, *, folder: Path) -> None:
-        """Drop a finished run's checkpoints (:func:`agent_contract_langchain.runner.forget`)."""
-        from .runner import forget
-
-        forget(run_id, folder=folder)
-
-    def kept(self, *, folder: Path) -> list[str]:
-        """The threads the checkpoint file holds (:func:`agent_contract_langchain.runner.kept`)."""
-        from .runner import kept
-
-        return kept(folder=folder)
+    return runner
 
 
 LANGCHAIN: Final = HarnessPlugin(
@@ -112,7 +67,7 @@ LANGCHAIN: Final = HarnessPlugin(
     description="create_agent with ContractMiddleware, invoke",
     load=lambda: _suite_harness("invoke"),
     default=True,
-    durable=SqliteAgentRunner,
+    durable=sqlite_agent_runner,
     versions=STACK,
 )
 LANGCHAIN_ASYNC: Final = HarnessPlugin(

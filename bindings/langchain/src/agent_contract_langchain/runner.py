@@ -1,5 +1,6 @@
-"""The durable runner's work (:class:`~agent_contract_langchain.plugin.SqliteAgentRunner`
-delegates here, so that the plugin module imports no framework).
+"""The ``langchain`` harness's durable runner: this module is the runner
+(:func:`~agent_contract_langchain.plugin.sqlite_agent_runner` hands it on when it is used,
+so that the plugin module imports no framework).
 
 A run keeps its graph in ``folder/checkpoints.sqlite3`` (sealed values, an allowlist of
 types: :mod:`.sealed`). When it pauses, the paused checkpoint's seal is added to the
@@ -32,7 +33,7 @@ __all__ = ["CHECKPOINT_FILE", "forget", "kept", "resume", "run"]
 
 CHECKPOINT_FILE: Final = "checkpoints.sqlite3"
 """LangGraph's checkpointer file in the data folder (see
-:class:`~agent_contract_langchain.plugin.SqliteAgentRunner`)."""
+:func:`~agent_contract_langchain.plugin.sqlite_agent_runner`)."""
 
 
 def _sealed(result: RunResult, conn: Any, key: bytes) -> RunResult:

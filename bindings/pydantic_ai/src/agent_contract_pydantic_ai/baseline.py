@@ -128,16 +128,7 @@ def plain_pydantic_ai_harness(
                     issued.append(part.tool_call_id)
     tool_messages = _tool_messages(result.all_messages())
     output = result.output if isinstance(result.output, str) else None
-    return Observation(
-        harness=PLAIN_PYDANTIC_AI.name,
-        stop_reason="answered",
-        output=output,
-        trajectory=tuple(trajectory),
-        tool_messages=tool_messages,
-        trace_types=(),
-        emitted="\n".join([*(str(m["content"]) for m in tool_messages), output or ""]),
-        issued_ids=tuple(issued),
-    )
+    return Observation.answered(PLAIN_PYDANTIC_AI.name, output, trajectory, tool_messages, issued)
 
 
 plain_pydantic_ai_harness.capabilities = CONTROL_CAPABILITIES  # type: ignore[attr-defined]

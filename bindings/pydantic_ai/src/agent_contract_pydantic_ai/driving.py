@@ -223,15 +223,26 @@ async def _adrive(
     return result
 
 
-def _options(
-    capability: ContractCapability, history: Sequence[ModelMessage], **more: Any
-) -> dict[str, Any]:
-    return {
-        "message_history": list(history) or None,
+def _run_options(
+    state: RunState,
+    messages: Sequence[Message],
+    deferred_tool_results: DeferredToolResults | None,
+) -> tuple[ContractCapability, dict[str, Any]]:
+    """The run's capability and the keywords of ``agent.run``: the last user turn is the
+    prompt (unless deferred calls are answered), the turns before it the history."""
+    turns = list(messages)
+    prompt: str | None = None
+    if deferred_tool_results is None and turns and turns[-1].role == "user":
+        prompt = turns.pop().content
+    capability = ContractCapability(state)
+    options = {
+        "message_history": to_pydantic_messages(turns) or None,
         "capabilities": [capability],
         "usage_limits": NO_USAGE_LIMITS,
-        **more,
+        "user_prompt": prompt,
+        "deferred_tool_results": deferred_tool_results,
     }
+    return capability, options
 
 
 def drive_agent(
@@ -272,17 +283,7 @@ def drive_agent(
         stop = state.check_before_model_call(messages, count_step=False)
         if stop is not None:
             return state.finish(stop, messages=messages, harness=harness)
-    turns = list(messages)
-    prompt: str | None = None
-    if deferred_tool_results is None and turns and turns[-1].role == "user":
-        prompt = turns.pop().content
-    capability = ContractCapability(state)
-    options = _options(
-        capability,
-        to_pydantic_messages(turns),
-        user_prompt=prompt,
-        deferred_tool_results=deferred_tool_results,
-    )
+    capability, options = _run_options(state, messages, deferred_tool_results)
 
     def run() -> AgentRunResult[Any]:
         if mode == "run_sync":
@@ -368,17 +369,7 @@ async def adrive_agent(
         stop = state.check_before_model_call(messages, count_step=False)
         if stop is not None:
             return state.finish(stop, messages=messages, harness="pydantic-ai-run")
-    turns = list(messages)
-    prompt: str | None = None
-    if deferred_tool_results is None and turns and turns[-1].role == "user":
-        prompt = turns.pop().content
-    capability = ContractCapability(state)
-    options = _options(
-        capability,
-        to_pydantic_messages(turns),
-        user_prompt=prompt,
-        deferred_tool_results=deferred_tool_results,
-    )
+    capability, options = _run_options(state, messages, deferred_tool_results)
     with capture_run_messages() as captured:
         try:
             result = await _adrive(agent, "run", options, set())

@@ -28,24 +28,23 @@ decided arguments.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Unpack
 
 from pydantic_ai.models import Model as PydanticModel
 from pydantic_ai.tools import DeferredToolResults, ToolApproved, ToolDenied
 
 from agent_contract.approval import Approval
-from agent_contract.budget import Budget
 from agent_contract.harnesses import Harness, RunInput, settle_approvals
 from agent_contract.messages import Message
 from agent_contract.model import Model
 from agent_contract.runtime import (
     Checkpoint,
     Contract,
+    RunOptions,
     RunResult,
     interruptible,
 )
 from agent_contract.tools import ToolRegistry, ToolSpec
-from agent_contract.trace import RedactionPolicy
 
 from .driving import (
     Mode,
@@ -69,17 +68,9 @@ def run_agent(
     tools: ToolRegistry | Iterable[ToolSpec] | Contract,
     user_message: str,
     *,
-    budget: Budget | None = None,
-    history: Sequence[Message] = (),
-    allowlist: Iterable[str] | None = None,
-    redaction: RedactionPolicy | None = None,
-    secrets: Iterable[str] = (),
-    system: str | None = None,
-    caller: str | None = None,
-    context: Mapping[str, Any] | None = None,
-    run_id: str | None = None,
     mode: Mode = "run_sync",
-    **agent_options: Any,
+    agent_options: Mapping[str, Any] | None = None,
+    **options: Unpack[RunOptions],
 ) -> RunResult:
     """The PydanticAI twin of :func:`agent_contract.run`: the same arguments (less
     ``max_output_tokens`` and ``temperature``, which belong to the model), the same result
@@ -90,14 +81,18 @@ def run_agent(
 
     Args:
         mode: ``"run_sync"``, ``"run"`` or ``"stream"``.
-        **agent_options: passed to ``Agent`` (see :func:`build_agent`).
+        agent_options: passed to ``Agent`` (see :func:`build_agent`; None: none).
+        **options: the run's keywords, as :func:`agent_contract.run` takes them (see
+            :class:`~agent_contract.runtime.RunOptions`).
 
     Raises:
         ScriptExhaustedError: a scripted model ran dry.
         ConfigurationError: bad wiring (also a Contract combined with options).
     """
-    options = RunInput.from_keywords(locals())
-    return run_agent_input(model, options.contract(tools), options, mode=mode, **agent_options)
+    request = RunInput.of(user_message, **options)
+    return run_agent_input(
+        model, request.contract(tools), request, mode=mode, **(agent_options or {})
+    )
 
 
 def run_agent_input(
@@ -131,26 +126,18 @@ async def arun_agent(
     tools: ToolRegistry | Iterable[ToolSpec] | Contract,
     user_message: str,
     *,
-    budget: Budget | None = None,
-    history: Sequence[Message] = (),
-    allowlist: Iterable[str] | None = None,
-    redaction: RedactionPolicy | None = None,
-    secrets: Iterable[str] = (),
-    system: str | None = None,
-    caller: str | None = None,
-    context: Mapping[str, Any] | None = None,
-    run_id: str | None = None,
-    **agent_options: Any,
+    agent_options: Mapping[str, Any] | None = None,
+    **options: Unpack[RunOptions],
 ) -> RunResult:
     """:func:`run_agent` with ``await agent.run`` in the running event loop.
 
     Raises:
         ScriptExhaustedError, ConfigurationError: as :func:`run_agent`.
     """
-    options = RunInput.from_keywords(locals())
-    contract = options.contract(tools)
-    agent = build_agent(model, contract, **agent_options)
-    return await adrive_agent(agent, options.start(contract), options.messages())
+    request = RunInput.of(user_message, **options)
+    contract = request.contract(tools)
+    agent = build_agent(model, contract, **(agent_options or {}))
+    return await adrive_agent(agent, request.start(contract), request.messages())
 
 
 def _deferred(transcript: Sequence[Message]) -> list[str]:

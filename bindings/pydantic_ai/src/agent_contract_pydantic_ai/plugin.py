@@ -16,15 +16,11 @@ Importing this module imports no PydanticAI: each harness loads it when it is us
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from pathlib import Path
+from collections.abc import Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
-from agent_contract.approval import Approval
-from agent_contract.harnesses import CORE_CAPABILITIES, Harness, HarnessPlugin
-from agent_contract.model import Model
-from agent_contract.runtime import Checkpoint, Contract, RunInput, RunResult
+from agent_contract.harnesses import CORE_CAPABILITIES, Harness, HarnessPlugin, SnapshotRunner
 
 if TYPE_CHECKING:
     from .driving import Mode
@@ -39,7 +35,7 @@ __all__ = [
     "PYDANTIC_AI_ASYNC",
     "PYDANTIC_AI_STREAM",
     "STACK",
-    "SnapshotRunner",
+    "snapshot_runner",
 ]
 
 STACK: Final = ("pydantic-ai-slim",)
@@ -87,39 +83,16 @@ def _control() -> Harness:
     return plain_pydantic_ai_harness
 
 
-class SnapshotRunner:
+def snapshot_runner() -> SnapshotRunner:
     """The ``pydantic-ai`` harness as a durable runner: a run paused for approval resumes
     in another process from the contract's snapshot alone (PydanticAI keeps no state of
-    its own between runs; the history is rebuilt from the snapshot's transcript)."""
+    its own between runs; the history is rebuilt from the snapshot's transcript). It runs
+    :func:`~agent_contract_pydantic_ai.harness.run_agent_input` with ``run_sync`` and
+    resumes with :func:`~agent_contract_pydantic_ai.harness.resume_agent`; PydanticAI is
+    imported here, when it is used."""
+    from .harness import resume_agent, run_agent_input
 
-    def run(
-        self, model: Model, contract: Contract, options: RunInput, *, folder: Path
-    ) -> RunResult:
-        """:func:`~agent_contract_pydantic_ai.harness.run_agent_input` with ``run_sync``."""
-        from .harness import run_agent_input
-
-        return run_agent_input(model, contract, options)
-
-    def resume(
-        self,
-        model: Model,
-        contract: Contract,
-        snapshot: Mapping[str, Any],
-        approvals: Sequence[Approval],
-        *,
-        checkpoint: Checkpoint,
-        folder: Path,
-    ) -> RunResult:
-        """:func:`~agent_contract_pydantic_ai.harness.resume_agent` (``checkpoint`` stores
-        the snapshot before any write runs).
-
-        Raises:
-            ApprovalError: a decision does not fit.
-            CheckpointError: the snapshot cannot be read.
-        """
-        from .harness import resume_agent
-
-        return resume_agent(model, contract, snapshot, approvals, checkpoint=checkpoint)
+    return SnapshotRunner(run_agent_input, resume_agent)
 
 
 PYDANTIC_AI: Final = HarnessPlugin(
@@ -127,7 +100,7 @@ PYDANTIC_AI: Final = HarnessPlugin(
     description="a PydanticAI Agent with ContractCapability, run_sync",
     load=lambda: _suite_harness("run_sync"),
     default=True,
-    durable=SnapshotRunner,
+    durable=snapshot_runner,
     versions=STACK,
 )
 PYDANTIC_AI_ASYNC: Final = HarnessPlugin(

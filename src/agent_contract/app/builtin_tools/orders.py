@@ -206,6 +206,14 @@ class OrderStore:
             raise NotFoundError(f"order {order_id} not found")
         return row
 
+    def _read_own_order(self, context: ToolContext, order_id: str) -> sqlite3.Row:
+        """The caller's order ``order_id``, read in a read-only transaction (the checks
+        and errors of :meth:`lookup`)."""
+        check_order_id(order_id)
+        caller = _caller(context)
+        with self._connect() as db:
+            return self._own_order(db, caller, order_id)
+
     def lookup(self, context: ToolContext, order_id: str) -> ToolOutput:
         """The caller's order: model-visible fields as the value, the rest as artifact.
 
@@ -215,10 +223,7 @@ class OrderStore:
             NotFoundError: no such order, or another customer's.
             TransientError: the order store is busy or unavailable.
         """
-        check_order_id(order_id)
-        caller = _caller(context)
-        with self._connect() as db:
-            row = self._own_order(db, caller, order_id)
+        row = self._read_own_order(context, order_id)
         return ToolOutput(value=_visible(row), artifact=_private(row))
 
     def preview_refund(
@@ -233,10 +238,7 @@ class OrderStore:
             NotFoundError: no such order, or another customer's.
             TransientError: the order store is busy or unavailable.
         """
-        check_order_id(order_id)
-        caller = _caller(context)
-        with self._connect() as db:
-            row = self._own_order(db, caller, order_id)
+        row = self._read_own_order(context, order_id)
         return _refund_plan(row, amount_cents, reason)
 
     def refund(

@@ -8,7 +8,8 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from typing import Final
+from collections.abc import Callable
+from typing import Any, Final
 
 from ...harnesses import Observation
 from ...testing import FakeModel, tool_call
@@ -27,6 +28,17 @@ __all__ = [
 ]
 
 
+def _too_slow(name: str, description: str, handler: Callable[..., Any]) -> ToolSpec:
+    """A ``name(text)`` tool under a 0.15 s timeout (its handler takes 0.6 s)."""
+    return ToolSpec(
+        name=name,
+        description=description,
+        parameters=TEXT_SCHEMA,
+        handler=handler,
+        timeout_seconds=0.15,
+    )
+
+
 def hang_tool(probe: Probe) -> ToolSpec:
     """``hang(text)``: sleeps 0.6 s under a 0.15 s timeout, then notes a late write."""
 
@@ -35,13 +47,7 @@ def hang_tool(probe: Probe) -> ToolSpec:
         probe.late_writes.append(text)
         return "finished late"
 
-    return ToolSpec(
-        name="hang",
-        description="A tool that is too slow.",
-        parameters=TEXT_SCHEMA,
-        handler=handler,
-        timeout_seconds=0.15,
-    )
+    return _too_slow("hang", "A tool that is too slow.", handler)
 
 
 def async_hang_tool(probe: Probe) -> ToolSpec:
@@ -53,13 +59,7 @@ def async_hang_tool(probe: Probe) -> ToolSpec:
         probe.late_writes.append(text)
         return "finished late"
 
-    return ToolSpec(
-        name="async_hang",
-        description="An async tool that is too slow.",
-        parameters=TEXT_SCHEMA,
-        handler=handler,
-        timeout_seconds=0.15,
-    )
+    return _too_slow("async_hang", "An async tool that is too slow.", handler)
 
 
 def _flaky(text: str) -> str:

@@ -115,16 +115,7 @@ def observe_agent(name: str, agent: Any, options: RunInput) -> Observation:
     )
     last = messages[-1] if messages else None
     output = _content(last) if isinstance(last, AIMessage) else None
-    return Observation(
-        harness=name,
-        stop_reason="answered",
-        output=output,
-        trajectory=tuple(trajectory),
-        tool_messages=tool_messages,
-        trace_types=(),
-        emitted="\n".join([*(str(m["content"]) for m in tool_messages), output or ""]),
-        issued_ids=tuple(issued),
-    )
+    return Observation.answered(name, output, trajectory, tool_messages, issued)
 
 
 def plain_create_agent_harness(

@@ -1,0 +1,32 @@
+"""The run's keywords are declared once (RunOptions), next to the RunInput they fill."""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+
+import agent_contract_langchain
+import agent_contract_pydantic_ai
+from agent_contract import run
+from agent_contract.runtime import RunInput, RunOptions
+
+HARNESS_ONLY = {"user", "decider", "commentary", "answer_format", "extras", "crash"}
+"""RunInput's fields a keyword front door does not take: the user turn is its positional
+``user_message``; the rest are a harness's or the Contract's business."""
+
+
+def test_run_options_are_run_inputs_fields_and_no_front_door_repeats_them() -> None:
+    fields = {field.name for field in dataclasses.fields(RunInput)}
+    assert set(RunOptions.__annotations__) == fields - HARNESS_ONLY
+    assert RunInput.of("hi") == RunInput(user="hi")
+    front_doors = [
+        run,
+        agent_contract_langchain.run_agent,
+        agent_contract_langchain.arun_agent,
+        agent_contract_pydantic_ai.run_agent,
+        agent_contract_pydantic_ai.arun_agent,
+    ]
+    for front_door in front_doors:
+        parameters = inspect.signature(front_door).parameters
+        assert not set(parameters) & set(RunOptions.__annotations__), front_door
+        assert parameters["options"].kind is inspect.Parameter.VAR_KEYWORD, front_door
