@@ -176,7 +176,7 @@ def _fresh_on_reuse(call_id: str | None, seen: set[str]) -> str | None:
 def one_call_past_budget() -> Harness:
     """A fork of the offline loop that asks the model before checking the step budget:
     at the budget it makes one more model call, then stops with ``max_model_steps``."""
-    from agent_contract.loop import _steps  # the reference step loop
+    from agent_contract.loop import _drive  # the reference step loop
 
     def harness(model: Model, tools: list[ToolSpec], options: RunInput) -> RunResult:
         contract = options.contract(tools)
@@ -197,7 +197,7 @@ def one_call_past_budget() -> Harness:
 
         state.check_before_model_call = check  # type: ignore[method-assign]
         transcript = [*options.history, Message(role="user", content=options.user)]
-        return _steps(peek, state, transcript, 512, 0.0)
+        return _drive(peek, state, transcript, 512, 0.0)
 
     return _with_caps(harness, ("timeouts",))
 
