@@ -35,7 +35,6 @@ __all__ = [
     "data_dir",
     "demo_tools",
     "resume_demo",
-    "run_demo",
     "start_demo",
 ]
 
@@ -49,21 +48,6 @@ class DemoRun:
     """The id to pass to ``approve`` (the run id)."""
     folder: Path
     """The data folder."""
-
-
-def run_demo(
-    text: str,
-    *,
-    harness: str = "offline",
-    budget: Budget | None = None,
-    secrets: Sequence[str] = (),
-    caller: str | None = None,
-    folder: str | os.PathLike[str] | None = None,
-) -> RunResult:
-    """Run the demo model and tools on ``text``; see :func:`start_demo`."""
-    return start_demo(
-        text, harness=harness, budget=budget, secrets=secrets, caller=caller, folder=folder
-    ).result
 
 
 def start_demo(
