@@ -14,7 +14,7 @@ from ...messages import Completion
 from ...testing import FakeModel, tool_call
 from ...tools import ToolSpec
 from ..base import Boundary, BoundaryDefinition, Check, Problem, Scenario, call_then_answer
-from ..fixtures import Probe, basic_tools, tools_with
+from ..fixtures import Probe, basic_tools, required_object, tools_with
 
 __all__ = ["DEFINITION", "check_error_names", "range_tool"]
 
@@ -35,11 +35,7 @@ def range_tool(probe: Probe) -> ToolSpec:
     return ToolSpec(
         name="date_range",
         description="Days from start to end.",
-        parameters={
-            "type": "object",
-            "properties": {"start": {"type": "integer"}, "end": {"type": "integer"}},
-            "required": ["start", "end"],
-        },
+        parameters=required_object({"start": {"type": "integer"}, "end": {"type": "integer"}}),
         handler=handler,
         check_arguments=check,
     )

@@ -13,7 +13,7 @@ from ...testing import FakeModel, tool_call, tool_calls
 from ...tools import ToolSpec
 from ..base import Boundary, BoundaryDefinition, Problem, Scenario, call_then_answer
 from ..checks import check_contents
-from ..fixtures import PLANTED_SECRET, Probe, basic_tools, text_tool, tools_with
+from ..fixtures import PLANTED_SECRET, Probe, basic_tools, required_object, text_tool, tools_with
 
 __all__ = ["DEFINITION", "check_binding", "note_tool", "slow_echo_tool"]
 
@@ -31,11 +31,9 @@ def slow_echo_tool(probe: Probe) -> ToolSpec:
     return ToolSpec(
         name="slow_echo",
         description="Echo after a delay (seconds).",
-        parameters={
-            "type": "object",
-            "properties": {"text": {"type": "string"}, "delay": {"type": "number", "minimum": 0}},
-            "required": ["text", "delay"],
-        },
+        parameters=required_object(
+            {"text": {"type": "string"}, "delay": {"type": "number", "minimum": 0}}
+        ),
         handler=handler,
         timeout_seconds=5.0,
     )

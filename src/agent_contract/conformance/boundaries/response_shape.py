@@ -21,20 +21,19 @@ from ..fixtures import (
     basic_tools,
     earlier_call,
     earlier_result,
+    required_object,
     tools_with,
 )
 
 __all__ = ["DEFINITION", "WEATHER", "check_tool_runs", "faq_tool"]
 
-_WEATHER = {
-    "type": "object",
-    "properties": {
-        "city": {"type": "string"},
-        "temp_c": {"type": "number", "maximum": 60},
-    },
-    "required": ["city", "temp_c"],
-}
-WEATHER: Final = AnswerFormat(tools={"Weather": _WEATHER})
+WEATHER: Final = AnswerFormat(
+    tools={
+        "Weather": required_object(
+            {"city": {"type": "string"}, "temp_c": {"type": "number", "maximum": 60}}
+        )
+    }
+)
 """A structured answer: a ``Weather`` object."""
 
 

@@ -15,7 +15,7 @@ from ...testing import FakeModel, tool_call, tool_calls
 from ...tools import ToolSpec
 from ..base import Boundary, BoundaryDefinition, Check, Problem, Scenario, call_then_answer
 from ..checks import check_not_emitted
-from ..fixtures import PLANTED_SECRET, Probe, basic_tools, text_tool, tools_with
+from ..fixtures import PLANTED_SECRET, Probe, basic_tools, required_object, text_tool, tools_with
 
 __all__ = [
     "DEFINITION",
@@ -60,11 +60,7 @@ def login_tool(probe: Probe) -> ToolSpec:
     return ToolSpec(
         name="login",
         description="Log a user in.",
-        parameters={
-            "type": "object",
-            "properties": {"user": {"type": "string"}, "password": {"type": "string"}},
-            "required": ["user", "password"],
-        },
+        parameters=required_object({"user": {"type": "string"}, "password": {"type": "string"}}),
         handler=handler,
     )
 
