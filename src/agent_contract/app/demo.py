@@ -156,18 +156,7 @@ def resume_demo(
     where = DemoFolder.open(folder, create=False)
     store = where.runs()
     with store.exclusive(thread_id):
-        return _approve_locked(
-            store,
-            where,
-            thread_id,
-            None,
-            arguments=None,
-            call_id=None,
-            reason="",
-            decided_by="",
-            budget=budget,
-            secrets=secrets,
-        )
+        return _approve_locked(store, where, thread_id, None, budget=budget, secrets=secrets)
 
 
 def _approve_locked(
@@ -176,13 +165,16 @@ def _approve_locked(
     thread_id: str,
     decision: DecisionKind | None,
     *,
-    arguments: dict[str, Any] | None,
-    call_id: str | None,
-    reason: str,
-    decided_by: str,
     budget: Budget | None,
     secrets: Sequence[str],
+    arguments: dict[str, Any] | None = None,
+    call_id: str | None = None,
+    reason: str = "",
+    decided_by: str = "",
 ) -> RunResult:
+    """Resume the stored run ``thread_id`` (its lock held) with ``decision`` on its
+    pending calls (``call_id``'s only, if given), or with none (``None``: go on from
+    an interruption); see :func:`approve_demo`."""
     stored = store.load_run(thread_id)
     harness, snapshot = stored.harness, stored.snapshot
     # The secrets the run was given at ``run`` (kept encrypted with it) and any given

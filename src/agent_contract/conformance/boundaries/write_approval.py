@@ -73,13 +73,12 @@ def _decided(
     result: tuple[str, str | None],
     *,
     tools: Callable[[Probe], list[ToolSpec]] = _TRANSFER_TOOLS,
-    requires: tuple[str, ...] = ("write_tools",),
-    crash_at: str | None = None,
-    extra: tuple[Check, ...],
+    **fields: Any,
 ) -> Scenario:
     """A scenario whose one call, a transfer of 10, gets the scripted human's
     ``decisions``; its tool message is expected with ``result`` and the model then
-    answers ``answer``; ``extra`` checks what was written."""
+    answers ``answer``; ``fields`` are the scenario's other fields (``requires`` and
+    the ``extra`` checks of what was written)."""
     return call_then_answer(
         name=name,
         boundary="write_approval",
@@ -89,9 +88,7 @@ def _decided(
         result=result,
         tools=tools,
         decisions=decisions,
-        crash_at=crash_at,
-        requires=requires,
-        extra=extra,
+        **fields,
     )
 
 
@@ -154,6 +151,7 @@ DEFINITION: Final = BoundaryDefinition(
             ("reject",),
             "not sent",
             ("error", "rejected"),
+            requires=("write_tools",),
             extra=(check_writes([], previews=1),),
         ),
         _decided(
@@ -162,6 +160,7 @@ DEFINITION: Final = BoundaryDefinition(
             (("edit", {"to": "bob", "amount": 5}),),
             "sent less",
             ("success", None),
+            requires=("write_tools",),
             extra=(check_writes([5], previews=2),),
         ),
         _decided(
@@ -170,6 +169,7 @@ DEFINITION: Final = BoundaryDefinition(
             ("replay", "reject"),
             "not sent",
             ("error", "rejected"),
+            requires=("write_tools",),
             extra=(check_writes([], previews=1, refusals=1),),
         ),
         _applied_once(
