@@ -119,10 +119,12 @@ def add_matrix_command(sub: Any) -> None:
         f"(never the project's .venv), install agent-contract and its {labels} binding, that "
         f"release and its companions (by default {families} and the rest as "
         "they were when the release was published), plus your own requirements (--with), "
-        "run `check --format json` there, and print a boundary x release table. Run it "
-        "from the folder that holds your module:factory harness.",
+        "run `check --format json` there (`check --agent` with --agent), and print a "
+        "boundary x release table with the evidence of every broken cell. Run it from the "
+        "folder that holds your module:factory.",
         epilog="exit codes: 0 all hold; 5 a boundary broken or the binding not importing on "
-        "an installed release; 4 a release could not be installed; 2 usage",
+        "an installed release; 1 check failed in an installed environment; 4 a release "
+        "could not be installed, or no uv found; 2 usage",
     )
     frameworks = (
         matrix_p.add_mutually_exclusive_group(required=True) if len(targets) > 1 else matrix_p
