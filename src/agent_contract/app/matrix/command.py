@@ -32,7 +32,7 @@ from .report import MATRIX_FORMATS, render_matrix_junit
 from .run import default_matrix_harnesses, parse_releases, run_matrix, source_root
 from .target import MatrixTarget, matrix_targets
 
-__all__ = ["add_matrix_command", "cmd_matrix", "find_uv"]
+__all__ = ["TOOLS_UV", "add_matrix_command", "cmd_matrix", "find_uv"]
 
 TOOLS_UV = Path(".tools", "bin", "uv")
 """Where the README's set-up installs uv, relative to the repository root."""
@@ -163,7 +163,7 @@ def add_matrix_command(sub: Any) -> None:
         default=[],
         metavar="REQUIREMENT",
         help="also install this in every environment (repeatable): your own dependencies "
-        "(--with langchain-openai), or your project itself (--with .)",
+        "(--with PACKAGE==VERSION), or your project itself (--with .)",
     )
     matrix_p.add_argument(
         "--companions",

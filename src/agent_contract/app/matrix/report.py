@@ -21,8 +21,10 @@ from agent_contract.exitcodes import (
 from .target import matrix_target
 
 __all__ = [
+    "EVIDENCE_PER_CELL",
     "MATRIX_FORMATS",
     "MATRIX_FORMAT_VERSION",
+    "STATUS_TEXT",
     "Column",
     "ColumnStatus",
     "MatrixReport",
