@@ -40,6 +40,20 @@ def _prepare(path: str | Path, key: bytes | None) -> tuple[Path, SealedSerialize
     return target, SealedSerializer(key if key is not None else folder_key(target.parent))
 
 
+_CANNOT_OPEN: Final = "cannot open checkpoint file"
+_CORRUPT: Final = "checkpoint file is corrupt or locked"
+
+
+@contextmanager
+def _typed(what: str, target: Path, kind: type[sqlite3.Error]) -> Iterator[None]:
+    """Raise a ``kind`` error of the block as a :class:`CheckpointError` saying ``what``
+    (chained with ``from``), naming the file."""
+    try:
+        yield
+    except kind as exc:
+        raise CheckpointError(f"{what}: {exc}", path=str(target)) from exc
+
+
 @contextmanager
 def sqlite_checkpointer(path: str | Path, *, key: bytes | None = None) -> Iterator[SqliteSaver]:
     """A ``SqliteSaver`` on ``path`` (created private if missing), closed on exit. Its rows
@@ -51,13 +65,11 @@ def sqlite_checkpointer(path: str | Path, *, key: bytes | None = None) -> Iterat
         CheckpointError: the file is corrupt, locked, unsafe or cannot be opened.
     """
     target, serde = _prepare(path, key)
-    try:
+    with _typed(_CANNOT_OPEN, target, sqlite3.Error):
         conn = sqlite3.connect(target, timeout=lock_timeout(), check_same_thread=False)
-    except sqlite3.Error as exc:
-        raise CheckpointError(f"cannot open checkpoint file: {exc}", path=str(target)) from exc
     try:
         saver = SqliteSaver(conn, serde=serde)
-        try:
+        with _typed(_CORRUPT, target, sqlite3.DatabaseError):
             saver.setup()
             conn.execute("SELECT COUNT(*) FROM checkpoints").fetchone()
             # SqliteSaver runs in WAL mode, where another connection's write lock does
@@ -65,10 +77,6 @@ def sqlite_checkpointer(path: str | Path, *, key: bytes | None = None) -> Iterat
             # the graph stores its next checkpoint, after the tools (a write) have run.
             conn.execute("BEGIN IMMEDIATE")
             conn.rollback()
-        except sqlite3.DatabaseError as exc:
-            raise CheckpointError(
-                f"checkpoint file is corrupt or locked: {exc}", path=str(target)
-            ) from exc
         yield saver
     finally:
         conn.close()
@@ -89,21 +97,15 @@ async def async_sqlite_checkpointer(
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
     target, serde = _prepare(path, key)
-    try:
+    with _typed(_CANNOT_OPEN, target, sqlite3.Error):
         conn = await aiosqlite.connect(target, timeout=lock_timeout())
-    except sqlite3.Error as exc:
-        raise CheckpointError(f"cannot open checkpoint file: {exc}", path=str(target)) from exc
     try:
         saver = AsyncSqliteSaver(conn, serde=serde)
-        try:
+        with _typed(_CORRUPT, target, sqlite3.DatabaseError):
             await saver.setup()
             await (await conn.execute("SELECT COUNT(*) FROM checkpoints")).fetchone()
             await conn.execute("BEGIN IMMEDIATE")  # a locked file is noticed here (see above)
             await conn.rollback()
-        except sqlite3.DatabaseError as exc:
-            raise CheckpointError(
-                f"checkpoint file is corrupt or locked: {exc}", path=str(target)
-            ) from exc
         yield saver
     finally:
         await conn.close()

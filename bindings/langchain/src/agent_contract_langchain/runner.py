@@ -26,7 +26,7 @@ from agent_contract.sealing import folder_key
 
 from .durable import sqlite_checkpointer
 from .harness import run_agent_input
-from .reconcile import resume_or_reconcile
+from .resuming import resume_or_reconcile
 from .sealed import SEAL_KEY, check_paused, seal_paused
 
 __all__ = ["CHECKPOINT_FILE", "forget", "kept", "resume", "run"]
@@ -72,7 +72,7 @@ def resume(
     folder: Path,
 ) -> RunResult:
     """Check the paused checkpoint's seal, then
-    :func:`~agent_contract_langchain.reconcile.resume_or_reconcile`.
+    :func:`~agent_contract_langchain.resuming.resume_or_reconcile`.
 
     Raises:
         ApprovalError: a decision does not fit.

@@ -61,22 +61,9 @@ from .chat_model import ContractChatModel
 from .harness import Mode
 from .middleware import ContractMiddleware
 from .resuming import resume_graph, run_options
-from .suite_extras import suite_tools
+from .suite_extras import CAPABILITIES, suite_tools
 
 __all__ = ["AgentContractSuite", "CreateAgentContractSuite"]
-
-_CAPABILITIES = (
-    "timeouts",
-    "write_tools",
-    "crash_restart",
-    "middleware",
-    "graph_commands",
-    "pauses",
-    "threads",
-)
-"""The capabilities the suite's flags declare; :meth:`CreateAgentContractSuite.harness`
-hands ``check`` the ones turned on (so ``check --harness module:factory`` on a suite's
-harness runs what the pytest suite runs)."""
 
 
 class CreateAgentContractSuite(ContractSuite):
@@ -276,9 +263,11 @@ class CreateAgentContractSuite(ContractSuite):
                 )
             return result
 
+        # The capabilities the suite's flags turn on (so ``check --harness module:factory``
+        # on a suite's harness runs what the pytest suite runs).
         run.capabilities = tuple(  # type: ignore[attr-defined]
             capability
-            for capability in _CAPABILITIES
+            for capability in CAPABILITIES
             if (flag := capability_flag(type(self), capability)) is not None and flag[1]
         )
         return run
