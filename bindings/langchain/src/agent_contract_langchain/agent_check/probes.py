@@ -424,7 +424,7 @@ def agent_probes(
             part,
             spec=spec,
             label=label if part is built.outermost else f"{label}.{part.key}",
-            name=part.key if several else "",
+            name=_display_name(part, part is built.outermost) if several else "",
             outermost=part is built.outermost,
             mode=mode,
             effects=effects,
@@ -437,7 +437,7 @@ def agent_probes(
     if several:
         tree.append(
             f"the factory built {len(ordered)} agents with create_agent ("
-            + ", ".join(p.key for p in ordered)
+            + ", ".join(_display_name(p, p is built.outermost) for p in ordered)
             + "); each is probed on its own graph, under its own contract (the probes do "
             "not run a sub-agent through its parent's delegation)"
         )
@@ -449,11 +449,11 @@ def agent_probes(
             "(e.g. langgraph-supervisor's supervisor, built with create_react_agent: no "
             "middleware slot); it is not probed, the agents it runs are, one by one"
         )
-        for tool in foreign:
+        for tool, owner in foreign.items():
             not_probed.setdefault(
                 tool,
-                "a tool of the returned graph's own agent (not built with create_agent, so "
-                "no contract can hold it there)",
+                f"a tool of {owner!r}, an agent of the returned graph not built with "
+                "create_agent (no middleware slot, so no contract can hold it there)",
             )
     return dataclasses.replace(
         top,
@@ -463,11 +463,20 @@ def agent_probes(
     )
 
 
-def _foreign_tools(built: Built) -> list[str]:
-    """Names of the tools of the tool nodes inside the returned graph that belong to no
-    ``create_agent`` agent of the factory's (a supervisor's handoff tools)."""
+def _display_name(part: AgentParts, outermost: bool) -> str:
+    """How the report names one of several agents: its ``name``, else its key (the
+    returned agent: ``main``)."""
+    if part.arguments.get("name") or not outermost:
+        return part.key
+    return "main"
+
+
+def _foreign_tools(built: Built) -> dict[str, str]:
+    """The tools of the tool nodes inside the returned graph that belong to no
+    ``create_agent`` agent of the factory's (a supervisor's handoff tools), each with
+    the name of the graph that holds it."""
     ours = {id(p.graph) for p in built.agents}
-    found: list[str] = []
+    found: dict[str, str] = {}
 
     def visit(graph: Any, depth: int) -> None:
         if depth > 3 or id(graph) in ours:
@@ -476,7 +485,8 @@ def _foreign_tools(built: Built) -> list[str]:
             bound = getattr(node, "bound", None)
             by_name = getattr(bound, "tools_by_name", None)
             if isinstance(by_name, Mapping):
-                found.extend(n for n in by_name if n not in found)
+                for tool in by_name:
+                    found.setdefault(str(tool), str(getattr(graph, "name", None) or "?"))
             elif is_compiled_graph(bound):
                 visit(bound, depth + 1)
 
