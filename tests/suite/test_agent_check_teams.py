@@ -310,3 +310,40 @@ def test_an_async_only_tool_is_probed_under_ainvoke(
     assert check.broken_on(column) == [], render_agent_text(check)
     assert check.exit_code == 0
     assert check.tool_table(column)["fetch_page"]["valid_call"] == "holds"
+
+
+SUITE_FILE = """
+from agent_contract_langchain.testing import AgentContractSuite
+
+
+class TestTeam(AgentContractSuite):
+    agent_factory = "tests.agents.supervisor:build_team"
+    effects = {"add": "read", "lookup_order": "read"}
+
+
+class TestTeamHalfDeclared(AgentContractSuite):
+    agent_factory = "tests.agents.supervisor:build_team"
+    effects = {"add": "read"}
+"""
+
+
+def test_the_pytest_suite_covers_every_agent_of_the_factory(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_team=SUITE_FILE)
+    pytester.chdir()
+    result = pytester.runpytest_inprocess(
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "--rootdir",
+        str(pytester.path),
+        "-W",
+        "ignore::UserWarning",
+        "-W",
+        "ignore::DeprecationWarning",
+        "-o",
+        f"pythonpath={ROOT}",
+    )
+    # Both: the workers under the added contract hold; as built they have none.
+    # The half-declared team: the second worker's lookup_order is undeclared.
+    result.assert_outcomes(passed=3, failed=3)
+    result.stdout.fnmatch_lines(["*effect undeclared (treated as write): lookup_order*"])
