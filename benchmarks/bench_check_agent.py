@@ -5,7 +5,7 @@ Runs ``agent-contract check --agent tests.agents.deep:build_deep_agent`` (a
 its own: three agents, ten tools on the main one, eight on each sub-agent) with the
 tools' effects declared, in a fresh process each time (import, factory calls, every
 probe on every column of every agent, the report), ``--repeat`` times from the
-repository root, and prints each wall time, the median, the exit code (5: the agent as
+repository root, and prints each wall time, the median wall and CPU time, the exit code (5: the agent as
 built breaks the contract, which is the verdict) and how many probes ran. Add
 ``--supervisor`` for the langgraph-supervisor team (two workers) as well.
 
@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -44,8 +45,10 @@ def _probes(agent: dict[str, object]) -> int:
     return own + sum(_probes(child) for child in children)  # type: ignore[union-attr]
 
 
-def _once(spec: str, effects: str) -> tuple[float, int, int, int]:
-    """``(wall seconds, exit code, agents, probes)`` of one check in a fresh process."""
+def _once(spec: str, effects: str) -> tuple[float, float, int, int, int]:
+    """``(wall seconds, CPU seconds, exit code, agents, probes)`` of one check in a fresh
+    process (CPU: user + system of the child, the figure a loaded machine does not
+    inflate)."""
     command = [
         sys.executable,
         "-m",
@@ -60,16 +63,19 @@ def _once(spec: str, effects: str) -> tuple[float, int, int, int]:
         "--quiet",
     ]
     env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(  # noqa: S603 - our own command line, no shell
         command, cwd=ROOT, capture_output=True, text=True, env=env, check=False
     )
     wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     if done.returncode not in (0, 5):
         sys.stderr.write(done.stderr[-2000:])
         raise SystemExit(f"check --agent {spec} exited {done.returncode}")
     agent = json.loads(done.stdout)["agent"]
-    return wall, done.returncode, 1 + len(agent["agents"]), _probes(agent)
+    return wall, cpu, done.returncode, 1 + len(agent["agents"]), _probes(agent)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -89,12 +95,13 @@ def main(argv: list[str] | None = None) -> int:
     for spec, effects in targets:
         runs = [_once(spec, effects) for _ in range(args.repeat)]
         walls = [r[0] for r in runs]
-        _, code, agents, probes = runs[-1]
+        _, _, code, agents, probes = runs[-1]
         rows.append(
             [
                 spec,
                 " ".join(f"{w:.1f}" for w in walls),
                 f"{statistics.median(walls):.1f}",
+                f"{statistics.median(r[1] for r in runs):.1f}",
                 str(code),
                 str(agents),
                 str(probes),
@@ -102,7 +109,16 @@ def main(argv: list[str] | None = None) -> int:
         )
     print(
         _common.table(
-            ["--agent", "wall s (each run)", "median s", "exit", "agents", "probes"], rows
+            [
+                "--agent",
+                "wall s (each run)",
+                "median wall s",
+                "median cpu s",
+                "exit",
+                "agents",
+                "probes",
+            ],
+            rows,
         )
     )
     return 0

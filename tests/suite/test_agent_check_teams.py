@@ -194,8 +194,8 @@ def test_check_on_a_supervisor_with_two_workers_probes_each_worker() -> None:
     assert code == 5, err  # the workers as built break the contract
     assert out.startswith(f"agent: {TEAM} / math\nits tools: add (read)\n")
     assert f"\nagent: {TEAM} / orders\nits tools: lookup_order (read)\n" in out
-    assert "not probed:\n  - transfer_to_orders: a tool of 'supervisor'" in out
-    assert "  - transfer_to_math: a tool of 'supervisor'" in out
+    assert "not probed:\n  - transfer_to_math: a tool of 'supervisor'" in out
+    assert "\n  - transfer_to_orders: a tool of 'supervisor'" in out
     assert "built with create_react_agent: no middleware slot" in out
     assert "result over every agent (math, orders): broken or not checked (exit 5)" in out
     code, out, _ = cli(

@@ -269,18 +269,17 @@ def _intercepted(factory: Any, rewrite: Rewrite, model: Any) -> Iterator[list[Ag
     # Every loaded module that bound the name (``from langchain.agents import
     # create_agent``), not only the factory's own: a factory often calls a helper of
     # another module of the team's that builds the agent.
-    namespaces = [vars(module) for module in list(sys.modules.values()) if module is not None]
+    targets = (original, agents_module.create_agent)
+    skip = {id(vars(agents_module)), id(vars(factory_module))}
+    found = [(n, k) for n, k in _bindings_of(targets) if id(n) not in skip]
     globals_ = getattr(factory, "__globals__", None)
-    if isinstance(globals_, dict):
-        namespaces.append(globals_)
-    seen_namespaces: set[int] = {id(vars(agents_module)), id(vars(factory_module))}
-    for namespace in namespaces:
-        if id(namespace) in seen_namespaces:
-            continue
-        seen_namespaces.add(id(namespace))
-        for key, value in list(namespace.items()):
-            if value is original or value is agents_module.create_agent:
-                homes.append((namespace, key))
+    if isinstance(globals_, dict) and id(globals_) not in skip:
+        found += [(globals_, k) for k, v in list(globals_.items()) if any(v is t for t in targets)]
+    placed = {(id(home), key) for home, key in homes}
+    for namespace, key in found:
+        if (id(namespace), key) not in placed and any(namespace.get(key) is t for t in targets):
+            placed.add((id(namespace), key))
+            homes.append((namespace, key))
     for index, cell in enumerate(getattr(factory, "__closure__", None) or ()):
         with contextlib.suppress(ValueError):  # an empty cell
             if cell.cell_contents is original or cell.cell_contents is agents_module.create_agent:
@@ -293,6 +292,37 @@ def _intercepted(factory: Any, rewrite: Rewrite, model: Any) -> Iterator[list[Ag
     finally:
         for home, key, value in reversed(saved):
             _set(home, key, value)
+        if isinstance(factory, GraphModule):  # the module, executed again, bound ours
+            namespace = vars(sys.modules[factory.module])
+            for key, value in list(namespace.items()):
+                if value is recording:
+                    namespace[key] = original
+
+
+_BINDINGS: dict[str, Any] = {}
+"""The cache of :func:`_bindings_of`: ``{"key": ..., "found": [...]}``."""
+
+
+def _bindings_of(targets: tuple[Any, ...]) -> list[tuple[dict[str, Any], str]]:
+    """``(module namespace, name)`` for every loaded module's global bound to one of
+    ``targets``. Scanning every module takes tens of milliseconds (thousands of modules
+    once deepagents is imported) and the check captures the factory once per probe, so
+    the scan is kept until a module is loaded or unloaded (the caller checks each
+    binding still holds before using it)."""
+    modules = sys.modules
+    last = next(reversed(modules), None)
+    key = (len(modules), last, id(modules.get(last)) if last is not None else 0, *map(id, targets))
+    if _BINDINGS.get("key") != key:
+        found: list[tuple[dict[str, Any], str]] = []
+        for module in list(modules.values()):
+            namespace = getattr(module, "__dict__", None)
+            if not isinstance(namespace, dict):
+                continue
+            for name, value in list(namespace.items()):
+                if any(value is t for t in targets):
+                    found.append((namespace, name))
+        _BINDINGS.update(key=key, found=found)
+    return list(_BINDINGS["found"])
 
 
 def _get(home: Any, key: str) -> Any:

@@ -449,7 +449,7 @@ def agent_probes(
             "(e.g. langgraph-supervisor's supervisor, built with create_react_agent: no "
             "middleware slot); it is not probed, the agents it runs are, one by one"
         )
-        for tool, owner in foreign.items():
+        for tool, owner in sorted(foreign.items()):  # a supervisor's are from a set
             not_probed.setdefault(
                 tool,
                 f"a tool of {owner!r}, an agent of the returned graph not built with "
