@@ -270,8 +270,8 @@ def add_check_command(sub: Any) -> None:
         help="probe your own agent instead: factory(chat_model) builds it (your "
         "create_agent calls, your tools, middleware, context_schema, checkpointer; every "
         "agent it builds is probed), or module:graph names a module-level compiled graph "
-        "(what langgraph.json names; the module is executed again per probe with "
-        "create_agent's model replaced by the check's); the probes are derived from the "
+        "(the one your deployment config names; the module is executed again per probe "
+        "with create_agent's model replaced by the check's); the probes are derived from the "
         "JSON Schemas of the tools the model is offered (see docs/AGENT_CHECK.md)",
     )
     check_p.add_argument(

@@ -37,6 +37,7 @@ __all__ = [
     "AgentParts",
     "Built",
     "GraphModule",
+    "Rewrite",
     "capture_agent",
     "capture_agents",
     "is_compiled_graph",
