@@ -347,3 +347,23 @@ def test_the_pytest_suite_covers_every_agent_of_the_factory(pytester: pytest.Pyt
     # The half-declared team: the second worker's lookup_order is undeclared.
     result.assert_outcomes(passed=3, failed=3)
     result.stdout.fnmatch_lines(["*effect undeclared (treated as write): lookup_order*"])
+
+
+@pytest.mark.parametrize("mode", ["ainvoke", "stream"])
+def test_a_deep_agents_middleware_tools_hold_under_the_contract_on_every_path(mode: str) -> None:
+    effects = {"ls": "read", "write_file": "write", "lookup_order": "read"}
+    probes = agent_probes(DEEP, mode=mode, effects=effects)  # type: ignore[arg-type]
+    column = "build_deep_agent + contract"
+    wanted = ("valid_call[ls]", "tool_error[ls]", "valid_call[write_file]", "valid_call[task]")
+    only = dataclasses.replace(
+        probes,
+        harnesses={column: probes.harnesses[column]},
+        scenarios=tuple(s for s in probes.scenarios if s.name in wanted),
+        agents=(),
+    )
+    assert len(only.scenarios) == len(wanted)
+    check = run_agent_check(only)
+    assert check.broken_on(column) == [], render_agent_text(check)
+    table = check.tool_table(column)
+    assert table["ls"]["valid_call"] == "holds"
+    assert table["write_file"]["valid_call"] == "holds"  # waits for approval, never runs
