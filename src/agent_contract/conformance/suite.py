@@ -441,8 +441,11 @@ class AgentContractSuite:
     Three tests: :meth:`test_agent_keeps_the_contract` (every column that runs your agent
     under a contract, yours or one the probes add, holds every probed boundary),
     :meth:`test_agent_as_built_keeps_the_contract` (your agent as you build it has a
-    contract and keeps it) and :meth:`test_every_effect_is_declared`. Each fails with
-    the report. Opt out of one only with ``@pytest.mark.xfail(reason=..., strict=True)``.
+    contract and keeps it) and :meth:`test_every_effect_is_declared`. Each covers every
+    agent the factory builds (a deepagents agent and its sub-agents, a supervisor's
+    workers), and a tool that cannot run in :attr:`mode` (an async-only tool under
+    ``invoke``) fails the first: not checked is never a pass. Each fails with the
+    report. Opt out of one only with ``@pytest.mark.xfail(reason=..., strict=True)``.
     """
 
     framework: ClassVar[str | None] = None
@@ -483,8 +486,14 @@ class AgentContractSuite:
         from .agent import render_agent_text
 
         check = self.agent_check()
-        broken = [b for name in check.probes.under_contract for b in check.broken_on(name)]
-        if broken:
+        broken = [
+            b
+            for agent in _every_agent(check)
+            for name in agent.probes.under_contract
+            for b in agent.broken_on(name)
+        ]
+        unchecked = [t for agent in _every_agent(check) for t in agent.probes.unchecked]
+        if broken or unchecked:
             pytest.fail(render_agent_text(check), pytrace=False)
 
     def test_agent_as_built_keeps_the_contract(self) -> None:
@@ -494,7 +503,12 @@ class AgentContractSuite:
         from .agent import render_agent_text
 
         check = self.agent_check()
-        as_built = [n for n in check.probes.harnesses if n not in check.probes.under_contract]
+        as_built = [
+            n
+            for agent in _every_agent(check)
+            for n in agent.probes.harnesses
+            if n not in agent.probes.under_contract
+        ]
         if as_built:
             pytest.fail(
                 "your agent has no ContractMiddleware; as built:\n" + render_agent_text(check),
@@ -503,8 +517,13 @@ class AgentContractSuite:
 
     def test_every_effect_is_declared(self) -> None:
         """Every tool's effect is declared (``from_langchain_tool(tool, effect=...)``)."""
-        undeclared = self.agent_check().probes.undeclared
+        undeclared = [t for a in _every_agent(self.agent_check()) for t in a.probes.undeclared]
         if undeclared:
             pytest.fail(
                 "effect undeclared (treated as write): " + ", ".join(undeclared), pytrace=False
             )
+
+
+def _every_agent(check: AgentCheck) -> list[AgentCheck]:
+    """``check`` and the checks of every other agent its factory built, in order."""
+    return [check, *(a for child in check.agents for a in _every_agent(child))]

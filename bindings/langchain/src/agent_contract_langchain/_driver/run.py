@@ -27,6 +27,7 @@ from agent_contract.tools import ToolContext
 from ..approvals import awrite_in_graph, write_in_graph
 from ..control import CONTROL_FLOW, ResumeRefused, check_resume
 from ..graph_commands import split_command
+from ..messages import tool_message_value
 from ..tools import RawValue, current_tool_context
 from .prepare import Admitted
 from .requests import with_visible_arguments
@@ -71,7 +72,7 @@ class _Output:
                 raise _ToolReportedError("the tool reported an error")
             if isinstance(output.artifact, RawValue):
                 return output.artifact.value
-            return output.content
+            return tool_message_value(output.content)
         return output
 
 
