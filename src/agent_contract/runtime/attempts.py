@@ -112,9 +112,7 @@ def record_attempt(
 
     halted = run.stopped()
     if halted is not None:
-        run.trace.record(
-            "refused_after_stop", what="tool_call", id=call_id, reason=halted.reason
-        )
+        run.trace.record("refused_after_stop", what="tool_call", id=call_id, reason=halted.reason)
         return refuse("not_allowed", f"not run: the run has stopped ({halted.reason})")
     if log.count > 1:
         if planned.approval is not None:

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..budget import RunCounters
-from ..results import ToolResult
 from ..errors import ConfigurationError
+from ..results import ToolResult
 from ..trace import ScopedTrace, Trace
 from .history import CheckedHistory
 from .ledger import CallLedger
@@ -152,9 +152,13 @@ class Run:
         """
         with self.lock:
             for child in self.children:
-                if child.scope is not None and child.contract is contract:
-                    if child.scope.call_path[-1] == call_id:
-                        return child
+                scope = child.scope
+                if (
+                    scope is not None
+                    and child.contract is contract
+                    and scope.call_path[-1] == call_id
+                ):
+                    return child
             if contract.budget != self.contract.budget:
                 raise ConfigurationError(
                     f"agent {agent!r} runs inside tool call {call_id!r} of run "
