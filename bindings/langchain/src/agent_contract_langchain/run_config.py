@@ -154,7 +154,8 @@ class ScopeWatch(BaseCallbackHandler):
         namespace = meta.get("langgraph_checkpoint_ns")
         if namespace is None or str(namespace) == scope.namespace:
             return  # the tool's own model call, not an agent's
-        agent = str(meta.get("lc_agent_name") or namespace)
+        name = meta.get("lc_agent_name")  # create_agent names it; create_react_agent does not
+        agent = str(name) if name else f"(unnamed) {meta.get('langgraph_node')!s} at {namespace}"
         error = ChildOutsideContract(agent, scope.call_id)
         scope.state.halt(Stop(reason="middleware_stop", detail=str(error)))
         raise error
