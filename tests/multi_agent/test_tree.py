@@ -71,7 +71,10 @@ class Tree:
 def _child_contract(contract: Contract) -> Contract:
     return contract.child(
         "researcher",
-        tools=[from_langchain_tool(search, effect="read"), from_langchain_tool(wipe, effect="read")],
+        tools=[
+            from_langchain_tool(search, effect="read"),
+            from_langchain_tool(wipe, effect="read"),
+        ],
         allowlist=["search"],
     )
 
@@ -165,8 +168,10 @@ def test_a_child_past_the_runs_budget_ends_the_run(shape: str, mode: str) -> Non
     max_tool_calls=3, the child's third search ends the WHOLE run with
     ``max_tool_calls``; the parent's model is never called again."""
     searches = [tool_call("search", {"q": q}) for q in "abc"]
-    tree = BUILDERS[shape]([_delegate(shape, "q"), "done"], [*searches, "found"], Budget(max_tool_calls=3))
-    result, state = tree.run(mode)
+    tree = BUILDERS[shape](
+        [_delegate(shape, "q"), "done"], [*searches, "found"], Budget(max_tool_calls=3)
+    )
+    result, _state = tree.run(mode)
     assert result.stop_reason == "max_tool_calls"
     assert result.output is None
     assert RUNS == {"search": 2}
@@ -216,7 +221,8 @@ def test_two_delegations_in_one_run_both_work_and_the_trace_is_a_tree(
     children = [e for e in scoped(state, "researcher") if e["type"] == "child_started"]
     assert [e["scope"]["call_path"] for e in children] == [[parent_calls[0]], [parent_calls[1]]]
     for call_id, view in zip(parent_calls, state.view.children(), strict=True):
-        assert view.scope is not None and view.scope.call_path == (call_id,)
+        assert view.scope is not None
+        assert view.scope.call_path == (call_id,)
         assert view.scope.agent == "researcher"
     searched = [e for e in scoped(state, "researcher") if e["type"] == "tool_result"]
     assert [e["scope"]["call_path"][0] for e in searched] == parent_calls
@@ -231,7 +237,7 @@ def test_a_sub_agent_without_the_contract_is_refused(mode: str) -> None:
         [],
         Budget(),
     )
-    with pytest.raises(ChildOutsideContract, match="'general-purpose'.*ContractMiddleware"):
+    with pytest.raises(ChildOutsideContract, match=r"'general-purpose'.*ContractMiddleware"):
         tree.run(mode)
     assert len(tree.parent.calls) == 1  # its model (the parent's) was never called for it
 
@@ -259,7 +265,9 @@ def test_an_agent_as_tool_without_the_contract_is_refused(factory: str, mode: st
     )
     contract = Contract([from_langchain_tool(ask_tool, effect="read")])
     parent_model, _ = chat([tool_call("ask_plain", {"question": "q"}), "done"])
-    graph = create_agent(parent_model, tools=[ask_tool], middleware=ContractMiddleware(contract).around())
+    graph = create_agent(
+        parent_model, tools=[ask_tool], middleware=ContractMiddleware(contract).around()
+    )
     # create_agent's graphs carry their name; create_react_agent's do not (its node is named)
     named = "'plain_worker'" if factory == "create_agent" else "unnamed. agent at tools:"
     with pytest.raises(ChildOutsideContract, match=named):
@@ -277,6 +285,8 @@ def test_a_contract_built_twice_is_named() -> None:
         return Contract([from_langchain_tool(ask_tool, effect="read")])
 
     parent_model, _ = chat(["done"])
-    graph = create_agent(parent_model, tools=[ask_tool], middleware=ContractMiddleware(build()).around())
+    graph = create_agent(
+        parent_model, tools=[ask_tool], middleware=ContractMiddleware(build()).around()
+    )
     with pytest.raises(Exception, match="build the Contract once"):
         run_graph(graph, build().start(), [Message(role="user", content="go")])
