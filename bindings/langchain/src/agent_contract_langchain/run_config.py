@@ -46,6 +46,7 @@ from ._memo import HistoryPrefix
 
 __all__ = [
     "RUNS_KEY",
+    "WATCH",
     "ActiveCall",
     "ChildOutsideContract",
     "RunNotes",
