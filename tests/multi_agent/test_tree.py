@@ -17,6 +17,7 @@ from deepagents import create_deep_agent
 from langchain.agents import create_agent
 from langchain_core.tools import BaseTool, StructuredTool, tool
 from langgraph.prebuilt import create_react_agent
+from langgraph_supervisor import create_supervisor
 
 from agent_contract import Budget, Contract
 from agent_contract.messages import Message
@@ -290,3 +291,127 @@ def test_a_contract_built_twice_is_named() -> None:
     )
     with pytest.raises(Exception, match="build the Contract once"):
         run_graph(graph, build().start(), [Message(role="user", content="go")])
+
+
+@pytest.mark.filterwarnings("ignore::langgraph.warnings.LangGraphDeprecatedSinceV10")
+@pytest.mark.parametrize("mode", MODES)
+def test_a_langgraph_supervisor_is_refused_before_its_model_runs(mode: str) -> None:
+    """langgraph-supervisor builds its supervisor with create_react_agent (no middleware
+    slot): a contract run refuses it, naming it and the fix, before any model call; its
+    workers (create_agent under child contracts) never run."""
+    contract = Contract([from_langchain_tool(search, effect="read")])
+    worker_fakes = []
+    workers = []
+    for name in ("w1", "w2"):
+        model, fake = chat([tool_call("search", {"q": name}), f"{name} done"])
+        worker_fakes.append(fake)
+        middleware = ContractMiddleware(contract.child(name)).around()
+        workers.append(create_agent(model, tools=[search], middleware=middleware, name=name))
+    supervisor_model, supervisor_fake = chat([tool_call("transfer_to_w1", {}), "done"])
+    graph = create_supervisor(workers, model=supervisor_model).compile()
+    with pytest.raises(ChildOutsideContract, match=r"'supervisor'.*workers are agents wrapped"):
+        Tree(graph, contract, supervisor_fake).run(mode)
+    assert supervisor_fake.calls == []
+    assert [fake.calls for fake in worker_fakes] == [[], []]
+    assert RUNS == {}
+
+
+def supervisor_tree(
+    researcher: Sequence[Any], writer: Sequence[Any], supervisor: Sequence[Any], budget: Budget
+) -> tuple[Tree, list[FakeModel]]:
+    """The supervisor shape under the contract: a create_agent supervisor, two workers
+    (create_agent, each under its own child contract) wrapped as tools."""
+    holder: dict[str, Any] = {}
+    worker_tools: list[BaseTool] = []
+    for name in ("researcher", "writer"):
+
+        def ask(question: str, _name: str = name) -> str:
+            out = holder[_name].invoke({"messages": [{"role": "user", "content": question}]})
+            return str(out["messages"][-1].content)
+
+        async def aask(question: str, _name: str = name) -> str:
+            out = await holder[_name].ainvoke({"messages": [{"role": "user", "content": question}]})
+            return str(out["messages"][-1].content)
+
+        worker_tools.append(
+            StructuredTool.from_function(
+                func=ask, coroutine=aask, name=f"ask_{name}", description=f"Ask the {name}."
+            )
+        )
+    contract = Contract(
+        [from_langchain_tool(t, effect="read") for t in worker_tools], budget=budget
+    )
+    fakes = []
+    for name, script, allowed in (
+        ("researcher", researcher, ["search"]),
+        ("writer", writer, []),
+    ):
+        model, fake = chat(script)
+        fakes.append(fake)
+        child = contract.child(
+            name,
+            tools=[
+                from_langchain_tool(search, effect="read"),
+                from_langchain_tool(wipe, effect="read"),
+            ],
+            allowlist=allowed,
+        )
+        holder[name] = create_agent(
+            model, tools=[search, wipe], middleware=ContractMiddleware(child).around(), name=name
+        )
+    model, fake = chat(supervisor)
+    graph = create_agent(
+        model, tools=worker_tools, middleware=ContractMiddleware(contract).around()
+    )
+    return Tree(graph, contract, fake), fakes
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_supervisor_with_two_workers_under_one_contract(mode: str) -> None:
+    """Both workers are delegated to in one run; the writer's ``wipe`` (outside its
+    allowlist) never runs; the trace holds both workers under their handoff calls."""
+    tree, _ = supervisor_tree(
+        [tool_call("search", {"q": "a"}), "found a"],
+        [tool_call("wipe", {"q": "all"}), "written"],
+        [
+            tool_call("ask_researcher", {"question": "q"}),
+            tool_call("ask_writer", {"question": "w"}),
+            "done",
+        ],
+        Budget(),
+    )
+    result, state = tree.run(mode)
+    assert result.stop_reason == "answered"
+    assert result.output == "done"
+    assert RUNS == {"search": 1}
+    handoffs = [e["id"] for e in scoped(state) if e["type"] == "tool_call"]
+    views = state.view.children()
+    assert [(v.scope.agent, v.scope.call_path) for v in views if v.scope] == [
+        ("researcher", (handoffs[0],)),
+        ("writer", (handoffs[1],)),
+    ]
+    refused = [e for e in scoped(state, "writer") if e["type"] == "tool_call"]
+    assert [(e["name"], e["decision"]) for e in refused] == [("wipe", "refused")]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_supervisors_worker_past_the_budget_ends_the_run(mode: str) -> None:
+    """max_model_steps=3: the supervisor's step and the researcher's two; the
+    researcher's third step ends the whole run with ``max_model_steps``; the writer is
+    never reached."""
+    tree, (researcher, writer) = supervisor_tree(
+        [tool_call("search", {"q": "a"}), tool_call("search", {"q": "b"}), "found"],
+        ["written"],
+        [
+            tool_call("ask_researcher", {"question": "q"}),
+            tool_call("ask_writer", {"question": "w"}),
+            "done",
+        ],
+        Budget(max_model_steps=3),
+    )
+    result, _state = tree.run(mode)
+    assert result.stop_reason == "max_model_steps"
+    assert RUNS == {"search": 2}
+    assert len(tree.parent.calls) == 1
+    assert len(researcher.calls) == 2
+    assert writer.calls == []

@@ -96,14 +96,26 @@ class ChildOutsideContract(ConfigurationError):
     contract gate: the run refuses it (it would run outside the run's budget and
     allowlist). ``agent`` names it, ``call_id`` the parent's call."""
 
-    def __init__(self, agent: str, call_id: str) -> None:
+    def __init__(self, agent: str, call_id: str | None) -> None:
+        where = (
+            f"started inside tool call {call_id!r} of a contract run"
+            if call_id is not None
+            else "a create_react_agent graph (no middleware slot) in a contract run"
+        )
+        fix = (
+            "Give that agent the contract's middleware: create_agent(..., middleware="
+            "ContractMiddleware(contract.child(name, tools=[...])).around(...)) "
+            "(deepagents: the sub-agent spec's 'middleware')"
+            if call_id is not None
+            else "Build that agent with create_agent and ContractMiddleware(contract)"
+            ".around(...); a supervisor (langgraph-supervisor builds its own with "
+            "create_react_agent): a create_agent supervisor whose workers are agents "
+            "wrapped as tools, each with ContractMiddleware(contract.child(...))"
+        )
         super().__init__(
-            f"agent {agent!r}, started inside tool call {call_id!r} of a contract run, "
-            "calls its model outside the contract: it is refused. Give that agent the "
-            "contract's middleware: create_agent(..., middleware=ContractMiddleware("
-            "contract.child(name, tools=[...])).around(...)) (deepagents: the sub-agent "
-            "spec's 'middleware'); an agent with no middleware slot cannot run inside a "
-            "contract run"
+            f"agent {agent!r}, {where}, calls its model outside the contract: it is "
+            f"refused. {fix}; an agent with no middleware slot cannot run under a "
+            "contract (see docs/MULTI_AGENT.md)"
         )
         self.agent = agent
         self.call_id = call_id
@@ -125,7 +137,9 @@ def call_scope(state: RunState, call_id: str, config: Mapping[str, Any] | None) 
 
 class ScopeWatch(BaseCallbackHandler):
     """Refuses a model an agent calls inside a contract run's tool call when no
-    contract gate passes it (see the module doc); :func:`contract_config` adds it.
+    contract gate passes it (see the module doc), and, anywhere in a contract run, the
+    model node of a ``create_react_agent`` graph (no middleware slot: e.g.
+    langgraph-supervisor's supervisor); :func:`contract_config` adds it.
 
     It sees every chat model LangChain starts (its callbacks reach nested graphs with
     the config); a model the tool itself calls (same LangGraph task) is the tool's own
@@ -135,6 +149,12 @@ class ScopeWatch(BaseCallbackHandler):
 
     raise_error = True
     run_inline = True
+    # Only chat model starts matter: every other event is ignored before dispatch.
+    ignore_chain = True
+    ignore_agent = True
+    ignore_retriever = True
+    ignore_retry = True
+    ignore_custom_event = True
 
     def on_chat_model_start(
         self,
@@ -147,11 +167,21 @@ class ScopeWatch(BaseCallbackHandler):
         metadata: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
-        """Raise :class:`ChildOutsideContract` for an ungated model inside a tool call."""
-        scope = active_call.get()
-        if scope is None or gated.get() is not None:
+        """Raise :class:`ChildOutsideContract` for an ungated agent model (see the class
+        doc)."""
+        if gated.get() is not None:
             return
         meta = metadata or {}
+        scope = active_call.get()
+        if scope is None:
+            # Outside any tool call, only a model node no gate can wrap is refused:
+            # create_react_agent's ("agent"; langgraph-supervisor's supervisor is
+            # one). create_agent's node is "model"; a model another middleware
+            # calls in its own node hook (summarization) is that middleware's.
+            if meta.get("langgraph_node") != "agent":
+                return
+            top = str(meta.get("langgraph_checkpoint_ns") or "").split(":", 1)[0]
+            raise ChildOutsideContract(str(meta.get("lc_agent_name") or top or "agent"), None)
         namespace = meta.get("langgraph_checkpoint_ns")
         if namespace is None or str(namespace) == scope.namespace:
             return  # the tool's own model call, not an agent's
