@@ -415,3 +415,37 @@ def test_a_supervisors_worker_past_the_budget_ends_the_run(mode: str) -> None:
     assert len(tree.parent.calls) == 1
     assert len(researcher.calls) == 2
     assert writer.calls == []
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_parents_own_contract_on_a_sub_agent_is_a_child_scope_too(mode: str) -> None:
+    """The issue's crash (``tool_call_id ... is already answered``): the sub-agent given
+    the parent's own Contract now runs as a child scope of the run under it, any number
+    of times."""
+    probe = create_deep_agent(chat([])[0], tools=[], subagents=[_spec(chat([])[0], [])])
+    task_tool = probe.nodes["tools"].bound.tools_by_name["task"]
+    contract = Contract(
+        [from_langchain_tool(t, effect="read") for t in (task_tool, search)],
+        budget=Budget(max_tool_calls=4),
+    )
+    child_model, _ = chat(
+        [tool_call("search", {"q": "a"}), "found a", tool_call("search", {"q": "b"}), "b"]
+    )
+    parent_model, parent_fake = chat(
+        [
+            tool_call("task", {"description": "1", "subagent_type": "researcher"}),
+            tool_call("task", {"description": "2", "subagent_type": "researcher"}),
+            "done",
+        ]
+    )
+    graph = create_deep_agent(
+        parent_model,
+        tools=[],
+        middleware=ContractMiddleware(contract).around(),
+        subagents=[_spec(child_model, ContractMiddleware(contract).around())],
+    )
+    result, state = Tree(graph, contract, parent_fake).run(mode)
+    assert (result.stop_reason, result.output) == ("answered", "done")
+    assert RUNS == {"search": 2}
+    assert result.usage.tool_calls == 4
+    assert [v.scope.agent for v in state.view.children() if v.scope] == ["researcher"] * 2
