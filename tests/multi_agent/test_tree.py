@@ -22,7 +22,7 @@ from langgraph_supervisor import create_supervisor
 from agent_contract import Budget, Contract
 from agent_contract.messages import Message
 from agent_contract.runtime import RunResult, RunState
-from agent_contract.testing import FakeModel, tool_call
+from agent_contract.testing import FakeModel, tool_call, tool_calls
 from agent_contract_langchain import ContractMiddleware, from_langchain_tool, run_graph
 from agent_contract_langchain.chat_model import ContractChatModel
 from agent_contract_langchain.run_config import ChildOutsideContract
@@ -449,3 +449,69 @@ def test_the_parents_own_contract_on_a_sub_agent_is_a_child_scope_too(mode: str)
     assert RUNS == {"search": 2}
     assert result.usage.tool_calls == 4
     assert [v.scope.agent for v in state.view.children() if v.scope] == ["researcher"] * 2
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_parallel_delegations_and_a_grandchild(mode: str) -> None:
+    """Two delegations in one batch are two scopes; a child that delegates again opens a
+    grandchild scope whose ``call_path`` names both calls; budgets stay the run's."""
+    holder: dict[str, Any] = {}
+
+    def make_tool(name: str) -> BaseTool:
+        def ask(question: str) -> str:
+            out = holder[name].invoke({"messages": [{"role": "user", "content": question}]})
+            return str(out["messages"][-1].content)
+
+        async def aask(question: str) -> str:
+            out = await holder[name].ainvoke({"messages": [{"role": "user", "content": question}]})
+            return str(out["messages"][-1].content)
+
+        return StructuredTool.from_function(
+            func=ask, coroutine=aask, name=f"ask_{name}", description=f"Ask {name}."
+        )
+
+    ask_lead, ask_helper, ask_other = make_tool("lead"), make_tool("helper"), make_tool("other")
+    contract = Contract([from_langchain_tool(t, effect="read") for t in (ask_lead, ask_other)])
+    lead = contract.child("lead", tools=[from_langchain_tool(ask_helper, effect="read")])
+    helper = lead.child("helper", tools=[from_langchain_tool(search, effect="read")])
+    other = contract.child("other", tools=[from_langchain_tool(search, effect="read")])
+    scripts = {
+        "lead": [tool_call("ask_helper", {"question": "h"}), "lead done"],
+        "helper": [tool_call("search", {"q": "deep"}), "helper done"],
+        "other": [tool_call("search", {"q": "side"}), "other done"],
+    }
+    for name, child, tools in (
+        ("lead", lead, [ask_helper]),
+        ("helper", helper, [search]),
+        ("other", other, [search]),
+    ):
+        model, _ = chat(scripts[name])
+        holder[name] = create_agent(
+            model, tools=tools, middleware=ContractMiddleware(child).around(), name=name
+        )
+    parent_model, parent_fake = chat(
+        [
+            tool_calls(
+                ("ask_lead", {"question": "l"}, "p1"), ("ask_other", {"question": "o"}, "p2")
+            ),
+            "done",
+        ]
+    )
+    graph = create_agent(
+        parent_model, tools=[ask_lead, ask_other], middleware=ContractMiddleware(contract).around()
+    )
+    result, state = Tree(graph, contract, parent_fake).run(mode)
+    assert (result.stop_reason, result.output) == ("answered", "done")
+    assert RUNS == {"search": 2}
+    assert result.usage.model_steps == 8  # 2 parent + 2 lead + 2 helper + 2 other
+    paths = {
+        e["scope"]["agent"]: e["scope"]["call_path"]
+        for e in state.view.trace.events
+        if e["type"] == "child_started"
+    }
+    assert paths["lead"] == ["p1"]
+    assert paths["other"] == ["p2"]
+    assert paths["helper"][0] == "p1"
+    assert len(paths["helper"]) == 2
+    (lead_view,) = [v for v in state.view.children() if v.scope and v.scope.agent == "lead"]
+    assert [v.scope.agent for v in lead_view.children() if v.scope] == ["helper"]
