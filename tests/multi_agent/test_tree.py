@@ -515,3 +515,31 @@ def test_parallel_delegations_and_a_grandchild(mode: str) -> None:
     assert len(paths["helper"]) == 2
     (lead_view,) = [v for v in state.view.children() if v.scope and v.scope.agent == "lead"]
     assert [v.scope.agent for v in lead_view.children() if v.scope] == ["helper"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_model_the_tool_itself_calls_is_the_tools_own(mode: str) -> None:
+    """A tool that calls a chat model directly (no agent, no nested graph) is not a
+    child agent: it runs, and its model call is the tool's business."""
+    summarizer, summarizer_fake = chat(["short"])
+
+    def summarize(text: str) -> str:
+        RUNS["summarize"] = RUNS.get("summarize", 0) + 1
+        return str(summarizer.invoke(text).content)
+
+    async def asummarize(text: str) -> str:
+        RUNS["summarize"] = RUNS.get("summarize", 0) + 1
+        return str((await summarizer.ainvoke(text)).content)
+
+    summarize_tool = StructuredTool.from_function(
+        func=summarize, coroutine=asummarize, name="summarize", description="Summarize."
+    )
+    contract = Contract([from_langchain_tool(summarize_tool, effect="read")])
+    parent_model, parent_fake = chat([tool_call("summarize", {"text": "long"}), "done"])
+    graph = create_agent(
+        parent_model, tools=[summarize_tool], middleware=ContractMiddleware(contract).around()
+    )
+    result, _state = Tree(graph, contract, parent_fake).run(mode)
+    assert (result.stop_reason, result.output) == ("answered", "done")
+    assert RUNS == {"summarize": 1}
+    assert len(summarizer_fake.calls) == 1
