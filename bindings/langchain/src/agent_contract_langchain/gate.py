@@ -55,7 +55,7 @@ from agent_contract.runtime import Contract, RunState
 from ._driver.requests import allowed_tools, visible_arguments
 from .control import CONTROL_FLOW
 from .messages import from_langchain_messages
-from .run_config import RunNotes, run_in, run_state_in
+from .run_config import RunNotes, gated, run_in, run_state_in
 from .stops import stop_message
 from .tools import to_tool_message
 
@@ -141,8 +141,8 @@ class ContractGate(AgentMiddleware):
 
     def _before(
         self, request: ModelRequest[Any]
-    ) -> tuple[RunNotes, ModelRequest[Any] | ModelResponse[Any]]:
-        """``(notes, the request to send)``, or ``(notes, the stop response)``."""
+    ) -> tuple[RunState, RunNotes, ModelRequest[Any] | ModelResponse[Any]]:
+        """``(run, notes, the request to send)``, or ``(run, notes, the stop response)``."""
         self.seen = True
         state, notes = run_in(get_config(), self.contract)
         # The history boundary again, on what the model really gets: a middleware
@@ -150,11 +150,11 @@ class ContractGate(AgentMiddleware):
         stop = state.check_before_model_call(from_langchain_messages(request.messages))
         if stop is not None:
             state.halt(stop)
-            return notes, ModelResponse(result=[stop_message(state, stop)])
+            return state, notes, ModelResponse(result=[stop_message(state, stop)])
         tools = allowed_tools(self.contract, request.tools)
         notes.provider_error = None
         notes.provider_calls += 1
-        return notes, request.override(tools=tools)
+        return state, notes, request.override(tools=tools)
 
     @staticmethod
     def _vouch(notes: RunNotes, response: ModelResponse[Any] | AIMessage) -> Any:
@@ -170,14 +170,17 @@ class ContractGate(AgentMiddleware):
         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
     ) -> ModelResponse[Any] | AIMessage:
         """Count the provider call, offer only allowed tools, vouch for the reply."""
-        notes, prepared = self._before(request)
+        state, notes, prepared = self._before(request)
         if isinstance(prepared, ModelResponse):
             return prepared
+        token = gated.set(state)  # the model call a contract gate passes
         try:
             response = handler(prepared)
         except Exception as exc:
             notes.provider_error = type(exc).__name__
             raise
+        finally:
+            gated.reset(token)
         return self._vouch(notes, response)  # type: ignore[no-any-return]
 
     async def awrap_model_call(
@@ -186,21 +189,24 @@ class ContractGate(AgentMiddleware):
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
     ) -> ModelResponse[Any] | AIMessage:
         """Async :meth:`wrap_model_call`."""
-        notes, prepared = self._before(request)
+        state, notes, prepared = self._before(request)
         if isinstance(prepared, ModelResponse):
             return prepared
+        token = gated.set(state)  # the model call a contract gate passes
         try:
             response = await handler(prepared)
         except Exception as exc:
             notes.provider_error = type(exc).__name__
             raise
+        finally:
+            gated.reset(token)
         return self._vouch(notes, response)  # type: ignore[no-any-return]
 
     # -- tools -------------------------------------------------------------------------
 
     def _attempt(self, request: Any) -> tuple[RunState, str, ToolMessage | None]:
-        state = run_state_in(request.runtime.config, self.contract)
         call_id = str(request.tool_call.get("id") or "")
+        state = run_state_in(request.runtime.config, self.contract, inside_call=call_id)
         arguments = visible_arguments(request.tool, request.tool_call.get("args"))
         refused = state.layers.record_attempt(
             call_id, arguments, by="a middleware inside the contract"
