@@ -15,6 +15,7 @@ input to the runtime: it lives in :mod:`agent_contract.runtime` and is re-export
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -45,6 +46,7 @@ __all__ = [
     "RunInput",
     "SnapshotRunner",
     "capabilities_of",
+    "mode_plugins",
     "offline_harness",
     "offline_runner",
     "settle_approvals",
@@ -368,6 +370,39 @@ class HarnessPlugin:
     """Its durable runner, for ``agent-contract run --harness NAME`` and ``approve``."""
     versions: tuple[str, ...] = ()
     """Distributions whose installed versions a report of this harness shows."""
+
+
+def mode_plugins(
+    load: Callable[..., Harness],
+    modes: Sequence[tuple[str, str, str]],
+    *,
+    description: str,
+    durable: Callable[[], DurableRunner],
+    versions: tuple[str, ...],
+) -> tuple[HarnessPlugin, ...]:
+    """One :class:`HarnessPlugin` per way a binding drives its framework's agent, in the
+    order of ``modes``; the first is checked by default and is the durable one.
+
+    Args:
+        load: ``load(mode) -> Harness``; it imports the framework when it is called.
+        modes: per plugin, ``(harness name, mode handed to load, how the agent is
+            driven)``; the last is shown in the description.
+        description: what the harnesses run (``"create_agent with
+            ContractMiddleware"``), before ``", <how it is driven>"``.
+        durable: the first plugin's durable runner.
+        versions: as :attr:`HarnessPlugin.versions`, for every plugin.
+    """
+    return tuple(
+        HarnessPlugin(
+            name=name,
+            description=f"{description}, {driven}",
+            load=functools.partial(load, mode),
+            default=index == 0,
+            durable=durable if index == 0 else None,
+            versions=versions,
+        )
+        for index, (name, mode, driven) in enumerate(modes)
+    )
 
 
 OFFLINE: Final = HarnessPlugin(

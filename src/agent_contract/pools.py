@@ -27,12 +27,20 @@ import threading
 from collections.abc import Callable, Coroutine
 from concurrent.futures import Future, ThreadPoolExecutor
 from queue import SimpleQueue
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 if TYPE_CHECKING:
     import asyncio
 
-__all__ = ["CANCEL_GRACE_SECONDS", "DaemonThreadPool", "LoopThread", "RunningTask"]
+__all__ = [
+    "CANCEL_GRACE_SECONDS",
+    "DaemonThreadPool",
+    "LoopThread",
+    "RunningTask",
+    "run_async",
+]
+
+_T = TypeVar("_T")
 
 CANCEL_GRACE_SECONDS: Final = 1.0
 """How long a cancelled async handler may take to end before its outcome is reported
@@ -194,3 +202,28 @@ def _cancelled() -> BaseException:
     import asyncio
 
     return asyncio.CancelledError()
+
+
+def run_async(coroutine: Coroutine[Any, Any, _T]) -> _T:
+    """``asyncio.run(coroutine)``, without waiting for abandoned tool threads at the end.
+
+    A framework's async run (LangChain's ``ainvoke``) runs sync tools on the event
+    loop's default executor, and ``asyncio.run`` joins that executor's threads before it
+    returns: a sync tool that timed out (it keeps running; a thread cannot be stopped)
+    would hold the run until it finished. Here the default executor is a private pool of
+    daemon threads (:class:`DaemonThreadPool`) that is shut down without waiting, so the
+    run returns at the timeout as on the other paths, and an abandoned tool thread does
+    not hold the process at exit either.
+    """
+    import asyncio
+
+    pool = DaemonThreadPool(thread_name_prefix="agent-contract-ainvoke")
+    with asyncio.Runner() as runner:
+        loop = runner.get_loop()
+        loop.set_default_executor(pool)
+        try:
+            return runner.run(coroutine)
+        finally:
+            # Runner.close() joins the default executor: hand it an idle one.
+            loop.set_default_executor(ThreadPoolExecutor(max_workers=1))
+            pool.shutdown(wait=False)

@@ -3,6 +3,7 @@ contract and the model or the tools is seen from inside."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -13,9 +14,10 @@ from langchain_core.messages import HumanMessage
 from langchain_core.tools import tool
 
 from agent_contract.errors import ConfigurationError, NotFoundError
-from agent_contract.runtime import Contract
+from agent_contract.runtime import AnswerFormat, Contract
 from agent_contract.testing import FakeModel, tool_call, tool_calls
 from agent_contract.tools import ToolSpec
+from agent_contract_langchain import gate
 from agent_contract_langchain.chat_model import ContractChatModel
 from agent_contract_langchain.middleware import ContractMiddleware
 from agent_contract_langchain.resuming import resume_graph
@@ -310,3 +312,72 @@ def test_a_hitl_edit_is_validated_and_recorded(
         assert (record.error_kind, ran.calls) == ("invalid_arguments", [])
     rewritten = [e for e in done.trace.events if e["type"] == "arguments_rewritten"]
     assert [e["arguments"] for e in rewritten] == [edit]
+
+
+# -- the route back to the model (issue 22, item 8) --------------------------------------
+
+WEATHER = AnswerFormat(
+    tools={
+        "Weather": {
+            "type": "object",
+            "properties": {
+                "city": {"type": "string"},
+                "temp_c": {"type": "integer", "maximum": 60},
+            },
+            "required": ["city", "temp_c"],
+        }
+    }
+)
+
+
+def test_a_refused_structured_answer_is_answered_again_without_response_format(
+    mode: str, ran: Ran
+) -> None:
+    """The contract's own answer format, no ``response_format`` and no ``after_model``
+    hook of the team's: the refusal goes back to the model (it crashed with
+    ``KeyError: 'model'`` inside LangGraph up to langchain 1.3.x)."""
+    contract = Contract([echo_spec(ran)], answer_format=WEATHER)
+    model = FakeModel(
+        [
+            tool_call("Weather", {"city": "Oslo", "temp_c": 999}),
+            tool_call("Weather", {"city": "Oslo", "temp_c": 3}),
+        ]
+    )
+    result = Stack(model, contract).run(mode=mode)
+    assert result.stop_reason == "answered"
+    assert result.output == '{"city":"Oslo","temp_c":3}'
+    assert len(model.calls) == 2
+    assert ran.calls == []
+
+
+def test_the_model_node_has_its_route_back_on_this_release() -> None:
+    """Whatever the installed release: an agent whose only middleware is the contract's
+    routes from the model back to the model (from the model node itself, or through the
+    gate's ``after_model`` hook where the release needs one)."""
+    contract = Contract([echo_spec(Ran())], answer_format=WEATHER)
+    graph = Stack(FakeModel(["done"]), contract).graph
+    routes = {
+        node: {end for branch in branches.values() for end in (branch.ends or {})}
+        for node, branches in graph.builder.branches.items()
+        if node != "tools"
+    }
+    assert any("model" in ends for ends in routes.values()), routes
+    hooked = gate.ContractGate.after_model is not AgentMiddleware.after_model
+    assert hooked is not gate.MODEL_NODE_ROUTES_BACK
+
+
+def test_the_route_is_measured_on_the_graph_create_agent_builds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A release whose model node has no route back is told apart from one that has."""
+
+    def built(ends: dict[str, str]) -> Any:
+        branch = SimpleNamespace(ends=ends)
+        return lambda *a, **k: SimpleNamespace(
+            builder=SimpleNamespace(branches={"model": {"model_to_tools": branch}})
+        )
+
+    monkeypatch.setattr(gate, "create_agent", built({"tools": "tools", "__end__": "__end__"}))
+    assert gate.model_node_routes_back() is False
+    monkeypatch.setattr(gate, "create_agent", built({"tools": "tools", "model": "model"}))
+    assert gate.model_node_routes_back() is True

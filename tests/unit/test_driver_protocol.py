@@ -31,7 +31,6 @@ DRIVERS = [
     PYDANTIC_AI / "capability.py",
     PYDANTIC_AI / "tools.py",
     PYDANTIC_AI / "harness.py",
-    BINDING / "reconcile.py",
 ]
 BINDING_PACKAGES = sorted(d.tree for d in distributions() if not d.is_core)
 """Every binding's package (a new binding is found in the workspace, not listed)."""

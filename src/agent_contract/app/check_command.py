@@ -19,7 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..conformance.agent import agent_builder, render_agent_text, run_agent_check
+from ..conformance.agent import AgentCheck, agent_builder, render_agent_text, run_agent_check
 from ..conformance.base import Scenario
 from ..conformance.boundaries import boundary_label
 from ..conformance.check import Finished, Progress, run_check
@@ -266,10 +266,13 @@ def add_check_command(sub: Any) -> None:
     )
     check_p.add_argument(
         "--agent",
-        metavar="module:factory",
+        metavar="module:factory|module:graph",
         help="probe your own agent instead: factory(chat_model) builds it (your "
-        "create_agent call, your tools, middleware, context_schema, checkpointer); the "
-        "probes are derived from your tools' JSON Schemas (see docs/AGENT_CHECK.md)",
+        "create_agent calls, your tools, middleware, context_schema, checkpointer; every "
+        "agent it builds is probed), or module:graph names a module-level compiled graph "
+        "(the one your deployment config names; the module is executed again per probe "
+        "with create_agent's model replaced by the check's); the probes are derived from the "
+        "JSON Schemas of the tools the model is offered (see docs/AGENT_CHECK.md)",
     )
     check_p.add_argument(
         "--effect",
@@ -375,6 +378,31 @@ def parse_effects(values: Sequence[str] | None) -> dict[str, str]:
     return found
 
 
+def _agent_data(check: AgentCheck, *, nested: bool = False) -> dict[str, Any]:
+    """The ``agent`` object of ``check --agent --format json`` (see
+    ``docs/CHECK_FORMAT.md``): the factory, the agent's name among several, its tools
+    probed (with their effects), the probes, the tools not probed with the reason, the
+    ones not checked, the findings, and each other agent the factory built (with its
+    own report, ``report``)."""
+    probes = check.probes
+    data: dict[str, Any] = {
+        "factory": probes.agent,
+        "name": probes.name or None,
+        "tools": [{"name": n, "effect": probes.effects.get(n)} for n in probes.tools],
+        "probes": {
+            name: {"tool": info.tool or None, "kind": info.kind}
+            for name, info in probes.probes.items()
+        },
+        "not_probed": dict(probes.not_probed),
+        "unchecked": list(probes.unchecked),
+        "findings": list(probes.findings),
+    }
+    if nested:
+        data["report"] = to_json_data(check.report)
+    data["agents"] = [_agent_data(child, nested=True) for child in check.agents]
+    return data
+
+
 def _cmd_check_agent(args: Any, out: TextIO, err: TextIO) -> int:
     """``check --agent module:factory``: probes derived from the team's own agent.
 
@@ -398,15 +426,8 @@ def _cmd_check_agent(args: Any, out: TextIO, err: TextIO) -> int:
         out.write(render_agent_text(check))
     elif args.format == "json":
         data = to_json_data(check.report)
-        data["agent"] = {
-            "factory": probes.agent,
-            "tools": [{"name": n, "effect": probes.effects.get(n)} for n in probes.tools],
-            "probes": {
-                name: {"tool": info.tool or None, "kind": info.kind}
-                for name, info in probes.probes.items()
-            },
-            "findings": list(probes.findings),
-        }
+        data["agent"] = _agent_data(check)
+        data["exit_code"] = check.exit_code
         out.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     else:
         out.write(FORMATS[args.format](check.report))

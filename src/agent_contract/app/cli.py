@@ -369,7 +369,7 @@ def main(
         with contextlib.redirect_stderr(cast(TextIO, stream)):
             return _main(args, out or sys.stdout, stream)
     finally:
-        stream.flush()
+        stream.close()
 
 
 def _main(argv: list[str], out: TextIO, err: RedactingStream) -> int:

@@ -6,9 +6,14 @@ declared effects, scenarios derived from the tools' JSON Schemas (one :class:`Pr
 each: which tool, which kind of probe), the harness of each column (the agent as built,
 and, when it has no contract of its own, the agent with the contract added) and
 findings (a tool whose effect nobody declared, a tool the contract does not register,
-...). :func:`run_agent_check` runs them with :func:`~agent_contract.conformance.check.
-run_check`, and :func:`render_agent_text` prints the boundary table, then a table per
-column with one row per tool and one column per probe kind, then the findings.
+...), and the tools it did not probe, each with the reason. A factory that builds several
+agents (a deepagents agent and its sub-agents, a supervisor's workers) gives one
+:class:`AgentProbes` per agent: the outermost one (the agent the factory returns), whose
+:attr:`AgentProbes.agents` are the others, each probed on its own.
+:func:`run_agent_check` runs them with :func:`~agent_contract.conformance.check.
+run_check`, and :func:`render_agent_text` prints, per agent, the boundary table, then a
+table per column with one row per tool and one column per probe kind, then the tools
+not probed and the findings.
 
 Bindings register the builder under the entry-point group :data:`AGENT_GROUP`
 (``agent_contract.agents``): ``name = "module:function"``, ``function(spec, mode=...)
@@ -19,7 +24,7 @@ from __future__ import annotations
 
 import importlib.metadata
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
 from ..errors import ConfigurationError, DependencyMissingError
@@ -90,6 +95,19 @@ class AgentProbes:
     added); the others run it as built without one."""
     undeclared: tuple[str, ...] = ()
     """Tools whose effect nobody declared."""
+    name: str = ""
+    """Which of the factory's agents these probes are of ("" for the factory's only
+    agent; its key, e.g. the ``name`` it was built with, for one of several)."""
+    not_probed: Mapping[str, str] = field(default_factory=dict)
+    """Tools the agent has (its own, a middleware's, a foreign supervisor's) that no
+    probe exercises, by name, each with the reason (withdrawn from the model by an
+    allowlist, unable to run in the mode checked, provider-side, ...)."""
+    unchecked: tuple[str, ...] = ()
+    """Of :attr:`not_probed`, the tools the model is offered that cannot run in the mode
+    checked (an async-only tool under ``invoke``): not checked, so the check fails
+    (exit 5), as a not-checked cell does."""
+    agents: tuple[AgentProbes, ...] = ()
+    """The other agents the factory built (sub-agents, workers), each probed on its own."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -98,11 +116,18 @@ class AgentCheck:
 
     probes: AgentProbes
     report: CheckReport
+    agents: tuple[AgentCheck, ...] = ()
+    """The checks of :attr:`AgentProbes.agents`, in order."""
 
     @property
     def exit_code(self) -> int:
-        """The report's exit code: 5 when a boundary broke on a column, else 0."""
-        return self.report.exit_code
+        """5 when a boundary broke (or was not checked) on a column of any agent, or a
+        tool the model is offered could not be checked in the mode (see
+        :attr:`AgentProbes.unchecked`); else the reports' code (0)."""
+        codes = [self.report.exit_code, *(a.exit_code for a in self.agents)]
+        if self.probes.unchecked:
+            codes.append(5)
+        return max(codes)
 
     def broken_on(self, harness: str) -> list[str]:
         """``"boundary: scenario: what was observed"`` for each broken cell's evidence on
@@ -168,7 +193,8 @@ def run_agent_check(
     progress: Progress | None = None,
     finished: Finished | None = None,
 ) -> AgentCheck:
-    """Run every probe on every column of ``probes``."""
+    """Run every probe on every column of ``probes``, then of each of its
+    :attr:`~AgentProbes.agents`."""
     report = run_check(
         list(probes.harnesses),
         scenarios=probes.scenarios,
@@ -177,7 +203,10 @@ def run_agent_check(
         harnesses=probes.harnesses,
         reference=None,  # the probes' expectations are their own (no offline twin)
     )
-    return AgentCheck(probes=probes, report=report)
+    children = tuple(
+        run_agent_check(child, progress=progress, finished=finished) for child in probes.agents
+    )
+    return AgentCheck(probes=probes, report=report, agents=children)
 
 
 def _short(text: str, width: int = 110) -> str:
@@ -187,9 +216,25 @@ def _short(text: str, width: int = 110) -> str:
 
 def render_agent_text(check: AgentCheck) -> str:
     """The boundary table (as ``check`` prints it), then per column a tool x probe table,
-    then each broken probe's first problem, then the findings. Ends with a newline."""
+    then each broken probe's first problem, then the tools not probed and the findings;
+    then the same for each other agent the factory built. Ends with a newline."""
+    text = _render_one(check)
+    for child in check.agents:
+        text += "\n" + _render_one(child)
+    if check.agents:
+        verdict = (
+            "holds" if check.exit_code == 0 else f"broken or not checked (exit {check.exit_code})"
+        )
+        names = ", ".join(a.probes.name or a.probes.agent for a in (check, *check.agents))
+        text += f"\nresult over every agent ({names}): {verdict}\n"
+    return text
+
+
+def _render_one(check: AgentCheck) -> str:
     probes = check.probes
     lines = [f"agent: {probes.agent}"]
+    if probes.name:
+        lines[0] += f" / {probes.name}"
     effects = ", ".join(f"{n} ({probes.effects.get(n, '?')})" for n in probes.tools)
     lines.append(f"its tools: {effects or 'none'}")
     lines.append("")
@@ -227,6 +272,16 @@ def render_agent_text(check: AgentCheck) -> str:
         ]
         for tool, kind, verdict in broken:
             lines.append(f"  {kind}[{tool}]: {_short(verdict[len('BROKEN: ') :])}")
+    if probes.not_probed:
+        lines += ["", "not probed:"]
+        for tool, reason in probes.not_probed.items():
+            mark = " [NOT CHECKED]" if tool in probes.unchecked else ""
+            lines.append(f"  - {tool}{mark}: {reason}")
+        if probes.unchecked:
+            lines.append(
+                f"  so not checked: {', '.join(probes.unchecked)}; the check fails (exit 5) "
+                "as for a not-checked cell"
+            )
     if probes.findings:
         lines += ["", "findings:"]
         lines += [f"  - {f}" for f in probes.findings]

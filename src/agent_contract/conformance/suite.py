@@ -34,8 +34,8 @@ agent_contract.conformance`` do not.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any, ClassVar, Final
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 import pytest
 
@@ -47,9 +47,13 @@ from .reference import with_differences
 from .runner import ScenarioOutcome, run_scenario
 from .scenarios import SCENARIOS
 
+if TYPE_CHECKING:
+    from .agent import AgentCheck
+
 __all__ = [
     "NAMED_BOUNDARIES",
     "STANDARD_TESTS",
+    "AgentContractSuite",
     "ContractSuite",
     "capability_flag",
     "is_declared_opt_out",
@@ -425,3 +429,101 @@ def _flag_problems(cls: type[Any]) -> Iterator[str]:
             yield f"no flag for capability {capability!r} (has_{capability}/supports_{capability})"
         elif not isinstance(getattr(cls, flag[0]), bool):
             yield f"{flag[0]} must be True or False, not {getattr(cls, flag[0])!r}"
+
+
+class AgentContractSuite:
+    """Contract probes of your own agent, as pytest tests (``check --agent``'s pytest
+    twin). The probes come from the agent-probe builder a binding registers for
+    :attr:`framework` (:func:`agent_contract.conformance.agent.agent_builder`); a binding
+    subclasses this with its framework and modes
+    (``agent_contract_langchain.testing.AgentContractSuite``).
+
+    Three tests: :meth:`test_agent_keeps_the_contract` (every column that runs your agent
+    under a contract, yours or one the probes add, holds every probed boundary),
+    :meth:`test_agent_as_built_keeps_the_contract` (your agent as you build it has a
+    contract and keeps it) and :meth:`test_every_effect_is_declared`. Each covers every
+    agent the factory builds (a deepagents agent and its sub-agents, a supervisor's
+    workers), and a tool that cannot run in :attr:`mode` (an async-only tool under
+    ``invoke``) fails the first: not checked is never a pass. Each fails with the
+    report. Opt out of one only with ``@pytest.mark.xfail(reason=..., strict=True)``.
+    """
+
+    framework: ClassVar[str | None] = None
+    """The name of the binding's agent-probe builder (entry-point group
+    ``agent_contract.agents``); None: the first registered."""
+    agent_factory: ClassVar[Any] = None
+    """``"module:factory"`` or the factory itself: ``factory(chat_model) -> graph``."""
+    effects: ClassVar[Mapping[str, str]] = {}
+    """Effects of your tools (``"read"``/``"write"``) when your stack has no
+    contract yet (with one, its tool specs declare them)."""
+    mode: ClassVar[str] = "invoke"
+    """How the agent is driven (one of the binding's modes)."""
+
+    _checks: ClassVar[dict[type, AgentCheck]] = {}
+
+    def agent_check(self) -> AgentCheck:
+        """The probes' result for this class (run once per class).
+
+        Raises:
+            NotImplementedError: :attr:`agent_factory` is not set.
+            DependencyMissingError, ConfigurationError: no builder for
+                :attr:`framework` is registered (see ``agent_builder``).
+        """
+        cls = type(self)
+        if cls.agent_factory is None:
+            raise NotImplementedError(f"{cls.__name__} must set agent_factory")
+        if cls not in AgentContractSuite._checks:
+            from .agent import agent_builder, run_agent_check
+
+            _, agent_probes = agent_builder(cls.framework)
+            probes = agent_probes(cls.agent_factory, mode=cls.mode, effects=dict(cls.effects))
+            AgentContractSuite._checks[cls] = run_agent_check(probes)
+        return AgentContractSuite._checks[cls]
+
+    def test_agent_keeps_the_contract(self) -> None:
+        """Under a contract (yours, or one added by the probes), every probe holds.
+        When it fails: the report's per-tool table names the tool and the probe."""
+        from .agent import render_agent_text
+
+        check = self.agent_check()
+        broken = [
+            b
+            for agent in _every_agent(check)
+            for name in agent.probes.under_contract
+            for b in agent.broken_on(name)
+        ]
+        unchecked = [t for agent in _every_agent(check) for t in agent.probes.unchecked]
+        if broken or unchecked:
+            pytest.fail(render_agent_text(check), pytrace=False)
+
+    def test_agent_as_built_keeps_the_contract(self) -> None:
+        """Your agent as you build it runs under a contract (a ContractMiddleware) and
+        keeps it. When it fails: add ``ContractMiddleware(contract).around(*yours)``
+        (docs/MIGRATION.md)."""
+        from .agent import render_agent_text
+
+        check = self.agent_check()
+        as_built = [
+            n
+            for agent in _every_agent(check)
+            for n in agent.probes.harnesses
+            if n not in agent.probes.under_contract
+        ]
+        if as_built:
+            pytest.fail(
+                "your agent has no ContractMiddleware; as built:\n" + render_agent_text(check),
+                pytrace=False,
+            )
+
+    def test_every_effect_is_declared(self) -> None:
+        """Every tool's effect is declared (``from_langchain_tool(tool, effect=...)``)."""
+        undeclared = [t for a in _every_agent(self.agent_check()) for t in a.probes.undeclared]
+        if undeclared:
+            pytest.fail(
+                "effect undeclared (treated as write): " + ", ".join(undeclared), pytrace=False
+            )
+
+
+def _every_agent(check: AgentCheck) -> list[AgentCheck]:
+    """``check`` and the checks of every other agent its factory built, in order."""
+    return [check, *(a for child in check.agents for a in _every_agent(child))]

@@ -110,11 +110,10 @@ def record_attempt(
         log.refusal = refusal(planned.call, kind, message, redaction)
         return log.refusal
 
-    if run.halted is not None:
-        run.trace.record(
-            "refused_after_stop", what="tool_call", id=call_id, reason=run.halted.reason
-        )
-        return refuse("not_allowed", f"not run: the run has stopped ({run.halted.reason})")
+    halted = run.stopped()
+    if halted is not None:
+        run.trace.record("refused_after_stop", what="tool_call", id=call_id, reason=halted.reason)
+        return refuse("not_allowed", f"not run: the run has stopped ({halted.reason})")
     if log.count > 1:
         if planned.approval is not None:
             return refuse("not_allowed", f"write {name!r} ran once; it is never run again")

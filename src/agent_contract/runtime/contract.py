@@ -84,6 +84,55 @@ class Contract(Terms):
             return tools
         return cls(tools, budget=budget, allowlist=allowlist, redaction=redaction, secrets=secrets)
 
+    def child(
+        self,
+        agent: str,
+        *,
+        tools: ToolRegistry | Iterable[ToolSpec] | None = None,
+        allowlist: Iterable[str] | None = None,
+    ) -> Contract:
+        """The contract of a child agent this contract's runs start (a sub-agent, a
+        supervisor's worker, an agent wrapped as a tool): its own tools and allowlist,
+        enforced on its own calls; the run's budget, redaction, executor, sink, clock,
+        commentary and signing key. A child runs as a child scope of the run that
+        starts it (:meth:`start` with ``parent=``): its model steps, tool calls,
+        repeated calls and time are charged to that run, and a stop other than its
+        answer ends the whole run.
+
+        Build it once, beside this contract (the same object for every run).
+
+        Args:
+            agent: the child agent's name (the trace's ``scope`` and every message
+                about it name it).
+            tools: the child's tools; default: this contract's registry.
+            allowlist: the names of those it may run; default: this contract's
+                allowlist when ``tools`` is not given, else every one of ``tools``.
+
+        Raises:
+            ConfigurationError: ``agent`` is empty, or the allowlist names a tool that
+                is not registered.
+        """
+        if not isinstance(agent, str) or not agent:
+            raise ConfigurationError("Contract.child needs the child agent's name")
+        if tools is None:
+            tools = self.registry
+            if allowlist is None and self.allowlist is not None:
+                allowlist = self.allowlist
+        child = Contract(
+            tools,
+            budget=self.budget,
+            allowlist=allowlist,
+            redaction=self.redaction,
+            executor=self._executor,
+            expose_exception_text=self.expose_exception_text,
+            trace_sink=self.trace_sink,
+            clock=self.clock,
+            commentary=self.commentary,
+            signing_key=self.signing_key,
+        )
+        child.agent = agent
+        return child
+
     def restore(
         self, snapshot: Mapping[str, Any], *, context: Mapping[str, Any] | None = None
     ) -> tuple[RunState, list[Message]]:
@@ -109,14 +158,38 @@ class Contract(Terms):
         run_id: str | None = None,
         caller: str | None = None,
         context: Mapping[str, Any] | None = None,
+        parent: RunState | None = None,
+        parent_call_id: str | None = None,
+        agent: str | None = None,
     ) -> RunState:
-        """Begin one run.
+        """Begin one run, or a child scope of a running one.
 
         Args:
             run_id: defaults to a random id.
             caller: the identity the run acts for (tools read it from ToolContext).
             context: application values handed to context-aware tools.
+            parent: the run (or child scope) inside whose tool call ``parent_call_id``
+                a child agent starts under this contract: the child scope is returned
+                (the same one when asked again for that call), with the parent's id,
+                caller and context, its own ledger and allowlist, and the run's
+                budget and trace (see :meth:`child`).
+            parent_call_id: with ``parent``, the id of that tool call.
+            agent: with ``parent``, the child agent's name; default: the one
+                :meth:`child` gave this contract, else ``"agent"``.
+
+        Raises:
+            ConfigurationError: ``parent`` without ``parent_call_id`` (or the reverse),
+                or with ``run_id``/``caller``/``context``; a child contract whose
+                budget is not the run's.
         """
+        if parent is not None or parent_call_id is not None:
+            if parent is None or not parent_call_id:
+                raise ConfigurationError("a child scope needs parent= and parent_call_id=")
+            if run_id is not None or caller is not None or context is not None:
+                raise ConfigurationError("a child scope takes its run's id, caller and context")
+            name = agent or self.agent or "agent"
+            child = parent._run.open_child(self, call_id=parent_call_id, agent=name)
+            return child.facade if isinstance(child.facade, RunState) else RunState(child)
         run = Run.create(
             self,
             run_id=run_id or f"run-{uuid.uuid4().hex[:12]}",

@@ -66,7 +66,7 @@ def refused_after_stop(run: Run, planned: PlannedCall) -> ToolResult | None:
     """The bound ``not_run`` refusal of a call asked to run after the run halted (the
     guard every driver shares), recorded once; ``None`` while the run goes on."""
     with run.lock:
-        stop = run.halted
+        stop = run.stopped()
         if stop is None:
             return None
         run.trace.record(

@@ -16,14 +16,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..budget import RunCounters
+from ..errors import ConfigurationError
 from ..results import ToolResult
-from ..trace import Trace
+from ..trace import ScopedTrace, Trace
 from .history import CheckedHistory
 from .ledger import CallLedger
 from .records import Stop
 from .terms import Terms
 
-__all__ = ["AttemptLog", "Run"]
+__all__ = ["AttemptLog", "Run", "Scope"]
 
 
 @dataclass(kw_only=True)
@@ -42,6 +43,21 @@ class AttemptLog:
     """What the last failed attempt raised (a layer may turn it into a message)."""
     unrun: bool = False
     """Another layer answered the call and no attempt reached the tool."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Scope:
+    """Where a child scope sits in its run's tree of agents."""
+
+    agent: str
+    """The child agent's name (what the trace and every message about it say)."""
+    call_path: tuple[str, ...]
+    """The ``tool_call_id`` of each call that started a scope, from the run's top agent
+    down to this one (its last item: the parent's call this agent runs inside)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"agent", "call_path"}``, JSON-ready (the ``scope`` field of its events)."""
+        return {"agent": self.agent, "call_path": list(self.call_path)}
 
 
 @dataclass(eq=False, kw_only=True)
@@ -82,6 +98,17 @@ class Run:
     history: CheckedHistory = field(default_factory=CheckedHistory)
     """What the run knows of the history its model was last sent: its tool-call ids (a
     new call may not reuse one) and the clean prefix checked last; not stored."""
+    parent: Run | None = None
+    """For a child scope: the scope (or the run) whose tool call started it; ``None``
+    for a run's top agent."""
+    scope: Scope | None = None
+    """For a child scope: its agent and call path; ``None`` for a run's top agent."""
+    children: list[Run] = field(default_factory=list)
+    """The child scopes opened inside this scope's tool calls, in the order they
+    opened."""
+    facade: Any = None
+    """The :class:`~agent_contract.runtime.RunState` wrapping this run (set once, by
+    it), so a child scope looked up again is the same object."""
 
     @classmethod
     def create(
@@ -99,6 +126,65 @@ class Run:
             trace=trace,
             ledger=CallLedger(contract.redaction, trace),
         )
+
+    def stopped(self) -> Stop | None:
+        """The stop that ends this scope: its own halt, else the nearest ancestor's
+        (a child's non-answer stop halts the whole run, see ``RunState.halt``)."""
+        run: Run | None = self
+        while run is not None:
+            if run.halted is not None:
+                return run.halted
+            run = run.parent
+        return None
+
+    def open_child(self, contract: Terms, *, call_id: str, agent: str) -> Run:
+        """The child scope for an agent started inside this scope's call ``call_id``
+        under ``contract`` (the same one when asked again for that call and contract).
+
+        A child keeps its own ledger, history, attempts and decisions (its calls are
+        its own), and shares the run's counters (budgets are the run's), trace (its
+        events carry a ``scope`` field), lock, id, caller and context. The caller
+        holds no lock; this takes the run's.
+
+        Raises:
+            ConfigurationError: ``contract``'s budget is not this run's (a child's
+                contract is the run's own or one made by ``Contract.child``).
+        """
+        with self.lock:
+            for child in self.children:
+                scope = child.scope
+                if (
+                    scope is not None
+                    and child.contract is contract
+                    and scope.call_path[-1] == call_id
+                ):
+                    return child
+            if contract.budget != self.contract.budget:
+                raise ConfigurationError(
+                    f"agent {agent!r} runs inside tool call {call_id!r} of run "
+                    f"{self.run_id!r} under a Contract with a budget of its own; a run's "
+                    "budget covers every agent it starts: give the child agent "
+                    "ContractMiddleware(contract.child(name, tools=..., allowlist=...)) "
+                    "built from the run's Contract"
+                )
+            path = (*self.scope.call_path, call_id) if self.scope is not None else (call_id,)
+            scope = Scope(agent=agent, call_path=path)
+            trace = ScopedTrace(self.trace, scope.to_dict())
+            child = Run(
+                contract=contract,
+                run_id=self.run_id,
+                caller=self.caller,
+                context=self.context,
+                counters=self.counters,
+                trace=trace,
+                ledger=CallLedger(contract.redaction, trace),
+                lock=self.lock,
+                parent=self,
+                scope=scope,
+            )
+            self.children.append(child)
+            trace.record("child_started", agent=agent, tools_offered=contract.offered_names())
+            return child
 
     def restore_trace(self, counters: RunCounters, events: Sequence[Mapping[str, Any]]) -> None:
         """Take over a stored run's counters and trace (the ledger writes to it too).

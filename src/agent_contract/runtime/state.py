@@ -107,6 +107,8 @@ class RunState:
 
     def __init__(self, run: Run) -> None:
         self._run = run
+        if run.facade is None:
+            run.facade = self
         self._view = RunView(run)
         self._layers = LayerOps(run)
 
@@ -146,11 +148,12 @@ class RunState:
             The stop to end the run with, or ``None`` to go ahead.
         """
         with self._run.lock:
-            if self._run.halted is not None:
+            halted = self._run.stopped()
+            if halted is not None:
                 self._run.trace.record(
-                    "refused_after_stop", what="model_call", reason=self._run.halted.reason
+                    "refused_after_stop", what="model_call", reason=halted.reason
                 )
-                return self._run.halted
+                return halted
             direct = direct_answer(self._run.ledger.close())
             if direct is not None:  # a return_direct tool answered: the run ends here
                 self.halt(direct.stop, direct.text)
@@ -353,6 +356,11 @@ class RunState:
         From then on the run refuses every model call (:meth:`check_before_model_call`
         returns this stop) and every tool call (a bound ``not_run`` error). The first
         stop wins; a later ``halt`` changes nothing.
+
+        In a child scope (``Contract.start(parent=...)``) an ``answered`` stop ends the
+        child agent only (its answer goes back to the parent's call); any other stop
+        (a budget, a deadline, a refused response) ends the whole run: every scope up
+        to the run's top agent halts with it.
         """
         with self._run.lock:
             if self._run.halted is not None:
@@ -361,6 +369,11 @@ class RunState:
             answered = stop.reason == "answered"
             self._run.answer = output if answered else None
             self._run.structured = structured if answered else None
+            parent = self._run.parent
+            while not answered and parent is not None:
+                if parent.halted is None:
+                    parent.halted = stop
+                parent = parent.parent
 
     def finish(
         self,

@@ -76,6 +76,9 @@ class Terms:
         ):
             raise ConfigurationError("signing_key must be bytes, at least 16 of them")
         self.signing_key = signing_key
+        self.agent: str | None = None
+        """The child agent these terms are for (``Contract.child``); ``None`` for a
+        run's top agent."""
 
     @property
     def executor(self) -> ToolExecutor:

@@ -17,7 +17,7 @@ from ..results import ToolResult
 from . import snapshot
 from .ledger import PlannedCall
 from .records import Stop
-from .run import Run
+from .run import Run, Scope
 from .terms import Terms
 
 if TYPE_CHECKING:
@@ -33,8 +33,10 @@ class RunView:
     through its :class:`~agent_contract.runtime.terms.Terms`), ``halted``, ``usage()``,
     ``planned_call(tool_call_id)``, ``result_for(tool_call_id)``,
     ``decision_for(tool_call_id)``, ``pending_approvals()``, ``pending_stop()`` (the
-    ``pending_approval`` pause every driver pauses with), ``batch_messages()`` and
-    ``snapshot(transcript)``.
+    ``pending_approval`` pause every driver pauses with), ``batch_messages()``,
+    ``snapshot(transcript)``, and the run's tree of agents: ``scope`` (this child
+    scope's agent and call path, ``None`` for the top agent) and ``children()`` (the
+    child scopes opened inside its tool calls).
 
     Also public, to inspect a run (tests, reports), not to drive one: ``caller``,
     ``context``, ``counters``, ``trace``.
@@ -53,6 +55,8 @@ class RunView:
             "pending_stop",
             "batch_messages",
             "snapshot",
+            "scope",
+            "children",
         }
     )
     """Every lookup a driver may read (the class docstring explains each)."""
@@ -97,9 +101,22 @@ class RunView:
 
     @property
     def halted(self) -> Stop | None:
-        """The stop given to :meth:`RunState.halt`, or ``None`` while the run goes on."""
+        """The stop given to :meth:`RunState.halt`, or ``None`` while the run goes on
+        (in a child scope: its own stop, else the stop that ended the whole run)."""
         with self._run.lock:
-            return self._run.halted
+            return self._run.stopped()
+
+    @property
+    def scope(self) -> Scope | None:
+        """Where this scope sits in the run's tree of agents (its agent and call path);
+        ``None`` for the run's top agent."""
+        return self._run.scope
+
+    def children(self) -> tuple[RunView, ...]:
+        """The views of the child scopes opened inside this scope's tool calls, in the
+        order they opened (each child's own ``children()`` go one level deeper)."""
+        with self._run.lock:
+            return tuple(RunView(child) for child in self._run.children)
 
     def planned_call(self, tool_call_id: str) -> PlannedCall | None:
         """The call with this id in the open batch (an edit with its new arguments), or

@@ -8,7 +8,7 @@
 """
 
 from .events import EVENT_TYPES, PREVIEW_CHARS, RAW_ARGUMENTS_CHARS, EventType, TraceEvent
-from .recorder import Trace
+from .recorder import ScopedTrace, Trace
 from .redaction import (
     DEFAULT_PATTERNS,
     DEFAULT_SECRET_KEYS,
@@ -30,6 +30,7 @@ __all__ = [
     "JsonlSink",
     "MemorySink",
     "RedactionPolicy",
+    "ScopedTrace",
     "Trace",
     "TraceEvent",
     "TraceSink",

@@ -35,7 +35,15 @@ paused) and the event's fields. Event types, in the order a run produces them
 - ``refused_after_stop``: ``what`` (``model_call`` or ``tool_call``), ``id`` (a tool
   call's), ``reason`` (the stop the run halted with): a framework asked for more work
   after the contract stopped the run, and got nothing.
+- ``child_started``: ``agent``, ``tools_offered``: a child agent (a sub-agent, a
+  worker, an agent wrapped as a tool) began a child scope of the run inside one of its
+  tool calls.
 - ``stop``: ``reason``, ``detail``.
+
+An event a child scope recorded carries a ``scope`` field, ``{"agent", "call_path"}``:
+the child agent and the ids of the tool calls, from the run's top agent down, that
+started it. Events without one are the top agent's. One run, one trace: the tree is
+read from those fields (the redaction and the size budget apply to all of it).
 
 Tool events of one batch are written in the order the model issued the calls:
 ``tool_call`` events when the batch is planned, ``tool_result`` events when it closes,
@@ -78,6 +86,7 @@ EventType = Literal[
     "arguments_rewritten",
     "state_update",
     "refused_after_stop",
+    "child_started",
     "stop",
 ]
 """The event types the runtime writes (see the module doc for their fields)."""

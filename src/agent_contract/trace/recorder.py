@@ -28,7 +28,7 @@ from .events import HEADER_KEYS, TraceEvent, format_time, json_line
 from .redaction import RedactionPolicy
 from .sinks import TraceSink
 
-__all__ = ["Trace"]
+__all__ = ["ScopedTrace", "Trace"]
 
 
 class _WallClock:
@@ -232,6 +232,67 @@ class Trace:
 
     def __len__(self) -> int:
         return len(self._lines)
+
+    @property
+    def root(self) -> Trace:
+        """The run's own trace (this one; a child scope's trace names its run's)."""
+        return self
+
+
+class ScopedTrace(Trace):
+    """The part of a run's trace that one child scope writes: every event it records
+    goes into the run's own trace (:attr:`root`), redacted, timed and counted against
+    the run's size budget there, with a ``scope`` field added
+    (``{"agent": ..., "call_path": [...]}``: the agent and the tool-call ids, from the
+    run's top agent down, of the calls that started it). Reading it reads the whole
+    run's trace: one trace is one tree.
+
+    Args:
+        root: the run's trace.
+        scope: the JSON-ready ``scope`` field its events carry.
+    """
+
+    def __init__(self, root: Trace, scope: Mapping[str, Any]) -> None:
+        # No Trace.__init__: the storage, lock, clock and sink are the root's.
+        self._root = root.root
+        self.scope = dict(scope)
+        """The ``scope`` field of this scope's events."""
+        self.redaction = self._root.redaction
+        self.run_id = self._root.run_id
+
+    @property
+    def root(self) -> Trace:
+        """The run's own trace."""
+        return self._root
+
+    def append(self, type_: str, **fields: Any) -> TraceEvent:
+        """:meth:`Trace.append` into the run's trace, with this scope's field."""
+        return self.root.append(type_, **{**fields, "scope": self.scope})
+
+    def record(self, type_: str, **fields: Any) -> None:
+        """:meth:`Trace.record` into the run's trace, with this scope's field."""
+        self.root.record(type_, **{**fields, "scope": self.scope})
+
+    @property
+    def events(self) -> list[dict[str, Any]]:
+        """The run's events (every scope's)."""
+        return self.root.events
+
+    @property
+    def size_bytes(self) -> int:
+        """The run's trace size, in bytes."""
+        return self.root.size_bytes
+
+    def of_type(self, type_: str) -> list[dict[str, Any]]:
+        """The run's events of ``type_`` (every scope's)."""
+        return self.root.of_type(type_)
+
+    def to_jsonl(self) -> str:
+        """The run's trace as JSONL."""
+        return self.root.to_jsonl()
+
+    def __len__(self) -> int:
+        return len(self.root)
 
 
 def _event(line: str) -> TraceEvent:

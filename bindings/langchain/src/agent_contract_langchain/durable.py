@@ -1,4 +1,5 @@
-"""A file-backed LangGraph checkpointer whose failures are typed.
+"""A file-backed LangGraph checkpointer whose failures are typed, and the ``langchain``
+harness's durable runner over it.
 
 ``sqlite_checkpointer(path)`` opens LangGraph's ``SqliteSaver`` on a private SQLite file,
 its values sealed and read with an allowlist of types (:mod:`.sealed`), and
@@ -8,25 +9,51 @@ loop that opened it). A file that is not a database, is locked past the timeout,
 otherwise cannot be read raises :class:`~agent_contract.errors.CheckpointError` when it
 is opened, instead of a LangGraph or sqlite3 error later, and never silently starts a
 fresh thread.
+
+**The durable runner.** This module is the runner
+(:func:`~agent_contract_langchain.plugin.sqlite_agent_runner` hands it on when it is used,
+so that the plugin module imports no framework): :func:`run`, :func:`resume`,
+:func:`forget` and :func:`kept`. A run keeps its graph in ``folder/checkpoints.sqlite3``
+(sealed values, an allowlist of types: :mod:`.sealed`). When it pauses, the paused
+checkpoint's seal is added to the run's snapshot (which the app stores authenticated); a
+resume first checks that seal (:func:`~agent_contract_langchain.sealed.check_paused`), so
+a deleted, rolled-back or edited checkpoint is refused before LangGraph reads anything. A
+finished run's checkpoints are dropped (:func:`forget`); :func:`kept` lists the threads
+the file holds, for ``agent-contract gc``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import sqlite3
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any, Final
 
 from langgraph.checkpoint.sqlite import SqliteSaver
 
+from agent_contract.approval import Approval
 from agent_contract.datafolder import BUSY_TIMEOUT_SECONDS, lock_timeout, private_file
-from agent_contract.errors import CheckpointError
+from agent_contract.errors import PAUSE_REASONS, CheckpointError
+from agent_contract.model import Model
+from agent_contract.runtime import Checkpoint, Contract, RunInput, RunInterrupted, RunResult
 from agent_contract.sealing import folder_key
 
-from .sealed import SealedSerializer
+from .harness import run_agent_input
+from .resuming import resume_or_reconcile
+from .sealed import SEAL_KEY, SealedSerializer, check_paused, seal_paused
 
-__all__ = ["LOCK_TIMEOUT_SECONDS", "async_sqlite_checkpointer", "sqlite_checkpointer"]
+__all__ = [
+    "CHECKPOINT_FILE",
+    "LOCK_TIMEOUT_SECONDS",
+    "async_sqlite_checkpointer",
+    "forget",
+    "kept",
+    "resume",
+    "run",
+    "sqlite_checkpointer",
+]
 
 LOCK_TIMEOUT_SECONDS: Final = BUSY_TIMEOUT_SECONDS
 """How long a checkpointer waits for another process's lock, in seconds."""
@@ -40,6 +67,20 @@ def _prepare(path: str | Path, key: bytes | None) -> tuple[Path, SealedSerialize
     return target, SealedSerializer(key if key is not None else folder_key(target.parent))
 
 
+_CANNOT_OPEN: Final = "cannot open checkpoint file"
+_CORRUPT: Final = "checkpoint file is corrupt or locked"
+
+
+@contextmanager
+def _typed(what: str, target: Path, kind: type[sqlite3.Error]) -> Iterator[None]:
+    """Raise a ``kind`` error of the block as a :class:`CheckpointError` saying ``what``
+    (chained with ``from``), naming the file."""
+    try:
+        yield
+    except kind as exc:
+        raise CheckpointError(f"{what}: {exc}", path=str(target)) from exc
+
+
 @contextmanager
 def sqlite_checkpointer(path: str | Path, *, key: bytes | None = None) -> Iterator[SqliteSaver]:
     """A ``SqliteSaver`` on ``path`` (created private if missing), closed on exit. Its rows
@@ -51,13 +92,11 @@ def sqlite_checkpointer(path: str | Path, *, key: bytes | None = None) -> Iterat
         CheckpointError: the file is corrupt, locked, unsafe or cannot be opened.
     """
     target, serde = _prepare(path, key)
-    try:
+    with _typed(_CANNOT_OPEN, target, sqlite3.Error):
         conn = sqlite3.connect(target, timeout=lock_timeout(), check_same_thread=False)
-    except sqlite3.Error as exc:
-        raise CheckpointError(f"cannot open checkpoint file: {exc}", path=str(target)) from exc
     try:
         saver = SqliteSaver(conn, serde=serde)
-        try:
+        with _typed(_CORRUPT, target, sqlite3.DatabaseError):
             saver.setup()
             conn.execute("SELECT COUNT(*) FROM checkpoints").fetchone()
             # SqliteSaver runs in WAL mode, where another connection's write lock does
@@ -65,10 +104,6 @@ def sqlite_checkpointer(path: str | Path, *, key: bytes | None = None) -> Iterat
             # the graph stores its next checkpoint, after the tools (a write) have run.
             conn.execute("BEGIN IMMEDIATE")
             conn.rollback()
-        except sqlite3.DatabaseError as exc:
-            raise CheckpointError(
-                f"checkpoint file is corrupt or locked: {exc}", path=str(target)
-            ) from exc
         yield saver
     finally:
         conn.close()
@@ -89,21 +124,103 @@ async def async_sqlite_checkpointer(
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
     target, serde = _prepare(path, key)
-    try:
+    with _typed(_CANNOT_OPEN, target, sqlite3.Error):
         conn = await aiosqlite.connect(target, timeout=lock_timeout())
-    except sqlite3.Error as exc:
-        raise CheckpointError(f"cannot open checkpoint file: {exc}", path=str(target)) from exc
     try:
         saver = AsyncSqliteSaver(conn, serde=serde)
-        try:
+        with _typed(_CORRUPT, target, sqlite3.DatabaseError):
             await saver.setup()
             await (await conn.execute("SELECT COUNT(*) FROM checkpoints")).fetchone()
             await conn.execute("BEGIN IMMEDIATE")  # a locked file is noticed here (see above)
             await conn.rollback()
-        except sqlite3.DatabaseError as exc:
-            raise CheckpointError(
-                f"checkpoint file is corrupt or locked: {exc}", path=str(target)
-            ) from exc
         yield saver
     finally:
         await conn.close()
+
+
+# -- the durable runner ------------------------------------------------------------------
+
+CHECKPOINT_FILE: Final = "checkpoints.sqlite3"
+"""LangGraph's checkpointer file in the data folder (see
+:func:`~agent_contract_langchain.plugin.sqlite_agent_runner`)."""
+
+
+def _sealed(result: RunResult, conn: Any, key: bytes) -> RunResult:
+    """``result`` with its paused checkpoint's seal in the snapshot (a finished run's
+    result as it is)."""
+    if result.stop_reason not in PAUSE_REASONS or result.snapshot is None:
+        return result
+    snapshot = {**result.snapshot, SEAL_KEY: seal_paused(conn, result.run_id, key)}
+    return dataclasses.replace(result, snapshot=snapshot)
+
+
+def run(model: Model, contract: Contract, options: RunInput, *, folder: Path) -> RunResult:
+    """:func:`~agent_contract_langchain.harness.run_agent_input` with the sealed
+    checkpointer (:func:`sqlite_checkpointer` on ``folder/checkpoints.sqlite3``).
+
+    Raises:
+        CheckpointError: the checkpoint file cannot be opened.
+        RunInterrupted: a signal interrupted the run (its snapshot sealed).
+    """
+    key = folder_key(folder)
+    with sqlite_checkpointer(folder / CHECKPOINT_FILE, key=key) as saver:
+        try:
+            result = run_agent_input(model, contract, options, checkpointer=saver)
+        except RunInterrupted as exc:
+            raise RunInterrupted(_sealed(exc.result, saver.conn, key), exc.cause) from exc.cause
+        return _sealed(result, saver.conn, key)
+
+
+def resume(
+    model: Model,
+    contract: Contract,
+    snapshot: Mapping[str, Any],
+    approvals: Sequence[Approval],
+    *,
+    checkpoint: Checkpoint,
+    folder: Path,
+) -> RunResult:
+    """Check the paused checkpoint's seal, then
+    :func:`~agent_contract_langchain.resuming.resume_or_reconcile`.
+
+    Raises:
+        ApprovalError: a decision does not fit.
+        CheckpointError: the checkpoint is not the one the run paused on, or cannot be
+            read.
+        RunInterrupted: a signal interrupted the run (its snapshot sealed).
+    """
+    key = folder_key(folder, create=False)
+    run_id = str(snapshot.get("run_id", ""))
+    sealed = snapshot.get(SEAL_KEY)
+    with sqlite_checkpointer(folder / CHECKPOINT_FILE, key=key) as saver:
+        check_paused(saver.conn, run_id, sealed, key)
+
+        def keep(data: dict[str, Any]) -> None:
+            checkpoint({**data, SEAL_KEY: sealed})  # the graph has not moved yet
+
+        try:
+            result = resume_or_reconcile(
+                model, contract, snapshot, approvals, checkpointer=saver, checkpoint=keep
+            )
+        except RunInterrupted as exc:
+            raise RunInterrupted(_sealed(exc.result, saver.conn, key), exc.cause) from exc.cause
+        return _sealed(result, saver.conn, key)
+
+
+def forget(run_id: str, *, folder: Path) -> None:
+    """Drop every checkpoint and pending write of thread ``run_id`` (a finished run)."""
+    path = folder / CHECKPOINT_FILE
+    if not path.exists():
+        return
+    with sqlite_checkpointer(path) as saver:
+        saver.delete_thread(run_id)
+
+
+def kept(*, folder: Path) -> list[str]:
+    """The thread ids ``folder/checkpoints.sqlite3`` holds checkpoints for."""
+    path = folder / CHECKPOINT_FILE
+    if not path.exists():
+        return []
+    with sqlite_checkpointer(path) as saver:
+        rows = saver.conn.execute("SELECT DISTINCT thread_id FROM checkpoints").fetchall()
+    return sorted(str(row[0]) for row in rows)

@@ -25,15 +25,29 @@ tool-call budget, a write never runs twice, arguments another layer rewrote are
 validated (and recorded) before they run, and an attempt that raised is noted (a
 timeout makes the call's outcome unknown) before the exception goes back to the retry
 layer.
+
+**The route back to the model.** A structured answer that fails its schema is refused in
+the model node: the response holds the model's ``AIMessage`` and a ``ToolMessage``
+answering its call, and the graph must go from the model node back to the model. Up to
+langchain 1.3.x (:data:`MODEL_NODE_ROUTES_BACK` is False: measured on the installed
+release by :func:`model_node_routes_back`, not by its number) ``create_agent`` gives the
+model node that route only when the agent has a ``response_format`` or an ``after_model``
+hook, and the run crashed inside LangGraph (``KeyError: 'model'``); from 1.4.0 a
+``wrap_model_call`` hook is enough. On those releases the gate has an ``after_model``
+hook that does nothing, only so that the route exists (one more graph step per model
+call).
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Final
 
+from langchain.agents import create_agent
 from langchain.agents.middleware.types import AgentMiddleware, ModelRequest, ModelResponse
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.tools import tool
 from langgraph.config import get_config
 
 from agent_contract.runtime import Contract, RunState
@@ -41,11 +55,11 @@ from agent_contract.runtime import Contract, RunState
 from ._driver.requests import allowed_tools, visible_arguments
 from .control import CONTROL_FLOW
 from .messages import from_langchain_messages
-from .run_config import RunNotes, run_in, run_state_in
+from .run_config import RunNotes, gated, run_in, run_state_in
 from .stops import stop_message
 from .tools import to_tool_message
 
-__all__ = ["ContractGate", "is_gate_refusal"]
+__all__ = ["MODEL_NODE_ROUTES_BACK", "ContractGate", "is_gate_refusal", "model_node_routes_back"]
 
 _GATE_REFUSAL = "agent_contract_gate"
 """Artifact key marking a ToolMessage the gate answered an attempt with."""
@@ -58,6 +72,36 @@ def is_gate_refusal(message: Any) -> bool:
         and isinstance(message.artifact, dict)
         and (_GATE_REFUSAL in message.artifact)
     )
+
+
+class _WrapsModelCalls(AgentMiddleware):
+    """A middleware with a ``wrap_model_call`` hook only (for :func:`model_node_routes_back`)."""
+
+    def wrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+        """Pass the call on."""
+        return handler(request)
+
+
+@tool
+def _nothing() -> str:
+    """Returns nothing (for :func:`model_node_routes_back`)."""
+    return ""
+
+
+def model_node_routes_back() -> bool:
+    """Whether the installed ``create_agent`` routes its model node back to the model in
+    an agent with tools, a ``wrap_model_call`` hook, and neither a ``response_format``
+    nor an ``after_model`` hook (True from langchain 1.4.0; see the module doc). Measured
+    by building such an agent (nothing runs) and reading the model node's destinations."""
+    graph = create_agent(
+        GenericFakeChatModel(messages=iter(())), tools=[_nothing], middleware=[_WrapsModelCalls()]
+    )
+    branches = graph.builder.branches.get("model", {})
+    return any("model" in (branch.ends or {}) for branch in branches.values())
+
+
+MODEL_NODE_ROUTES_BACK: Final = model_node_routes_back()
+""":func:`model_node_routes_back` on the installed langchain, measured once at import."""
 
 
 class ContractGate(AgentMiddleware):
@@ -81,12 +125,24 @@ class ContractGate(AgentMiddleware):
         """Middleware name used by ``create_agent``."""
         return self._name
 
+    if not MODEL_NODE_ROUTES_BACK:
+        # Only so that create_agent gives the model node its route back to the model
+        # (see the module doc); it changes nothing in the state.
+
+        def after_model(self, state: Any, runtime: Any) -> None:
+            """Nothing (the route back to the model, up to langchain 1.3.x)."""
+            return None
+
+        async def aafter_model(self, state: Any, runtime: Any) -> None:
+            """Nothing (the route back to the model, up to langchain 1.3.x)."""
+            return None
+
     # -- model -------------------------------------------------------------------------
 
     def _before(
         self, request: ModelRequest[Any]
-    ) -> tuple[RunNotes, ModelRequest[Any] | ModelResponse[Any]]:
-        """``(notes, the request to send)``, or ``(notes, the stop response)``."""
+    ) -> tuple[RunState, RunNotes, ModelRequest[Any] | ModelResponse[Any]]:
+        """``(run, notes, the request to send)``, or ``(run, notes, the stop response)``."""
         self.seen = True
         state, notes = run_in(get_config(), self.contract)
         # The history boundary again, on what the model really gets: a middleware
@@ -94,11 +150,11 @@ class ContractGate(AgentMiddleware):
         stop = state.check_before_model_call(from_langchain_messages(request.messages))
         if stop is not None:
             state.halt(stop)
-            return notes, ModelResponse(result=[stop_message(state, stop)])
+            return state, notes, ModelResponse(result=[stop_message(state, stop)])
         tools = allowed_tools(self.contract, request.tools)
         notes.provider_error = None
         notes.provider_calls += 1
-        return notes, request.override(tools=tools)
+        return state, notes, request.override(tools=tools)
 
     @staticmethod
     def _vouch(notes: RunNotes, response: ModelResponse[Any] | AIMessage) -> Any:
@@ -114,14 +170,17 @@ class ContractGate(AgentMiddleware):
         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
     ) -> ModelResponse[Any] | AIMessage:
         """Count the provider call, offer only allowed tools, vouch for the reply."""
-        notes, prepared = self._before(request)
+        state, notes, prepared = self._before(request)
         if isinstance(prepared, ModelResponse):
             return prepared
+        token = gated.set(state)  # the model call a contract gate passes
         try:
             response = handler(prepared)
         except Exception as exc:
             notes.provider_error = type(exc).__name__
             raise
+        finally:
+            gated.reset(token)
         return self._vouch(notes, response)  # type: ignore[no-any-return]
 
     async def awrap_model_call(
@@ -130,21 +189,24 @@ class ContractGate(AgentMiddleware):
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
     ) -> ModelResponse[Any] | AIMessage:
         """Async :meth:`wrap_model_call`."""
-        notes, prepared = self._before(request)
+        state, notes, prepared = self._before(request)
         if isinstance(prepared, ModelResponse):
             return prepared
+        token = gated.set(state)  # the model call a contract gate passes
         try:
             response = await handler(prepared)
         except Exception as exc:
             notes.provider_error = type(exc).__name__
             raise
+        finally:
+            gated.reset(token)
         return self._vouch(notes, response)  # type: ignore[no-any-return]
 
     # -- tools -------------------------------------------------------------------------
 
     def _attempt(self, request: Any) -> tuple[RunState, str, ToolMessage | None]:
-        state = run_state_in(request.runtime.config, self.contract)
         call_id = str(request.tool_call.get("id") or "")
+        state = run_state_in(request.runtime.config, self.contract, inside_call=call_id)
         arguments = visible_arguments(request.tool, request.tool_call.get("args"))
         refused = state.layers.record_attempt(
             call_id, arguments, by="a middleware inside the contract"

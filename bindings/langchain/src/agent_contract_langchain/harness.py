@@ -21,10 +21,8 @@ config (:func:`~agent_contract_langchain.run_config.contract_config`); the graph
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Coroutine, Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Final, TypeVar, Unpack, get_args
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Final, Unpack, get_args
 
 from langchain.agents import create_agent
 from langchain_core.messages import ToolMessage
@@ -33,7 +31,7 @@ from langgraph.types import Command
 from agent_contract.errors import ConfigurationError
 from agent_contract.messages import Message
 from agent_contract.model import Model
-from agent_contract.pools import DaemonThreadPool
+from agent_contract.pools import run_async
 from agent_contract.runtime import (
     Contract,
     RunInput,
@@ -69,31 +67,7 @@ __all__ = [
 
 MODES: Final[tuple[str, ...]] = get_args(Mode)
 
-_T = TypeVar("_T")
 _FOREIGN: Final = "answered by another middleware without running"
-
-
-def run_async(coroutine: Coroutine[Any, Any, _T]) -> _T:
-    """``asyncio.run(coroutine)``, without waiting for abandoned tool threads at the end.
-
-    Under ``ainvoke`` LangChain runs sync tools on the event loop's default executor,
-    and ``asyncio.run`` joins that executor's threads before it returns: a sync tool
-    that timed out (it keeps running; a thread cannot be stopped) would hold the run
-    until it finished. Here the default executor is a private pool of daemon threads
-    (:class:`agent_contract.pools.DaemonThreadPool`) that is shut down without waiting,
-    so the run returns at the timeout as on the other paths, and an abandoned tool
-    thread does not hold the process at exit either.
-    """
-    pool = DaemonThreadPool(thread_name_prefix="agent-contract-ainvoke")
-    with asyncio.Runner() as runner:
-        loop = runner.get_loop()
-        loop.set_default_executor(pool)
-        try:
-            return runner.run(coroutine)
-        finally:
-            # Runner.close() joins the default executor: hand it an idle one.
-            loop.set_default_executor(ThreadPoolExecutor(max_workers=1))
-            pool.shutdown(wait=False)
 
 
 def build_agent(
@@ -224,29 +198,20 @@ def run_graph(
         raise ConfigurationError(f"unknown mode {mode!r}; expected one of {MODES}")
     if mode == "ainvoke":
         return run_async(
-            _arun_graph(graph, state, messages, config, system, resume, graph_context, mode)
+            arun_graph(
+                graph,
+                state,
+                messages,
+                config=config,
+                system=system,
+                resume=resume,
+                graph_context=graph_context,
+            )
         )
     payload, cfg = _start(graph, state, messages, config, resume)
     # Ctrl-C, SIGTERM or SystemExit: the run pauses ``interrupted`` (RunInterrupted).
     with interruptible(state, messages, harness=f"langchain-{mode}"):
         ended = drive(graph, payload, cfg, graph_context, mode)
-    return _result(state, ended, system, f"langchain-{mode}")
-
-
-async def _arun_graph(
-    graph: Any,
-    state: RunState,
-    messages: Sequence[Message],
-    config: Mapping[str, Any] | None,
-    system: str | None,
-    resume: Command[Any] | None,
-    graph_context: Any,
-    mode: Mode,
-) -> RunResult:
-    check_loop(graph)
-    payload, cfg = _start(graph, state, messages, config, resume)
-    with interruptible(state, messages, harness=f"langchain-{mode}"), inline_hooks():
-        ended = await adrive(graph, payload, cfg, graph_context)
     return _result(state, ended, system, f"langchain-{mode}")
 
 
@@ -267,9 +232,11 @@ async def arun_graph(
         ConfigurationError: the checkpointer is bound to another event loop.
         ScriptExhaustedError, CheckpointError: as :func:`run_graph`.
     """
-    return await _arun_graph(
-        graph, state, messages, config, system, resume, graph_context, "ainvoke"
-    )
+    check_loop(graph)
+    payload, cfg = _start(graph, state, messages, config, resume)
+    with interruptible(state, messages, harness="langchain-ainvoke"), inline_hooks():
+        ended = await adrive(graph, payload, cfg, graph_context)
+    return _result(state, ended, system, "langchain-ainvoke")
 
 
 def _agent_run(

@@ -59,6 +59,7 @@ __all__ = [
     "is_well_formed",
     "to_langchain",
     "to_langchain_messages",
+    "tool_message_value",
 ]
 
 CALL_ORDER_KEY: Final = "agent_contract_call_order"
@@ -428,3 +429,23 @@ def ai_message_to_completion(message: AIMessage) -> Completion:
     return Completion(
         text=_text(message.content), tool_calls=calls, finish_reason=finish, usage=usage
     )
+
+
+def tool_message_value(content: str | list[str | dict[Any, Any]]) -> Any:
+    """The value of a tool's ToolMessage ``content`` as the model reads it, for the
+    contract's result: a list of text content blocks (what an MCP tool of
+    langchain-mcp-adapters returns: ``[{"type": "text", "text": ..., "id": "lc_<uuid>"}]``)
+    is its text, joined, as a plain ``create_agent`` passes it; in any other list of
+    blocks, LangChain's random per-call block ``id`` (``lc_...``) is dropped, so the
+    serialized result is the same on every run. A string, or a list of plain values (a
+    tool that returned ``["mug", "tee"]``), is returned unchanged."""
+    if not isinstance(content, list) or not content:
+        return content
+    blocks = [b for b in content if isinstance(b, dict) and isinstance(b.get("type"), str)]
+    if len(blocks) != len(content):
+        return content
+    if all(b["type"] == "text" and isinstance(b.get("text"), str) for b in blocks):
+        return "".join(b["text"] for b in blocks)
+    return [
+        {k: v for k, v in b.items() if not (k == "id" and str(v).startswith("lc_"))} for b in blocks
+    ]

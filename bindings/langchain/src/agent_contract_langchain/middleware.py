@@ -65,6 +65,12 @@ class ContractMiddleware(AgentMiddleware):
     and invoke the graph with ``config=contract_config(contract.start(), config)`` (or
     use :func:`~agent_contract_langchain.run_graph`, which also sets the recursion limit).
 
+    A child agent (a deepagents sub-agent, an agent wrapped as a tool) gets one too,
+    for a child contract: ``ContractMiddleware(contract.child("researcher",
+    tools=[...], allowlist=[...])).around()``; run inside a contract run's tool call,
+    it is a child scope of that run (its own allowlist, the run's budget and trace; see
+    docs/MULTI_AGENT.md and :mod:`~agent_contract_langchain.run_config`).
+
     Args:
         contract: the tools' allowlist, budget, redaction and executor. Its registry
             must name the tools given to ``create_agent``; a LangChain tool that is

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
-from agent_contract.harnesses import DurableRunner, Harness, HarnessPlugin
+from agent_contract.harnesses import DurableRunner, Harness, HarnessPlugin, mode_plugins
 
 from .controls import PLAIN_CREATE_AGENT_NAME
 
@@ -52,34 +52,25 @@ def _control() -> Harness:
 def sqlite_agent_runner() -> DurableRunner:
     """The ``langchain`` harness as a durable runner: ``create_agent`` with LangGraph's
     SQLite checkpointer in ``folder/checkpoints.sqlite3``
-    (:data:`~agent_contract_langchain.runner.CHECKPOINT_FILE`; sealed, read with an allowlist
+    (:data:`~agent_contract_langchain.durable.CHECKPOINT_FILE`; sealed, read with an allowlist
     of types), so a run paused for approval resumes in another process (the contract's
     snapshot holds the rest, with the paused checkpoint's seal). The runner is the module
-    :mod:`agent_contract_langchain.runner` (its ``run``, ``resume``, ``forget`` and
+    :mod:`agent_contract_langchain.durable` (its ``run``, ``resume``, ``forget`` and
     ``kept``), imported here, when it is used, with LangChain."""
-    from . import runner
+    from . import durable
 
-    return runner
+    return durable
 
 
-LANGCHAIN: Final = HarnessPlugin(
-    name="langchain",
-    description="create_agent with ContractMiddleware, invoke",
-    load=lambda: _suite_harness("invoke"),
-    default=True,
+LANGCHAIN, LANGCHAIN_ASYNC, LANGCHAIN_STREAM = mode_plugins(
+    _suite_harness,
+    (
+        ("langchain", "invoke", "invoke"),
+        ("langchain-async", "ainvoke", "ainvoke"),
+        ("langchain-stream", "stream", "stream"),
+    ),
+    description="create_agent with ContractMiddleware",
     durable=sqlite_agent_runner,
-    versions=STACK,
-)
-LANGCHAIN_ASYNC: Final = HarnessPlugin(
-    name="langchain-async",
-    description="create_agent with ContractMiddleware, ainvoke",
-    load=lambda: _suite_harness("ainvoke"),
-    versions=STACK,
-)
-LANGCHAIN_STREAM: Final = HarnessPlugin(
-    name="langchain-stream",
-    description="create_agent with ContractMiddleware, stream",
-    load=lambda: _suite_harness("stream"),
     versions=STACK,
 )
 PLAIN_CREATE_AGENT: Final = HarnessPlugin(

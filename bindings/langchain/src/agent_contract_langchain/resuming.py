@@ -5,6 +5,11 @@ A run pauses with ``pending_approval`` (write calls wait for a human decision) o
 review, an ``interrupt()`` inside a tool). :func:`resume_agent` / :func:`resume_graph`
 (and their async twins, in the caller's event loop) continue it, possibly in a new
 process, from the LangGraph checkpoint and the contract's snapshot.
+
+A process can also stop (a crash, a signal) after a resumed graph ended and before the
+run store wrote its "finished" record: :func:`resume_or_reconcile` settles such a run
+from the checkpoint (:func:`reconcile_finished`) instead of resuming a graph that would
+do nothing.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from agent_contract.approval import Approval
 from agent_contract.errors import CheckpointError
 from agent_contract.harnesses import Harness, RunInput, settle_approvals
 from agent_contract.model import Model
-from agent_contract.runtime import Contract, RunResult, RunState
+from agent_contract.runtime import Checkpoint, Contract, RunResult, RunState, Stop
 from agent_contract.tools import ToolSpec
 
 from .approvals import payload_call_id
@@ -29,14 +34,16 @@ from .driving import Mode, check_loop
 from .errors import framework_errors
 from .harness import arun_graph, build_agent, run_async, run_graph
 from .messages import from_langchain_messages
-from .stops import without_stops
+from .stops import stop_of, without_stops
 from .suite_extras import CAPABILITIES, extra_middleware, suite_tools
 
 __all__ = [
     "aresume_agent",
     "aresume_graph",
+    "reconcile_finished",
     "resume_agent",
     "resume_graph",
+    "resume_or_reconcile",
     "run_options",
     "suite_harness",
 ]
@@ -262,6 +269,66 @@ async def aresume_graph(
     )
 
 
+def resume_or_reconcile(
+    model: Model,
+    contract: Contract,
+    snapshot: Mapping[str, Any],
+    approvals: Sequence[Approval],
+    *,
+    checkpointer: Any,
+    checkpoint: Checkpoint | None = None,
+) -> RunResult:
+    """:func:`resume_agent`, unless the thread's graph
+    already ended: then :func:`reconcile_finished` reports the run it finished.
+
+    A process can stop (a crash, a signal) after a resumed graph ended and before the
+    run store recorded the end. The stored snapshot still says "paused"; the
+    checkpoint says "ended". Resuming that graph would do nothing and the run would stay
+    paused forever, so the run is settled from the checkpoint instead.
+
+    Raises:
+        ApprovalError: a decision does not fit.
+        CheckpointError: the snapshot or the checkpoint cannot be read.
+    """
+    graph = build_agent(model, contract, checkpointer=checkpointer)
+    config = {"configurable": {"thread_id": str(snapshot.get("run_id", ""))}}
+    with framework_errors():
+        current = graph.get_state(config)
+    if current.values and not current.next and not current.interrupts:
+        return reconcile_finished(contract, snapshot, current.values, approvals)
+    return resume_graph(graph, contract, snapshot, approvals, checkpoint=checkpoint)
+
+
+def reconcile_finished(
+    contract: Contract,
+    snapshot: Mapping[str, Any],
+    values: Mapping[str, Any],
+    approvals: Sequence[Approval] = (),
+) -> RunResult:
+    """The result of a run whose graph ended (``values``: its final graph state) while
+    the stored ``snapshot`` was not updated: decisions in ``approvals`` are checked and
+    recorded, every approved write is settled (``verify`` finds what the graph wrote,
+    and nothing is written twice), and the run ends with the stop the graph recorded.
+
+    Raises:
+        ApprovalError: a decision does not fit.
+        CheckpointError: the snapshot cannot be restored.
+    """
+    state, _ = contract.restore(snapshot)
+    messages = list(values.get("messages", ()))
+    transcript = from_langchain_messages(without_stops(messages))
+    for planned in state.resume(approvals, transcript=transcript):
+        state.execute(planned)
+    stop = stop_of(messages)
+    if stop is None:  # the graph ended on the model's answer
+        last = next((m for m in reversed(transcript) if m.role == "assistant"), None)
+        if last is not None and not last.tool_calls:
+            state.halt(Stop(reason="answered"), last.content)
+    else:
+        state.halt(stop)
+    return state.finish(messages=transcript, harness="langchain-invoke")
+
+
 def suite_harness(mode: Mode = "invoke") -> Harness:
     """:func:`run_agent` in ``mode`` as a contract-suite harness.
 
@@ -290,7 +357,7 @@ def suite_harness(mode: Mode = "invoke") -> Harness:
         graph, contract = build()
         return run_options(graph, contract, options, mode=mode, rebuild=build)
 
-    harness.capabilities = (*CAPABILITIES, "crash_restart")  # type: ignore[attr-defined]
+    harness.capabilities = CAPABILITIES  # type: ignore[attr-defined]
     return harness
 
 
@@ -341,16 +408,11 @@ def run_options(
     turns = options.turns() if not options.extras.get("earlier_turns") else [options.turns()[-1]]
     result = run_graph(graph, state, turns, mode=mode, config=config, system=options.system)
 
-    def direct(
-        graph: Any,
-        contract: Contract,
-        snapshot: Mapping[str, Any],
-        approvals: list[Approval],
-        checkpoint: Callable[[dict[str, Any]], None] | None,
-    ) -> RunResult:
-        return resume_graph(graph, contract, snapshot, approvals, mode=mode, checkpoint=checkpoint)
-
-    decide = endpoint or direct
+    decide = endpoint or (
+        lambda graph, contract, snapshot, approvals, checkpoint: resume_graph(
+            graph, contract, snapshot, approvals, mode=mode, checkpoint=checkpoint
+        )
+    )
 
     def restart(snapshot: Mapping[str, Any], approvals: list[Approval]) -> RunResult:
         if rebuild is None:  # settle_approvals passes no crash plan without a restart

@@ -251,23 +251,19 @@ def _row_digest(row: tuple[Any, ...]) -> str:
     return digest.hexdigest()
 
 
-def _newest(conn: sqlite3.Connection, thread_id: str) -> tuple[Any, ...] | None:
-    row = conn.execute(
+def _row(
+    conn: sqlite3.Connection, thread_id: str, checkpoint_id: str | None = None
+) -> tuple[Any, ...] | None:
+    """Thread ``thread_id``'s checkpoint row ``checkpoint_id`` (None: its newest)."""
+    select = (
         "SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, "
         "checkpoint, metadata FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' "
-        "ORDER BY checkpoint_id DESC LIMIT 1",
-        (thread_id,),
-    ).fetchone()
-    return tuple(row) if row is not None else None
-
-
-def _row(conn: sqlite3.Connection, thread_id: str, checkpoint_id: str) -> tuple[Any, ...] | None:
-    row = conn.execute(
-        "SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, "
-        "checkpoint, metadata FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' "
-        "AND checkpoint_id = ?",
-        (thread_id, checkpoint_id),
-    ).fetchone()
+    )
+    if checkpoint_id is None:
+        cursor = conn.execute(select + "ORDER BY checkpoint_id DESC LIMIT 1", (thread_id,))
+    else:
+        cursor = conn.execute(select + "AND checkpoint_id = ?", (thread_id, checkpoint_id))
+    row = cursor.fetchone()
     return tuple(row) if row is not None else None
 
 
@@ -288,7 +284,7 @@ def seal_paused(conn: sqlite3.Connection, thread_id: str, key: bytes) -> dict[st
     Raises:
         CheckpointError: the thread has no checkpoint.
     """
-    row = _newest(conn, thread_id)
+    row = _row(conn, thread_id)
     if row is None:
         raise CheckpointError(f"no LangGraph checkpoint for thread {thread_id!r} to seal")
     checkpoint_id = str(row[2])
@@ -326,7 +322,7 @@ def check_paused(conn: sqlite3.Connection, thread_id: str, sealed: Any, key: byt
             f"a pending write of run {thread_id!r}'s paused checkpoint is gone or was "
             "changed; the run is refused"
         )
-    newest = _newest(conn, thread_id)
+    newest = _row(conn, thread_id)
     hops = 0
     current = newest
     while current is not None and str(current[2]) != checkpoint_id and hops < 10_000:

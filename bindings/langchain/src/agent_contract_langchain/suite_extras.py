@@ -22,6 +22,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.types import Command, interrupt
 
 from agent_contract.errors import ConfigurationError
+from agent_contract.harnesses import CORE_CAPABILITIES
 from agent_contract.results import serialize_result
 from agent_contract.runtime import Contract
 from agent_contract.tools import ToolSpec
@@ -31,14 +32,15 @@ from .tools import current_tool_context, to_langchain_tool
 __all__ = ["CAPABILITIES", "EXTRA_MIDDLEWARE", "extra_middleware", "suite_tools"]
 
 CAPABILITIES: Final = (
-    "timeouts",
-    "write_tools",
+    *CORE_CAPABILITIES,
+    "crash_restart",
     "middleware",
     "graph_commands",
     "pauses",
     "threads",
 )
-"""What the LangChain harnesses can express (scenarios requiring others are skipped)."""
+"""What the LangChain harnesses can express (scenarios requiring others are skipped):
+the contract's own features, the crash/restart hook, and the framework's pieces."""
 
 
 class _NoopAfterModel(AgentMiddleware):

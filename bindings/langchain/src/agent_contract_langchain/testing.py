@@ -48,7 +48,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from agent_contract.approval import Approval, PendingApproval
 from agent_contract.conformance import Scenario, ScenarioOutcome
-from agent_contract.conformance.agent import AgentCheck
+from agent_contract.conformance.suite import AgentContractSuite as CoreAgentContractSuite
 from agent_contract.conformance.suite import ContractSuite, capability_flag
 from agent_contract.errors import ApprovalError, CheckpointError, ConfigurationError
 from agent_contract.harnesses import Decider, Harness, RunInput
@@ -61,22 +61,9 @@ from .chat_model import ContractChatModel
 from .harness import Mode
 from .middleware import ContractMiddleware
 from .resuming import resume_graph, run_options
-from .suite_extras import suite_tools
+from .suite_extras import CAPABILITIES, suite_tools
 
 __all__ = ["AgentContractSuite", "CreateAgentContractSuite"]
-
-_CAPABILITIES = (
-    "timeouts",
-    "write_tools",
-    "crash_restart",
-    "middleware",
-    "graph_commands",
-    "pauses",
-    "threads",
-)
-"""The capabilities the suite's flags declare; :meth:`CreateAgentContractSuite.harness`
-hands ``check`` the ones turned on (so ``check --harness module:factory`` on a suite's
-harness runs what the pytest suite runs)."""
 
 
 class CreateAgentContractSuite(ContractSuite):
@@ -276,9 +263,11 @@ class CreateAgentContractSuite(ContractSuite):
                 )
             return result
 
+        # The capabilities the suite's flags turn on (so ``check --harness module:factory``
+        # on a suite's harness runs what the pytest suite runs).
         run.capabilities = tuple(  # type: ignore[attr-defined]
             capability
-            for capability in _CAPABILITIES
+            for capability in CAPABILITIES
             if (flag := capability_flag(type(self), capability)) is not None and flag[1]
         )
         return run
@@ -323,9 +312,10 @@ def _as_reviewed(approval: Approval, pending: PendingApproval) -> dict[str, Any]
     return {"type": "approve", "agent_contract": binding}
 
 
-class AgentContractSuite:
+class AgentContractSuite(CoreAgentContractSuite):
     """Contract probes of your own agent, as pytest tests (``check --agent``'s pytest
-    twin); see :mod:`agent_contract_langchain.agent_check.probes` for the probes.
+    twin); see :mod:`agent_contract_langchain.agent_check.probes` for the probes and
+    :class:`agent_contract.conformance.suite.AgentContractSuite` for the three tests.
 
     Name your factory (your code that builds your ``create_agent`` from a chat model)::
 
@@ -334,70 +324,8 @@ class AgentContractSuite:
         class TestShopAgent(AgentContractSuite):
             agent_factory = "shop.agent:build_agent"   # or the function itself
             effects = {"lookup_order": "read", "place_order": "write"}  # no contract yet
-
-    Three tests: :meth:`test_agent_keeps_the_contract` (every column that runs your agent
-    under a contract, yours or one the probes add, holds every probed boundary),
-    :meth:`test_agent_as_built_keeps_the_contract` (your agent as you build it has a
-    contract and keeps it) and :meth:`test_every_effect_is_declared`. Each fails with
-    the report. Opt out of one only with ``@pytest.mark.xfail(reason=..., strict=True)``.
     """
 
-    agent_factory: ClassVar[Any] = None
-    """``"module:factory"`` or the factory itself: ``factory(chat_model) -> graph``."""
-    effects: ClassVar[Mapping[str, str]] = {}
-    """Effects of your tools (``"read"``/``"write"``) when your stack has no
-    ContractMiddleware yet (with one, its tool specs declare them)."""
+    framework: ClassVar[str | None] = "langchain"
     mode: ClassVar[Mode] = "invoke"
     """How the agent is driven: ``"invoke"``, ``"ainvoke"`` or ``"stream"``."""
-
-    _checks: ClassVar[dict[type, AgentCheck]] = {}
-
-    def agent_check(self) -> AgentCheck:
-        """The probes' result for this class (run once per class).
-
-        Raises:
-            NotImplementedError: :attr:`agent_factory` is not set.
-        """
-        cls = type(self)
-        if cls.agent_factory is None:
-            raise NotImplementedError(f"{cls.__name__} must set agent_factory")
-        if cls not in AgentContractSuite._checks:
-            from agent_contract.conformance.agent import run_agent_check
-
-            from .agent_check.probes import agent_probes
-
-            probes = agent_probes(cls.agent_factory, mode=cls.mode, effects=dict(cls.effects))
-            AgentContractSuite._checks[cls] = run_agent_check(probes)
-        return AgentContractSuite._checks[cls]
-
-    def test_agent_keeps_the_contract(self) -> None:
-        """Under a contract (yours, or one added by the probes), every probe holds.
-        When it fails: the report's per-tool table names the tool and the probe."""
-        from agent_contract.conformance.agent import render_agent_text
-
-        check = self.agent_check()
-        broken = [b for name in check.probes.under_contract for b in check.broken_on(name)]
-        if broken:
-            pytest.fail(render_agent_text(check), pytrace=False)
-
-    def test_agent_as_built_keeps_the_contract(self) -> None:
-        """Your agent as you build it runs under a contract (a ContractMiddleware) and
-        keeps it. When it fails: add ``ContractMiddleware(contract).around(*yours)``
-        (docs/MIGRATION.md)."""
-        from agent_contract.conformance.agent import render_agent_text
-
-        check = self.agent_check()
-        as_built = [n for n in check.probes.harnesses if n not in check.probes.under_contract]
-        if as_built:
-            pytest.fail(
-                "your agent has no ContractMiddleware; as built:\n" + render_agent_text(check),
-                pytrace=False,
-            )
-
-    def test_every_effect_is_declared(self) -> None:
-        """Every tool's effect is declared (``from_langchain_tool(tool, effect=...)``)."""
-        undeclared = self.agent_check().probes.undeclared
-        if undeclared:
-            pytest.fail(
-                "effect undeclared (treated as write): " + ", ".join(undeclared), pytrace=False
-            )

@@ -20,7 +20,13 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Final
 
-from agent_contract.harnesses import CORE_CAPABILITIES, Harness, HarnessPlugin, SnapshotRunner
+from agent_contract.harnesses import (
+    CORE_CAPABILITIES,
+    Harness,
+    HarnessPlugin,
+    SnapshotRunner,
+    mode_plugins,
+)
 
 if TYPE_CHECKING:
     from .driving import Mode
@@ -95,24 +101,15 @@ def snapshot_runner() -> SnapshotRunner:
     return SnapshotRunner(run_agent_input, resume_agent)
 
 
-PYDANTIC_AI: Final = HarnessPlugin(
-    name="pydantic-ai",
-    description="a PydanticAI Agent with ContractCapability, run_sync",
-    load=lambda: _suite_harness("run_sync"),
-    default=True,
+PYDANTIC_AI, PYDANTIC_AI_ASYNC, PYDANTIC_AI_STREAM = mode_plugins(
+    _suite_harness,
+    (
+        ("pydantic-ai", "run_sync", "run_sync"),
+        ("pydantic-ai-async", "run", "run"),
+        ("pydantic-ai-stream", "stream", "run_stream_events"),
+    ),
+    description="a PydanticAI Agent with ContractCapability",
     durable=snapshot_runner,
-    versions=STACK,
-)
-PYDANTIC_AI_ASYNC: Final = HarnessPlugin(
-    name="pydantic-ai-async",
-    description="a PydanticAI Agent with ContractCapability, run",
-    load=lambda: _suite_harness("run"),
-    versions=STACK,
-)
-PYDANTIC_AI_STREAM: Final = HarnessPlugin(
-    name="pydantic-ai-stream",
-    description="a PydanticAI Agent with ContractCapability, run_stream_events",
-    load=lambda: _suite_harness("stream"),
     versions=STACK,
 )
 PLAIN_PYDANTIC_AI: Final = HarnessPlugin(

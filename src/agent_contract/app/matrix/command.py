@@ -2,17 +2,25 @@
 what it does and its exit codes). Its framework options come from the registered
 :class:`~agent_contract.app.matrix.target.MatrixTarget`: ``--langchain RELEASES`` and the
 pins ``--core`` and ``--langgraph`` when the LangChain binding is installed.
+
+Each environment runs ``check --harness ...`` (the built-in harnesses, or a team's
+``module:factory`` harness), or with ``--agent module:factory`` ``check --agent`` on the
+team's own agent; ``--with`` installs the team's own requirements (``--with .``: their
+project) beside it. uv is found by :func:`find_uv`.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import os
 import shutil
 import sys
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from ...errors import ConfigurationError
+from ...errors import ConfigurationError, DependencyMissingError
 from ..check_command import (
     check_report_path,
     split_harness_names,
@@ -21,17 +29,73 @@ from ..check_command import (
 )
 from .packages import locate_packages
 from .report import MATRIX_FORMATS, render_matrix_junit
-from .run import default_matrix_harnesses, parse_releases, run_matrix
+from .run import default_matrix_harnesses, parse_releases, run_matrix, source_root
 from .target import MatrixTarget, matrix_targets
 
-__all__ = ["add_matrix_command", "cmd_matrix"]
+__all__ = ["TOOLS_UV", "add_matrix_command", "cmd_matrix", "find_uv"]
+
+TOOLS_UV = Path(".tools", "bin", "uv")
+"""Where the README's set-up installs uv, relative to the repository root."""
 
 
-def _uv_command(explicit: str | None) -> list[str]:
+def _executable(path: Path) -> bool:
+    return path.is_file() and os.access(path, os.X_OK)
+
+
+def _has_module(name: str) -> bool:
+    return importlib.util.find_spec(name) is not None
+
+
+def _checkout_root() -> Path | None:
+    try:
+        return source_root()
+    except ConfigurationError:
+        return None
+
+
+def find_uv(
+    explicit: str | None = None,
+    *,
+    environ: Mapping[str, str] = os.environ,
+    which: Callable[[str], str | None] = shutil.which,
+    roots: Sequence[Path] | None = None,
+    has_module: Callable[[str], bool] | None = None,
+) -> list[str]:
+    """How to call uv, as an argv prefix, in this order: ``explicit`` (``--uv``, as
+    given); the ``UV`` environment variable (uv sets it to its own path for the
+    processes ``uv run`` starts); ``uv`` on ``PATH``; ``.tools/bin/uv`` (where the
+    README's set-up installs it) under each of ``roots`` (default: the working directory
+    and, when running from a source checkout, its root); the ``uv`` Python package of
+    this interpreter (``python -m uv``; ``has_module`` tells whether a module is
+    importable).
+
+    Raises:
+        DependencyMissingError: none of these (exit 4); the message names ``--uv``.
+    """
     if explicit:
         return [explicit]
-    found = shutil.which("uv")
-    return [found] if found else [sys.executable, "-m", "uv"]
+    from_env = environ.get("UV", "")
+    if from_env and _executable(Path(from_env)):
+        return [from_env]
+    on_path = which("uv")
+    if on_path:
+        return [on_path]
+    if roots is None:
+        checkout = _checkout_root()
+        roots = [Path.cwd(), *([checkout] if checkout is not None else [])]
+    for root in roots:
+        candidate = root / TOOLS_UV
+        if _executable(candidate):
+            return [str(candidate)]
+    if (has_module or _has_module)("uv"):
+        return [sys.executable, "-m", "uv"]
+    looked = ", ".join(str(root / TOOLS_UV) for root in roots)
+    raise DependencyMissingError(
+        "uv",
+        "matrix builds its environments with uv and found none: not in $UV, not on PATH, "
+        f"not at {looked or TOOLS_UV}, no uv module; pass --uv PATH_TO_UV, or install it "
+        "as the README's set-up does",
+    )
 
 
 def _dest(name: str) -> str:
@@ -55,10 +119,12 @@ def add_matrix_command(sub: Any) -> None:
         f"(never the project's .venv), install agent-contract and its {labels} binding, that "
         f"release and its companions (by default {families} and the rest as "
         "they were when the release was published), plus your own requirements (--with), "
-        "run `check --format json` there, and print a boundary x release table. Run it "
-        "from the folder that holds your module:factory harness.",
+        "run `check --format json` there (`check --agent` with --agent), and print a "
+        "boundary x release table with the evidence of every broken cell. Run it from the "
+        "folder that holds your module:factory.",
         epilog="exit codes: 0 all hold; 5 a boundary broken or the binding not importing on "
-        "an installed release; 4 a release could not be installed; 2 usage",
+        "an installed release; 1 check failed in an installed environment; 4 a release "
+        "could not be installed, or no uv found; 2 usage",
     )
     frameworks = (
         matrix_p.add_mutually_exclusive_group(required=True) if len(targets) > 1 else matrix_p
@@ -77,11 +143,18 @@ def add_matrix_command(sub: Any) -> None:
         help="interpreter for the environments (default: this one's version)",
     )
     default_harnesses = ",".join(default_matrix_harnesses(targets[0]))
-    matrix_p.add_argument(
+    checked = matrix_p.add_mutually_exclusive_group()
+    checked.add_argument(
         "--harness",
         action="append",
         metavar="NAME|module:factory",
         help=f"harnesses to check in each environment (default {default_harnesses})",
+    )
+    checked.add_argument(
+        "--agent",
+        metavar="module:factory",
+        help="check your own agent in each environment instead (check --agent "
+        "module:factory: factory(chat_model) builds it; found in the working directory)",
     )
     matrix_p.add_argument(
         "--with",
@@ -89,8 +162,8 @@ def add_matrix_command(sub: Any) -> None:
         action="append",
         default=[],
         metavar="REQUIREMENT",
-        help="also install this in every environment (repeatable): your own dependencies, "
-        "or your project itself (--with .)",
+        help="also install this in every environment (repeatable): your own dependencies "
+        "(--with PACKAGE==VERSION), or your project itself (--with .)",
     )
     matrix_p.add_argument(
         "--companions",
@@ -120,7 +193,12 @@ def add_matrix_command(sub: Any) -> None:
     matrix_p.add_argument(
         "--source", type=Path, metavar="DIR", help="install them from this source checkout"
     )
-    matrix_p.add_argument("--uv", help="the uv executable (default: uv on PATH, or python -m uv)")
+    matrix_p.add_argument(
+        "--uv",
+        metavar="PATH",
+        help="the uv executable (default: $UV, uv on PATH, then .tools/bin/uv as the README "
+        "installs it)",
+    )
     matrix_p.set_defaults(handler=cmd_matrix)
 
 
@@ -143,13 +221,15 @@ def cmd_matrix(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         ConfigurationError: a bad release list, a ``--wheels`` folder without the two
             wheels, a ``--source`` that is not a checkout, or a ``--junit`` file that
             cannot be written (exit 2).
+        DependencyMissingError: no uv found (:func:`find_uv`; exit 4).
     """
     target, text = _chosen(args)
     releases = parse_releases(text, target)
     if args.junit is not None:
         check_report_path(args.junit)
     harnesses = split_harness_names(args.harness) or list(default_matrix_harnesses(target))
-    working_directory_importable(harnesses)
+    working_directory_importable([args.agent] if args.agent else harnesses)
+    uv = find_uv(args.uv)
     packages = locate_packages(
         wheels=args.wheels.resolve() if args.wheels else None,
         source=args.source.resolve() if args.source else None,
@@ -165,7 +245,8 @@ def cmd_matrix(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         packages=packages,
         python=args.python,
         harnesses=harnesses,
-        uv=_uv_command(args.uv),
+        uv=uv,
+        agent=args.agent,
         progress=None if args.quiet else progress,
         mode=args.companions,
         pins={option: getattr(args, _dest(option)) for option in target.pin_options},

@@ -11,13 +11,20 @@ from typing import Any, Final, Literal
 from agent_contract.conformance import boundary_label
 from agent_contract.conformance.junit import JUnitCase, JUnitSuite, render_junit
 from agent_contract.errors import ConfigurationError
-from agent_contract.exitcodes import EXIT_CONTRACT_VIOLATION, EXIT_DEPENDENCY_MISSING, EXIT_OK
+from agent_contract.exitcodes import (
+    EXIT_CONTRACT_VIOLATION,
+    EXIT_DEPENDENCY_MISSING,
+    EXIT_FAILURE,
+    EXIT_OK,
+)
 
 from .target import matrix_target
 
 __all__ = [
+    "EVIDENCE_PER_CELL",
     "MATRIX_FORMATS",
     "MATRIX_FORMAT_VERSION",
+    "STATUS_TEXT",
     "Column",
     "ColumnStatus",
     "MatrixReport",
@@ -33,6 +40,18 @@ MATRIX_FORMAT_VERSION: Final = 1
 
 ColumnStatus = Literal["checked", "could_not_install", "binding_does_not_import", "error"]
 """How one release went."""
+
+STATUS_TEXT: Final[dict[str, str]] = {
+    "checked": "checked",
+    "could_not_install": "could not install",
+    "binding_does_not_import": "binding does not import",
+    "error": "check failed",
+}
+"""Each :data:`ColumnStatus` in the reports' words."""
+
+EVIDENCE_PER_CELL: Final = 5
+"""At most this many pieces of evidence per broken cell in the text and Markdown
+reports (the JSON document keeps them all)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -57,6 +76,38 @@ class Column:
     """For anything but ``checked``: the last lines of the failing command's output."""
     check: dict[str, Any] | None = None
     """``check --format json``'s document (``docs/CHECK_FORMAT.md``)."""
+    output: str = ""
+    """For a checked release that did not hold: the last lines ``check`` wrote to its
+    stderr there (warnings, a traceback), empty when it wrote none."""
+
+    @property
+    def status_text(self) -> str:
+        """:attr:`status` in the reports' words (``check failed`` for ``error``)."""
+        return STATUS_TEXT.get(self.status, self.status)
+
+    def broken(self) -> list[tuple[str, str, list[tuple[str, str]]]]:
+        """Every broken (or crashed) cell of a checked release: ``(boundary, harness,
+        [(scenario, observed), ...])``, in the document's order; control harnesses
+        (expected to break) are left out."""
+        checked = _checked(self)
+        found = []
+        for cell in (self.check or {}).get("cells", ()):
+            if cell.get("status") not in ("broken", "crashed"):
+                continue
+            if checked and cell.get("harness") not in checked:
+                continue
+            evidence = [
+                (str(e.get("scenario", "-")), str(e.get("observed", "")))
+                for e in cell.get("evidence", ())
+            ]
+            found.append((str(cell.get("boundary")), str(cell.get("harness")), evidence))
+        return found
+
+    def findings(self) -> list[str]:
+        """For ``check --agent``: the document's findings about the agent (a tool its
+        allowlist withdraws, a tool that could not be probed, ...)."""
+        agent = (self.check or {}).get("agent")
+        return [str(f) for f in agent.get("findings", ())] if isinstance(agent, dict) else []
 
     @property
     def label(self) -> str:
@@ -74,7 +125,7 @@ class Column:
         if self.status == "binding_does_not_import":
             return "binding does not import"
         if self.status == "error" or self.check is None:
-            return "error"
+            return "check failed"
         cells = [c for c in self.check.get("cells", ()) if c.get("boundary") == boundary]
         if not cells:
             return "no scenario"
@@ -98,6 +149,16 @@ class MatrixReport:
     framework: str = field(default_factory=lambda: matrix_target().name)
     """The framework whose releases the columns are (default: the registered target's;
     it names the JUnit suites)."""
+    agent: str | None = None
+    """The team's agent factory each release checked (``check --agent``), or None for
+    :attr:`harnesses`."""
+
+    @property
+    def checked(self) -> str:
+        """What each release checked, for the reports' first line."""
+        if self.agent:
+            return f"agent {self.agent}"
+        return f"harnesses {', '.join(self.harnesses)}"
 
     @property
     def rows(self) -> tuple[str, ...]:
@@ -110,15 +171,35 @@ class MatrixReport:
 
     @property
     def exit_code(self) -> int:
-        """5 broken or not importing somewhere installed; else 4 if a release could not
-        be installed (or ``check`` failed); else 0."""
+        """5 broken or not importing somewhere installed; else 1 if ``check`` failed in
+        an installed environment; else 4 if a release could not be installed; else 0."""
         if any(c.status == "binding_does_not_import" for c in self.columns):
             return EXIT_CONTRACT_VIOLATION
         if any(c.cell(b).startswith("broken") for c in self.columns for b in self.rows):
             return EXIT_CONTRACT_VIOLATION
-        if any(c.status in ("could_not_install", "error") for c in self.columns):
+        if any(c.status == "error" for c in self.columns):
+            return EXIT_FAILURE
+        if any(c.status == "could_not_install" for c in self.columns):
             return EXIT_DEPENDENCY_MISSING
         return EXIT_OK
+
+
+def _evidence_lines(column: Column, indent: str = "    ") -> list[str]:
+    """What a release that did not hold showed: the failing command's last lines, each
+    broken cell's evidence (boundary, harness, scenario: observed), the agent's
+    findings, and the last lines ``check`` wrote to stderr."""
+    lines = [f"{indent}{line}" for line in column.evidence.splitlines()]
+    for boundary, harness, evidence in column.broken():
+        lines.append(f"{indent}{boundary_label(boundary)} broken on {harness}:")
+        for scenario, observed in evidence[:EVIDENCE_PER_CELL]:
+            lines.append(f"{indent}  {scenario}: {observed}")
+        if len(evidence) > EVIDENCE_PER_CELL:
+            lines.append(f"{indent}  ... and {len(evidence) - EVIDENCE_PER_CELL} more")
+    lines += [f"{indent}finding: {finding}" for finding in column.findings()]
+    if column.output:
+        lines.append(f"{indent}check's last lines on stderr:")
+        lines += [f"{indent}  {line}" for line in column.output.splitlines()]
+    return lines
 
 
 def _notes(report: MatrixReport) -> list[str]:
@@ -126,11 +207,10 @@ def _notes(report: MatrixReport) -> list[str]:
     for column in report.columns:
         stack = ", ".join(f"{k} {v}" for k, v in column.versions.items()) or "not installed"
         pins = f"; companion pins: {', '.join(column.companions)}" if column.companions else ""
-        notes.append(f"{column.label}: {column.status.replace('_', ' ')} ({stack}{pins})")
+        notes.append(f"{column.label}: {column.status_text} ({stack}{pins})")
         if column.note:
             notes.append(f"    {column.note}")
-        if column.evidence:
-            notes += [f"    {line}" for line in column.evidence.splitlines()]
+        notes += _evidence_lines(column)
     return notes
 
 
@@ -145,10 +225,7 @@ def render_matrix_text(report: MatrixReport) -> str:
     """A plain-text boundary x release table, then one note per release."""
     table = _table(report)
     widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
-    lines = [
-        f"agent-contract matrix: python {report.python}; harnesses {', '.join(report.harnesses)}",
-        "",
-    ]
+    lines = [f"agent-contract matrix: python {report.python}; {report.checked}", ""]
     for index, row in enumerate(table):
         lines.append("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
         if index == 0:
@@ -161,7 +238,7 @@ def render_matrix_markdown(report: MatrixReport) -> str:
     """A Markdown boundary x release table, then one note per release."""
     table = _table(report)
     lines = [
-        f"python {report.python}; harnesses {', '.join(report.harnesses)}",
+        f"python {report.python}; {report.checked}",
         "",
         "| " + " | ".join(table[0]) + " |",
         "| --- |" + " --- |" * (len(table[0]) - 1),
@@ -172,26 +249,27 @@ def render_matrix_markdown(report: MatrixReport) -> str:
         stack = ", ".join(f"{k} {v}" for k, v in column.versions.items()) or "not installed"
         pins = f"; companion pins: `{', '.join(column.companions)}`" if column.companions else ""
         note = f"; {column.note}" if column.note else ""
-        lines.append(
-            f"- **{column.label}**: {column.status.replace('_', ' ')} ({stack}{pins}{note})"
-        )
-        if column.evidence:
+        lines.append(f"- **{column.label}**: {column.status_text} ({stack}{pins}{note})")
+        evidence = _evidence_lines(column, indent="")
+        if evidence:
             lines.append("  ```text")
-            lines += [f"  {line}" for line in column.evidence.splitlines()]
+            lines += [f"  {line}" for line in evidence]
             lines.append("  ```")
     return "\n".join(lines) + "\n"
 
 
 def render_matrix_json(report: MatrixReport) -> str:
     """The report as JSON: ``{"format": "agent-contract-matrix", "version": 1, "python",
-    "harnesses", "origin", "rows", "columns": [{"release", "label", "status",
-    "companions", "note", "versions", "evidence", "cells": {boundary: text}, "check":
-    <check JSON or null>}], "exit_code"}``."""
+    "harnesses", "agent", "origin", "rows", "columns": [{"release", "label", "status",
+    "companions", "note", "versions", "evidence", "output", "cells": {boundary: text},
+    "check": <check JSON or null>}], "exit_code"}`` (``agent``: the ``--agent`` factory
+    or null; ``output``: :attr:`Column.output`)."""
     data = {
         "format": "agent-contract-matrix",
         "version": MATRIX_FORMAT_VERSION,
         "python": report.python,
         "harnesses": list(report.harnesses),
+        "agent": report.agent,
         "origin": report.origin,
         "rows": list(report.rows),
         "columns": [
@@ -203,6 +281,7 @@ def render_matrix_json(report: MatrixReport) -> str:
                 "note": c.note,
                 "versions": dict(c.versions),
                 "evidence": c.evidence,
+                "output": c.output,
                 "cells": {b: c.cell(b) for b in report.rows},
                 "check": c.check,
             }
@@ -238,6 +317,7 @@ def load_matrix_json(text: str) -> MatrixReport:
             versions=dict(c["versions"]),
             evidence=c["evidence"],
             check=c["check"],
+            output=c.get("output", ""),
         )
         for c in data["columns"]
     )
@@ -246,6 +326,7 @@ def load_matrix_json(text: str) -> MatrixReport:
         harnesses=tuple(data["harnesses"]),
         columns=columns,
         origin=data.get("origin", ""),
+        agent=data.get("agent"),
     )
 
 
@@ -298,7 +379,7 @@ def render_matrix_junit(report: MatrixReport) -> str:
                 classname=classname,
                 name="install",
                 outcome="error",
-                message=column.status.replace("_", " "),
+                message=column.status_text,
                 details=column.evidence or column.status,
             )
         cases = [install]

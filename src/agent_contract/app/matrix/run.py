@@ -15,17 +15,22 @@ bound of the metadata) the matrix, in a temporary directory (never the project's
 3. checks that the resolved stack imports (the target's smoke test) and records its
    versions;
 4. runs ``<env python> -m agent_contract.app.cli check --harness ... --format json``
-   in the working directory (so a team's ``module:factory`` is found there).
+   (or, for a team's own agent, ``check --agent module:factory --format json``) in the
+   working directory (so a team's ``module:factory`` is found there).
 
 An environment that cannot be built (step 1-3 fails) is reported as ``could not
 install`` with the installer's last lines as evidence, never as a contract failure. A
 release on which the binding itself does not import (``check`` exits 4) is reported as
-``binding does not import`` with the ImportError. Everything else is the boundary x
-release table of ``check``'s cells.
+``binding does not import`` with the ImportError. A ``check`` that gives no verdict
+(it exits 2, e.g. a factory that does not load on that release, or crashes) is ``check
+failed`` (status ``error``) with its exit code and last lines. Everything else is the
+boundary x release table of ``check``'s cells; each broken cell keeps ``check``'s
+evidence, and the report prints it.
 
 Exit codes of the command: 0 every release installed and every boundary holds; 5 a
-boundary broken, or the binding not importing, on an installed release; 4 otherwise
-when a release could not be installed; 2 usage.
+boundary broken, or the binding not importing, on an installed release; otherwise 1
+when ``check`` failed in an installed environment; otherwise 4 when a release could not
+be installed; 2 usage (4 too when no uv is found).
 
 The process runner is injectable (:class:`CommandRunner`), and so is the publish-time
 lookup, so the planning, parsing and report logic are tested without a network. No
@@ -147,6 +152,7 @@ def plan_environment(
     floors: Mapping[str, str] | None = None,
     uv: Sequence[str] = ("uv",),
     target: MatrixTarget | None = None,
+    agent: str | None = None,
 ) -> EnvPlan:
     """The commands that build and check the environment for ``release``.
 
@@ -163,6 +169,8 @@ def plan_environment(
             (:func:`~agent_contract.app.matrix.packages.metadata_floors`).
         uv: how to call uv.
         target: the framework (default: the registered target).
+        agent: a team's agent factory (``module:factory``): ``check --agent`` on it
+            instead of ``check --harness``.
 
     Raises:
         ConfigurationError: ``floor`` without ``floors``.
@@ -183,6 +191,7 @@ def plan_environment(
         pinned = framework if release == "latest" else f"{framework}=={release}"
         requirements = (pinned, *companions.pins)
     env_python = str(env_dir / "bin" / "python")
+    checked = ("--agent", agent) if agent else ("--harness", ",".join(harnesses))
     commands = (
         (*uv, "venv", "--quiet", str(env_dir), "--python", python),
         (
@@ -203,8 +212,7 @@ def plan_environment(
             "-m",
             "agent_contract.app.cli",
             "check",
-            "--harness",
-            ",".join(harnesses),
+            *checked,
             "--format",
             "json",
             "--quiet",
@@ -222,6 +230,10 @@ def plan_environment(
 def _tail(result: CommandResult, lines: int = 6) -> str:
     text = (result.stderr.strip() or result.stdout.strip()).splitlines()
     return "\n".join(text[-lines:])
+
+
+def _stderr_tail(result: CommandResult, lines: int = 6) -> str:
+    return "\n".join(result.stderr.strip().splitlines()[-lines:])
 
 
 def run_environment(
@@ -265,12 +277,18 @@ def run_environment(
     ):
         evidence = f"check exited {result.returncode}: {_tail(result)}"
         return replace(base, status="error", versions=versions, evidence=evidence)
-    return replace(base, status="checked", versions=versions, check=document)
+    return replace(
+        base,
+        status="checked",
+        versions=versions,
+        check=document,
+        output=_stderr_tail(result) if result.returncode != EXIT_OK else "",
+    )
 
 
 def _verdict(column: Column, rows: Sequence[str]) -> str:
     if column.status != "checked":
-        return column.status.replace("_", " ") + (
+        return column.status_text + (
             f": {column.evidence.splitlines()[-1]}" if column.evidence else ""
         )
     broken = [b for b in rows if column.cell(b).startswith("broken")]
@@ -293,6 +311,7 @@ def run_matrix(
     publish_time: PublishTime | None = None,
     floors: Mapping[str, str] | None = None,
     target: MatrixTarget | None = None,
+    agent: str | None = None,
 ) -> MatrixReport:
     """Build and check one environment per release, in order.
 
@@ -316,6 +335,8 @@ def run_matrix(
         floors: the lower bounds ``floor`` installs (default: this installation's
             metadata, :func:`~agent_contract.app.matrix.packages.metadata_floors`).
         target: the framework (default: the registered target).
+        agent: a team's agent factory (``module:factory``): each environment runs
+            ``check --agent`` on it (``harnesses`` are then not checked).
 
     Raises:
         DependencyMissingError: no ``target`` given and no binding registers one.
@@ -361,16 +382,18 @@ def run_matrix(
                 else None,
                 uv=uv,
                 target=target,
+                agent=agent,
             )
             columns.append(run_environment(plan, run, say))
             checked = columns[-1].check or {}
             say(_verdict(columns[-1], [b["key"] for b in checked.get("boundaries", ())]))
     return MatrixReport(
         python=python,
-        harnesses=harnesses,
+        harnesses=() if agent else harnesses,
         columns=tuple(columns),
         origin=packages.origin,
         framework=target.name,
+        agent=agent,
     )
 
 

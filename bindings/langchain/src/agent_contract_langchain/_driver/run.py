@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from langchain_core.messages import ToolMessage
 from langgraph.types import Command
@@ -27,6 +27,8 @@ from agent_contract.tools import ToolContext
 from ..approvals import awrite_in_graph, write_in_graph
 from ..control import CONTROL_FLOW, ResumeRefused, check_resume
 from ..graph_commands import split_command
+from ..messages import tool_message_value
+from ..run_config import ChildOutsideContract, active_call, call_scope
 from ..tools import RawValue, current_tool_context
 from .prepare import Admitted
 from .requests import with_visible_arguments
@@ -35,6 +37,11 @@ __all__ = ["Ran", "arun_tool_call", "arun_write", "run_tool_call", "run_write"]
 
 Ran = tuple[ToolResult, dict[str, Any] | None]
 """A call's result and, when its tool returned a ``Command``, the rest of its update."""
+
+
+_PASSTHROUGH: Final = (*CONTROL_FLOW, ChildOutsideContract)
+"""LangGraph's control flow, and the refusal of a child agent outside the contract
+(it ends the run: never a tool's failure the model reads)."""
 
 
 class _ToolReportedError(ToolError):
@@ -71,7 +78,7 @@ class _Output:
                 raise _ToolReportedError("the tool reported an error")
             if isinstance(output.artifact, RawValue):
                 return output.artifact.value
-            return output.content
+            return tool_message_value(output.content)
         return output
 
 
@@ -87,17 +94,22 @@ def run_tool_call(step: Admitted, handler: Callable[[Any], ToolMessage | Command
     request = step.request
     output = _Output(state, step.planned.call_id)
 
+    scope = call_scope(state, step.planned.call_id, request.runtime.config)
+
     def invoke(context: ToolContext) -> Any:
         current_tool_context.set(context)
+        token = active_call.set(scope)  # an agent the tool starts is a child scope
         try:
             returned = handler(request)
         except Exception as exc:
             check_resume(exc)
             raise
+        finally:
+            active_call.reset(token)
         return output.answered(returned)
 
     try:
-        result = state.execute(step.planned, invoke, passthrough=CONTROL_FLOW)
+        result = state.execute(step.planned, invoke, passthrough=_PASSTHROUGH)
     except ResumeRefused as exc:
         raise exc.error from None
     return result, output.update
@@ -112,17 +124,22 @@ async def arun_tool_call(
     request = step.request
     output = _Output(state, step.planned.call_id)
 
+    scope = call_scope(state, step.planned.call_id, request.runtime.config)
+
     async def ainvoke(context: ToolContext) -> Any:
         current_tool_context.set(context)
+        token = active_call.set(scope)  # an agent the tool starts is a child scope
         try:
             returned = await handler(request)
         except Exception as exc:
             check_resume(exc)
             raise
+        finally:
+            active_call.reset(token)
         return output.answered(returned)
 
     try:
-        result = await state.aexecute(step.planned, ainvoke, passthrough=CONTROL_FLOW)
+        result = await state.aexecute(step.planned, ainvoke, passthrough=_PASSTHROUGH)
     except ResumeRefused as exc:
         raise exc.error from None
     return result, output.update

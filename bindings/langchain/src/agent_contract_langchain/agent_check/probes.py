@@ -38,17 +38,36 @@ Probes derived from each tool's model-visible JSON Schema (``tool.tool_call_sche
 - ``slow_call[tool]``: the stub outlasts the tool's timeout (the read tool with the
   shortest one, when it is 20 s or less).
 
+Every tool the model is offered is probed, the ones middleware adds included
+(deepagents' ``ls``, ``read_file``, ``write_file``, ``edit_file``, ``glob``, ``grep``,
+``execute``, ``write_todos``, ``task``): what is offered is read from a first run of the
+agent (the tools its model call carries), so a tool an allowlist or a middleware
+withdraws from the model is not probed and is listed, with the reason, as is a tool that
+cannot run in the mode checked (an async-only tool, e.g. every MCP tool, under
+``--mode invoke`` or ``stream``: "not checked", and the check fails).
+
+A factory may build several agents (``create_agent`` called more than once): the agent
+it returns (the outermost) and each other one (deepagents' sub-agents, a supervisor's
+workers) are probed per agent, each on its own graph, with the probes of its own tools
+and its own contract (see :class:`~agent_contract_langchain.agent_check.capture.Built`).
+A graph the factory returns that is not a ``create_agent`` agent (langgraph-supervisor's
+supervisor, built with ``create_react_agent``: no middleware slot) is not probed; its
+tools are listed as not probed, with that reason.
+
 Columns: with a ContractMiddleware in the team's stack, one column, the agent as built.
 Without one, two: the agent as built, and the same agent with
 ``ContractMiddleware(contract).around(*their middleware)`` added, its contract adopting
 their tools with :func:`~agent_contract_langchain.tools.from_langchain_tool`; a tool whose
 effect nobody declared is treated as a write there (fail closed) and listed as a finding.
-An exception raised in the team's own middleware is reported as theirs, by name.
+An exception is reported as the layer's that raised it, by name: a tool's own (the
+stub's, in the tool-error probe) as the tool's, one of the team's middleware as theirs
+(a middleware that only passed a tool's exception on is not blamed).
 """
 
 from __future__ import annotations
 
 import contextlib
+import copy
 import dataclasses
 import inspect
 from collections.abc import Callable, Mapping, Sequence
@@ -65,17 +84,26 @@ from agent_contract.conformance.evaluate import (
 )
 from agent_contract.errors import ConfigurationError
 from agent_contract.harnesses import Harness, Observation, RunInput
+from agent_contract.messages import Completion, Message
 from agent_contract.model import Model
 from agent_contract.runtime import RunResult
 from agent_contract.testing import FakeModel
 from agent_contract.tools import ToolSpec
 
-from ..attribution import raising_middleware
+from ..attribution import raising_layer
 from ..chat_model import ContractChatModel
 from ..harness import Mode, run_async, run_graph
 from ..messages import to_langchain_messages
 from ..middleware import ContractMiddleware
-from .capture import AgentParts, capture_agent, load_factory, probe_context
+from .capture import (
+    AgentParts,
+    Built,
+    capture_agent,
+    capture_agents,
+    is_compiled_graph,
+    load_factory,
+    probe_context,
+)
 from .scenarios import budget_of, probe_scenarios, tool_facts
 from .schema import sample_arguments
 
@@ -130,6 +158,36 @@ class _Column:
     parts: AgentParts
     add_contract: bool
     mode: Mode
+    outermost: bool = True
+    """The agent is the graph the factory returns (it is run as returned); else the
+    agent's own graph is run on its own."""
+
+
+def _graph_of(built: Built, key: str, outermost: bool) -> Any:
+    """The graph to drive for the agent ``key``: the returned one for the outermost."""
+    return built.graph if outermost else built.agent(key).graph
+
+
+def _with_stubs(
+    arguments: dict[str, Any], stubs: Mapping[str, BaseTool]
+) -> tuple[list[Any], list[Any]]:
+    """``(tools, middleware)`` of ``arguments`` with each tool named in ``stubs`` replaced
+    by its stub, a middleware's tools too (on a shallow copy of that middleware, so the
+    team's instance is left as it was)."""
+    tools = [
+        t
+        if isinstance(t, Mapping)
+        else stubs.get(str(getattr(t, "name", None) or getattr(t, "__name__", "")), t)
+        for t in arguments.get("tools") or ()
+    ]
+    middleware: list[Any] = []
+    for layer in arguments.get("middleware") or ():
+        own = getattr(layer, "tools", None)
+        if own and any(isinstance(t, BaseTool) and t.name in stubs for t in own):
+            layer = copy.copy(layer)
+            layer.tools = [stubs.get(t.name, t) if isinstance(t, BaseTool) else t for t in own]
+        middleware.append(layer)
+    return tools, middleware
 
 
 def _plain_observation(name: str, turns: int, final: Mapping[str, Any]) -> Observation:
@@ -170,27 +228,28 @@ def _plain_observation(name: str, turns: int, final: Mapping[str, Any]) -> Obser
 
 
 def _crashed(name: str, exc: BaseException) -> Observation:
-    where = raising_middleware(exc)
+    layer = raising_layer(exc)
     crash = Observation.crashed(name, exc)
-    if where is None:
+    if layer is None:
         return crash
+    kind, where = layer
     return dataclasses.replace(
-        crash, stop_reason=f"{crash.stop_reason} (raised in your middleware {where!r})"
+        crash, stop_reason=f"{crash.stop_reason} (raised in your {kind} {where!r})"
     )
 
 
 def _column_harness(column: _Column) -> Harness:
+    key = column.parts.key
+
     def run(model: Model, tools: list[ToolSpec], options: RunInput) -> RunResult | Observation:
         specs = {s.name: s for s in tools}
-        stubs = [_stub(t, specs[t.name]) if t.name in specs else t for t in column.parts.tools]
+        stubs = {t.name: _stub(t, specs[t.name]) for t in column.parts.tools if t.name in specs}
         added: list[ContractMiddleware] = []
 
-        def rewrite(arguments: dict[str, Any]) -> dict[str, Any]:
-            arguments["tools"] = [
-                *stubs,
-                *(t for t in arguments.get("tools") or () if isinstance(t, Mapping)),
-            ]
-            middleware = list(arguments.get("middleware") or ())
+        def rewrite(agent: str, arguments: dict[str, Any]) -> dict[str, Any]:
+            if agent != key:
+                return arguments
+            arguments["tools"], middleware = _with_stubs(arguments, stubs)
             if column.add_contract and not any(
                 isinstance(m, ContractMiddleware) for m in middleware
             ):
@@ -202,8 +261,10 @@ def _column_harness(column: _Column) -> Harness:
             arguments["middleware"] = middleware
             return arguments
 
-        graph, parts = capture_agent(column.factory, ContractChatModel(model=model), rewrite)
-        ours = added[0] if added else parts.contract_middleware
+        built = capture_agents(column.factory, ContractChatModel(model=model), rewrite)
+        parts = built.agent(key)
+        graph = _graph_of(built, key, column.outermost)
+        ours = added[-1] if added else parts.contract_middleware
         context = probe_context(parts.context_schema)
         turns = options.turns()
         system = parts.arguments.get("system_prompt")
@@ -234,6 +295,66 @@ def _column_harness(column: _Column) -> Harness:
     return run
 
 
+class _Offered:
+    """A model that answers every call ``done`` and keeps the names of the tools the
+    first call offered (the tool definitions the model is given)."""
+
+    def __init__(self) -> None:
+        self.names: list[str] | None = None
+
+    def complete(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[dict[str, Any]] | None = None,
+        max_output_tokens: int = 512,
+        temperature: float = 0.0,
+    ) -> Completion:
+        """Record the offered tools' names (first call only); answer ``done``."""
+        if self.names is None:
+            self.names = [_definition_name(d) for d in tools or ()]
+        return Completion(text="done")
+
+
+def _definition_name(definition: Mapping[str, Any]) -> str:
+    function = definition.get("function")
+    if isinstance(function, Mapping) and "name" in function:
+        return str(function["name"])
+    return str(definition.get("name", "?"))
+
+
+def _offered_tools(
+    factory: Callable[[Any], Any], parts: AgentParts, outermost: bool
+) -> tuple[list[str] | None, str]:
+    """The names of the tools the agent's model is offered on its first call (one run of
+    the agent as built, its model answering at once), or ``(None, why)`` when that run
+    failed."""
+    recorder = _Offered()
+    try:
+        built = capture_agents(factory, ContractChatModel(model=recorder))
+        own = built.agent(parts.key)
+        graph = _graph_of(built, parts.key, outermost)
+        context = probe_context(own.context_schema)
+        turns = [Message(role="user", content="Which tools do you have?")]
+        contract_mw = own.contract_middleware
+        if contract_mw is None:
+            payload = {"messages": to_langchain_messages(turns)}
+            config = {"configurable": {"thread_id": f"offered-{id(recorder)}"}}
+            graph.invoke(payload, config=config, context=context)
+        else:
+            state = contract_mw.contract.start()
+            config = {"configurable": {"thread_id": state.view.run_id}}
+            run_graph(graph, state, turns, config=config, graph_context=context)
+    except Exception as exc:  # noqa: BLE001 - reported as a finding
+        return None, f"{type(exc).__name__}"
+    return recorder.names, ""
+
+
+def _async_only(tool: BaseTool) -> bool:
+    """A tool with a coroutine and no sync body (``StructuredTool(coroutine=...)``: every
+    MCP tool of langchain-mcp-adapters): it raises NotImplementedError when run sync."""
+    return isinstance(tool, StructuredTool) and tool.func is None and tool.coroutine is not None
+
+
 def _run_plain(graph: Any, column: _Column, turns: Sequence[Any], context: Any) -> Observation:
     payload = {"messages": to_langchain_messages(turns)}
     config = {"configurable": {"thread_id": f"probe-{id(payload)}"}, "recursion_limit": 40}
@@ -262,28 +383,30 @@ def agent_probes(
     mode: Mode = "invoke",
     effects: Mapping[str, str] | None = None,
 ) -> AgentProbes:
-    """The probes for the agent the factory ``spec`` (``module:factory``) builds, and the
-    harness of each column (see the module doc).
+    """The probes for the agents the factory ``spec`` (``module:factory``, or
+    ``module:graph`` for a module-level compiled graph) builds, and the harness of each
+    column (see the module doc): the outermost agent's, with every other agent's in
+    :attr:`~agent_contract.conformance.agent.AgentProbes.agents`.
 
     Args:
-        spec: ``module:factory``.
+        spec: ``module:factory`` or ``module:graph``.
         mode: how each column drives the graph: ``invoke``, ``ainvoke`` or ``stream``.
         effects: declared effects by tool name (``"read"`` or ``"write"``) for a stack
             without a ContractMiddleware (``check --effect NAME=read``); with one, the
             contract's tool specs declare them and this is refused.
 
     Raises:
-        ConfigurationError: the factory cannot be loaded, raises, or does not build one
-            ``create_agent``; an effect other than read/write, or for a tool the agent
-            does not have; effects given for a stack with its own contract.
+        ConfigurationError: the factory cannot be loaded, raises, or calls no
+            ``create_agent``; an effect other than read/write, or for a tool no agent
+            has; effects given for an agent with its own contract.
     """
     factory = load_factory(spec)
-    _, parts = capture_agent(factory, ContractChatModel(model=FakeModel(["unused"])))
+    built = capture_agents(factory, ContractChatModel(model=FakeModel(["unused"])))
     if not isinstance(spec, str):
         spec = f"{getattr(spec, '__module__', '?')}:{getattr(spec, '__qualname__', '?')}"
     label = spec.rpartition(":")[2]
     effects = dict(effects or {})
-    names = {t.name for t in parts.tools}
+    names = {t.name for part in built.agents for t in part.tools}
     for name, effect in effects.items():
         if effect not in ("read", "write"):
             raise ConfigurationError(f"effect of {name!r} must be read or write, got {effect!r}")
@@ -292,17 +415,145 @@ def agent_probes(
                 f"--effect names {name!r}, which is not one of the agent's tools: "
                 + ", ".join(sorted(names))
             )
-    if effects and parts.contract_middleware is not None:
+    ordered = [built.outermost] if built.outermost is not None else []
+    ordered += [p for p in built.agents if p is not built.outermost]
+    several = len(ordered) > 1 or built.outermost is None
+    per_agent = [
+        _probes_of(
+            factory,
+            part,
+            spec=spec,
+            label=label if part is built.outermost else f"{label}.{part.key}",
+            name=_display_name(part, part is built.outermost) if several else "",
+            outermost=part is built.outermost,
+            mode=mode,
+            effects=effects,
+        )
+        for part in ordered
+    ]
+    top = per_agent[0]
+    tree: list[str] = []
+    not_probed = dict(top.not_probed)
+    if several:
+        tree.append(
+            f"the factory built {len(ordered)} agents with create_agent ("
+            + ", ".join(_display_name(p, p is built.outermost) for p in ordered)
+            + "); each is probed on its own graph, under its own contract (the probes do "
+            "not run a sub-agent through its parent's delegation)"
+        )
+    if built.outermost is None:
+        foreign = _foreign_tools(built)
+        kind = type(built.graph).__name__
+        tree.append(
+            f"the graph the factory returns ({kind}) is not one of its create_agent agents "
+            "(e.g. langgraph-supervisor's supervisor, built with create_react_agent: no "
+            "middleware slot); it is not probed, the agents it runs are, one by one"
+        )
+        for tool, owner in sorted(foreign.items()):  # a supervisor's are from a set
+            not_probed.setdefault(
+                tool,
+                f"a tool of {owner!r}, an agent of the returned graph not built with "
+                "create_agent (no middleware slot, so no contract can hold it there)",
+            )
+    return dataclasses.replace(
+        top,
+        findings=(*tree, *top.findings),
+        not_probed=not_probed,
+        agents=tuple(per_agent[1:]),
+    )
+
+
+def _display_name(part: AgentParts, outermost: bool) -> str:
+    """How the report names one of several agents: its ``name``, else its key (the
+    returned agent: ``main``)."""
+    if part.arguments.get("name") or not outermost:
+        return part.key
+    return "main"
+
+
+def _foreign_tools(built: Built) -> dict[str, str]:
+    """The tools of the tool nodes inside the returned graph that belong to no
+    ``create_agent`` agent of the factory's (a supervisor's handoff tools), each with
+    the name of the graph that holds it."""
+    ours = {id(p.graph) for p in built.agents}
+    found: dict[str, str] = {}
+
+    def visit(graph: Any, depth: int) -> None:
+        if depth > 3 or id(graph) in ours:
+            return
+        for node in getattr(graph, "nodes", {}).values():
+            bound = getattr(node, "bound", None)
+            by_name = getattr(bound, "tools_by_name", None)
+            if isinstance(by_name, Mapping):
+                for tool in by_name:
+                    found.setdefault(str(tool), str(getattr(graph, "name", None) or "?"))
+            elif is_compiled_graph(bound):
+                visit(bound, depth + 1)
+
+    visit(built.graph, 0)
+    return found
+
+
+def _probes_of(
+    factory: Callable[[Any], Any],
+    parts: AgentParts,
+    *,
+    spec: str,
+    label: str,
+    name: str,
+    outermost: bool,
+    mode: Mode,
+    effects: Mapping[str, str],
+) -> AgentProbes:
+    """The probes of one agent of the factory's (``parts``), see :func:`agent_probes`."""
+    own = parts.contract_middleware
+    mine = {t.name for t in parts.tools}
+    if own is not None and any(n in mine for n in effects):
         raise ConfigurationError(
             "the agent has its own ContractMiddleware: its tool specs declare the effects"
         )
-    facts = tool_facts(parts, effects)
-    budget = budget_of(parts)
-    own_contract = parts.contract_middleware
-    secrets = own_contract.contract.redaction.secrets if own_contract is not None else ()
-    scenarios, info = probe_scenarios(facts, budget, secrets)
-    own = parts.contract_middleware
+    offered, failure = _offered_tools(factory, parts, outermost)
     findings: list[str] = []
+    not_probed: dict[str, str] = {}
+    unchecked: list[str] = []
+    withdrawn: list[str] = []
+    for tool in parts.tools:
+        layer = parts.added_by.get(tool.name)
+        origin = f" (added by {layer})" if layer else ""
+        if offered is not None and tool.name not in offered:
+            if own is not None and tool.name not in own.contract.registry:
+                not_probed[tool.name] = (
+                    f"withdrawn from the model by the contract's allowlist{origin}: not "
+                    "registered with your ContractMiddleware"
+                )
+                withdrawn.append(tool.name)
+            else:
+                not_probed[tool.name] = (
+                    f"in the agent's tool node{origin} but never offered to the model (a "
+                    "middleware withdraws it)"
+                )
+        elif _async_only(tool) and mode != "ainvoke":
+            not_probed[tool.name] = (
+                f"async-only{origin} (no sync body): it cannot run under --mode {mode}; "
+                "check it with --mode ainvoke"
+            )
+            unchecked.append(tool.name)
+    if offered is None:
+        findings.append(
+            f"the tools offered to the model could not be read (a first run raised "
+            f"{failure}): every tool of the agent's tool node is probed"
+        )
+    if withdrawn:
+        findings.append(
+            "withdrawn from the model by the contract's allowlist (registered tools only): "
+            + ", ".join(withdrawn)
+            + "; register each with from_langchain_tool(tool, effect=...) to offer it"
+        )
+    probed = dataclasses.replace(parts, tools=[t for t in parts.tools if t.name not in not_probed])
+    facts = tool_facts(probed, {k: v for k, v in effects.items() if k in mine})
+    budget = budget_of(probed)
+    secrets = own.contract.redaction.secrets if own is not None else ()
+    scenarios, info = probe_scenarios(facts, budget, secrets)
     undeclared = [f.tool.name for f in facts if not f.declared]
     if own is None:
         findings.append(
@@ -315,29 +566,29 @@ def agent_probes(
             + ", ".join(undeclared)
             + "; declare each with from_langchain_tool(tool, effect='read'|'write')"
         )
-    if own is not None:
-        offered = [f.tool.name for f in facts]
-        unregistered = [n for n in offered if n not in own.contract.registry]
-        if unregistered:
-            findings.append(
-                "given to create_agent but not registered with the contract (never offered "
-                "nor run): " + ", ".join(unregistered)
-            )
     for fact in facts:
         if fact.valid is None:
             findings.append(
                 f"{fact.tool.name}: no valid arguments could be generated from its schema "
                 "(a pattern or format); its valid-call and invalid-argument probes are left out"
             )
-    for name in parts.provider_tools:
-        findings.append(f"provider-side tool {name!r} is not probed")
+    for provider in parts.provider_tools:
+        not_probed.setdefault(provider, "provider-side tool (runs at the model provider)")
     columns = [
-        _Column(f"{label} (as built)" if own is None else label, factory, parts, False, mode)
+        _Column(
+            f"{label} (as built)" if own is None else label,
+            factory,
+            parts,
+            False,
+            mode,
+            outermost,
+        )
     ]
     if own is None:
-        columns.append(_Column(f"{label} + contract", factory, parts, True, mode))
+        columns.append(_Column(f"{label} + contract", factory, parts, True, mode, outermost))
     return AgentProbes(
         agent=spec,
+        name=name,
         tools=tuple(f.tool.name for f in facts),
         effects={f.tool.name: (f.effect if f.declared else "undeclared") for f in facts},
         scenarios=tuple(scenarios),
@@ -346,4 +597,6 @@ def agent_probes(
         findings=tuple(findings),
         under_contract=tuple(c.name for c in columns if c.add_contract or own is not None),
         undeclared=tuple(undeclared),
+        not_probed=not_probed,
+        unchecked=tuple(unchecked),
     )

@@ -3,6 +3,7 @@ its declared effect and the budget (see :mod:`agent_contract_langchain.agent_che
 
 from __future__ import annotations
 
+import copy
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -53,12 +54,9 @@ class _Behaviour:
     returns: str | None = None
 
 
-def _recording_spec(
-    tool: BaseTool, parameters: dict[str, Any], behaviour: _Behaviour, probe: Probe, **opts: Any
-) -> ToolSpec:
-    """The scenario's ToolSpec for ``tool``: records on ``probe``, then answers, raises or
-    waits."""
-    name = tool.name
+def _recording_handler(name: str, behaviour: _Behaviour, probe: Probe) -> Callable[..., str]:
+    """The stub's body in one probe: records the call on ``probe``, then answers, raises
+    or waits as ``behaviour`` says."""
     release = threading.Event()
 
     def handler(*context: Any, **arguments: Any) -> str:
@@ -71,13 +69,35 @@ def _recording_spec(
             return behaviour.returns
         return f"probe result of {name}"
 
-    return ToolSpec(
-        name=name,
-        description=tool.description or name,
-        parameters=parameters,
-        handler=handler,
-        **opts,
-    )
+    return handler
+
+
+class _Specs:
+    """The scenario ToolSpecs of one tool: validated once (a ToolSpec checks its JSON
+    Schema when built, the costliest part of a probe's set-up), then copied per probe
+    with that probe's recording handler (a plain function of ours, so the checks made
+    on the first build hold for each copy)."""
+
+    def __init__(self, fact: ToolFacts) -> None:
+        opts: dict[str, Any] = {"timeout_seconds": fact.timeout}
+        if fact.effect == "write":
+            opts["effect"] = "write"
+            opts["preview"] = lambda context, **arguments: {"would_call": arguments}
+            opts["verify"] = lambda context, **arguments: None
+        self.name = fact.tool.name
+        self.template = ToolSpec(
+            name=fact.tool.name,
+            description=fact.tool.description or fact.tool.name,
+            parameters=fact.parameters,
+            handler=lambda *context, **arguments: None,
+            **opts,
+        )
+
+    def for_probe(self, behaviour: _Behaviour, probe: Probe) -> ToolSpec:
+        """The spec for one probe: the template with ``probe``'s recording handler."""
+        spec = copy.copy(self.template)
+        object.__setattr__(spec, "handler", _recording_handler(self.name, behaviour, probe))
+        return spec
 
 
 @dataclass(frozen=True)
@@ -131,19 +151,13 @@ def tool_facts(parts: AgentParts, effects: Mapping[str, str]) -> list[ToolFacts]
 
 
 def _tools_builder(
-    facts: Sequence[ToolFacts], behaviours: Mapping[str, _Behaviour]
+    templates: Sequence[_Specs], behaviours: Mapping[str, _Behaviour]
 ) -> Callable[[Probe], list[ToolSpec]]:
     def build(probe: Probe) -> list[ToolSpec]:
-        specs = []
-        for fact in facts:
-            opts: dict[str, Any] = {"timeout_seconds": fact.timeout}
-            if fact.effect == "write":
-                opts["effect"] = "write"
-                opts["preview"] = lambda context, **arguments: {"would_call": arguments}
-                opts["verify"] = lambda context, **arguments: None
-            behaviour = behaviours.get(fact.tool.name, _Behaviour())
-            specs.append(_recording_spec(fact.tool, fact.parameters, behaviour, probe, **opts))
-        return specs
+        return [
+            template.for_probe(behaviours.get(template.name, _Behaviour()), probe)
+            for template in templates
+        ]
 
     return build
 
@@ -157,7 +171,8 @@ def probe_scenarios(
     planted secret)."""
     scenarios: list[Scenario] = []
     info: dict[str, ProbeInfo] = {}
-    plain = _tools_builder(facts, {})
+    templates = [_Specs(fact) for fact in facts]
+    plain = _tools_builder(templates, {})
 
     def add(scenario: Scenario, tool: str, kind: str) -> None:
         scenarios.append(scenario)
@@ -219,7 +234,7 @@ def probe_scenarios(
                     fact.valid,
                     boundary="trace_redaction",
                     description=f"{name} returns a secret: redacted wherever the run shows it",
-                    tools=_tools_builder(facts, {name: _Behaviour(returns=leak)}),
+                    tools=_tools_builder(templates, {name: _Behaviour(returns=leak)}),
                     results=(("success", None),),
                     extra=(check_not_emitted(tuple(secrets), "trace_redaction"),),
                 ),
@@ -232,7 +247,7 @@ def probe_scenarios(
                     fact.valid,
                     boundary="tool_errors",
                     description=f"{name} raises: classified, its text never shown",
-                    tools=_tools_builder(facts, {name: _Behaviour(raises=True)}),
+                    tools=_tools_builder(templates, {name: _Behaviour(raises=True)}),
                     results=(("error", "tool_error"),),
                     extra=(check_hidden_text, _text_hidden),
                 ),
@@ -326,7 +341,7 @@ def probe_scenarios(
                     boundary="timeouts",
                     description=f"{slow.tool.name} outlasts its timeout ({slow.timeout:g} s)",
                     tools=_tools_builder(
-                        facts, {slow.tool.name: _Behaviour(wait_seconds=slow.timeout + 1.0)}
+                        templates, {slow.tool.name: _Behaviour(wait_seconds=slow.timeout + 1.0)}
                     ),
                     results=(("error", "timeout"),),
                     extra=(check_timeout,),

@@ -1,0 +1,545 @@
+"""One contract over a tree of agents, on the real packages: a deepagents ``task``
+sub-agent and an agent wrapped as a tool, each wired the documented way
+(docs/MULTI_AGENT.md), driven with invoke, ainvoke and stream.
+
+Every test counts what the tools really ran (``RUNS``) and reads the one trace: a
+child's events carry ``scope = {"agent", "call_path"}``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from deepagents import create_deep_agent
+from langchain.agents import create_agent
+from langchain_core.tools import BaseTool, StructuredTool, tool
+from langgraph.prebuilt import create_react_agent
+from langgraph_supervisor import create_supervisor
+
+from agent_contract import Budget, Contract
+from agent_contract.messages import Message
+from agent_contract.runtime import RunResult, RunState
+from agent_contract.testing import FakeModel, tool_call, tool_calls
+from agent_contract_langchain import ContractMiddleware, from_langchain_tool, run_graph
+from agent_contract_langchain.chat_model import ContractChatModel
+from agent_contract_langchain.run_config import ChildOutsideContract
+
+MODES = ("invoke", "ainvoke", "stream")
+RUNS: dict[str, int] = {}
+
+
+@tool
+def search(q: str) -> str:
+    """Search the archive."""
+    RUNS["search"] = RUNS.get("search", 0) + 1
+    return f"result {q}"
+
+
+@tool
+def wipe(q: str) -> str:
+    """Wipe the archive (never allowlisted for the researcher)."""
+    RUNS["wipe"] = RUNS.get("wipe", 0) + 1
+    return "wiped"
+
+
+@pytest.fixture(autouse=True)
+def _reset_runs() -> None:
+    RUNS.clear()
+
+
+def chat(script: Sequence[Any]) -> tuple[ContractChatModel, FakeModel]:
+    fake = FakeModel(list(script))
+    return ContractChatModel(model=fake), fake
+
+
+@dataclass
+class Tree:
+    """A parent agent with one child, both under one contract."""
+
+    graph: Any
+    contract: Contract
+    parent: FakeModel
+
+    def run(self, mode: str) -> tuple[RunResult, RunState]:
+        state = self.contract.start()
+        result = run_graph(self.graph, state, [Message(role="user", content="go")], mode=mode)  # type: ignore[arg-type]
+        return result, state
+
+
+def _child_contract(contract: Contract) -> Contract:
+    return contract.child(
+        "researcher",
+        tools=[
+            from_langchain_tool(search, effect="read"),
+            from_langchain_tool(wipe, effect="read"),
+        ],
+        allowlist=["search"],
+    )
+
+
+def deep_tree(parent: Sequence[Any], child: Sequence[Any], budget: Budget) -> Tree:
+    """deepagents: the sub-agent spec's ``middleware`` carries the child's contract."""
+    # The parent's contract registers deepagents' ``task`` tool (taken from a graph
+    # built without the contract: the tool object deepagents makes).
+    probe = create_deep_agent(chat([])[0], tools=[], subagents=[_spec(chat([])[0], [])])
+    task_tool = probe.nodes["tools"].bound.tools_by_name["task"]
+    contract = Contract([from_langchain_tool(task_tool, effect="read")], budget=budget)
+    child_model, _ = chat(child)
+    parent_model, parent_fake = chat(parent)
+    graph = create_deep_agent(
+        parent_model,
+        tools=[],
+        middleware=ContractMiddleware(contract).around(),
+        subagents=[
+            _spec(child_model, ContractMiddleware(_child_contract(contract)).around())  # the step
+        ],
+    )
+    return Tree(graph, contract, parent_fake)
+
+
+def _spec(model: Any, middleware: list[Any]) -> Any:
+    return {
+        "name": "researcher",
+        "description": "Researches a question.",
+        "system_prompt": "You research.",
+        "tools": [search, wipe],
+        "model": model,
+        "middleware": middleware,
+    }
+
+
+def tool_tree(parent: Sequence[Any], child: Sequence[Any], budget: Budget) -> Tree:
+    """An agent wrapped as a tool: the inner create_agent carries the child's contract."""
+    holder: dict[str, Any] = {}
+
+    def ask(question: str) -> str:
+        out = holder["researcher"].invoke({"messages": [{"role": "user", "content": question}]})
+        return str(out["messages"][-1].content)
+
+    async def aask(question: str) -> str:
+        agent = holder["researcher"]
+        out = await agent.ainvoke({"messages": [{"role": "user", "content": question}]})
+        return str(out["messages"][-1].content)
+
+    ask_tool = StructuredTool.from_function(
+        func=ask, coroutine=aask, name="ask_researcher", description="Ask the researcher."
+    )
+    contract = Contract([from_langchain_tool(ask_tool, effect="read")], budget=budget)
+    child_model, _ = chat(child)
+    holder["researcher"] = create_agent(
+        child_model,
+        tools=[search, wipe],
+        middleware=ContractMiddleware(_child_contract(contract)).around(),  # the step
+        name="researcher",
+    )
+    parent_model, parent_fake = chat(parent)
+    graph = create_agent(
+        parent_model, tools=[ask_tool], middleware=ContractMiddleware(contract).around()
+    )
+    return Tree(graph, contract, parent_fake)
+
+
+def _delegate(shape: str, question: str) -> Any:
+    if shape == "deepagents":
+        return tool_call("task", {"description": question, "subagent_type": "researcher"})
+    return tool_call("ask_researcher", {"question": question})
+
+
+BUILDERS: dict[str, Callable[[Sequence[Any], Sequence[Any], Budget], Tree]] = {
+    "deepagents": deep_tree,
+    "agent-as-tool": tool_tree,
+}
+SHAPES = tuple(BUILDERS)
+
+
+def scoped(state: RunState, agent: str | None = None) -> list[dict[str, Any]]:
+    events = state.view.trace.events
+    if agent is None:
+        return [e for e in events if "scope" not in e]
+    return [e for e in events if e.get("scope", {}).get("agent") == agent]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("shape", SHAPES)
+def test_a_child_past_the_runs_budget_ends_the_run(shape: str, mode: str) -> None:
+    """The child's tool calls are the run's: task (1) + two searches (3) spend
+    max_tool_calls=3, the child's third search ends the WHOLE run with
+    ``max_tool_calls``; the parent's model is never called again."""
+    searches = [tool_call("search", {"q": q}) for q in "abc"]
+    tree = BUILDERS[shape](
+        [_delegate(shape, "q"), "done"], [*searches, "found"], Budget(max_tool_calls=3)
+    )
+    result, _state = tree.run(mode)
+    assert result.stop_reason == "max_tool_calls"
+    assert result.output is None
+    assert RUNS == {"search": 2}
+    assert len(tree.parent.calls) == 1  # the parent never read the child's stop as data
+    assert result.usage.tool_calls == 3
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("shape", SHAPES)
+def test_a_childs_call_outside_its_allowlist_never_runs(shape: str, mode: str) -> None:
+    """``wipe`` is registered for the researcher but not allowlisted: refused, not run."""
+    tree = BUILDERS[shape](
+        [_delegate(shape, "q"), "done"],
+        [tool_call("wipe", {"q": "all"}), "could not"],
+        Budget(),
+    )
+    result, state = tree.run(mode)
+    assert result.stop_reason == "answered"
+    assert RUNS == {}
+    refused = [e for e in scoped(state, "researcher") if e["type"] == "tool_call"]
+    assert [(e["name"], e["decision"], e["error_kind"]) for e in refused] == [
+        ("wipe", "refused", "not_allowed")
+    ]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("shape", SHAPES)
+def test_two_delegations_in_one_run_both_work_and_the_trace_is_a_tree(
+    shape: str, mode: str
+) -> None:
+    """Each delegation is a fresh child scope; the run's counters hold every agent's
+    steps; the trace shows each child's events under the parent's call id."""
+    tree = BUILDERS[shape](
+        [_delegate(shape, "first"), _delegate(shape, "second"), "done"],
+        [tool_call("search", {"q": "a"}), "found a", tool_call("search", {"q": "b"}), "found b"],
+        Budget(),
+    )
+    result, state = tree.run(mode)
+    assert result.stop_reason == "answered"
+    assert result.output == "done"
+    assert RUNS == {"search": 2}
+    assert result.usage.model_steps == 7  # 3 parent steps + 2 x 2 child steps
+    assert result.usage.tool_calls == 4  # 2 delegations + 2 searches
+    top = scoped(state)
+    parent_calls = [e["id"] for e in top if e["type"] == "tool_call"]
+    assert len(parent_calls) == 2
+    children = [e for e in scoped(state, "researcher") if e["type"] == "child_started"]
+    assert [e["scope"]["call_path"] for e in children] == [[parent_calls[0]], [parent_calls[1]]]
+    for call_id, view in zip(parent_calls, state.view.children(), strict=True):
+        assert view.scope is not None
+        assert view.scope.call_path == (call_id,)
+        assert view.scope.agent == "researcher"
+    searched = [e for e in scoped(state, "researcher") if e["type"] == "tool_result"]
+    assert [e["scope"]["call_path"][0] for e in searched] == parent_calls
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_sub_agent_without_the_contract_is_refused(mode: str) -> None:
+    """deepagents' built-in ``general-purpose`` sub-agent has no contract middleware:
+    the run refuses it before its model is called, naming the agent and the fix."""
+    tree = deep_tree(
+        [tool_call("task", {"description": "q", "subagent_type": "general-purpose"}), "done"],
+        [],
+        Budget(),
+    )
+    with pytest.raises(ChildOutsideContract, match=r"'general-purpose'.*ContractMiddleware"):
+        tree.run(mode)
+    assert len(tree.parent.calls) == 1  # its model (the parent's) was never called for it
+
+
+@pytest.mark.filterwarnings("ignore::langgraph.warnings.LangGraphDeprecatedSinceV10")
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("factory", ["create_react_agent", "create_agent"])
+def test_an_agent_as_tool_without_the_contract_is_refused(factory: str, mode: str) -> None:
+    """A create_react_agent (no middleware slot), or a create_agent given no contract
+    middleware, run inside a contract run's tool call: refused, its model never called."""
+    inner_model, inner_fake = chat([tool_call("search", {"q": "a"}), "found"])
+    build = create_react_agent if factory == "create_react_agent" else create_agent
+    plain = build(inner_model, tools=[search], name="plain_worker")
+
+    def ask(question: str) -> str:
+        out = plain.invoke({"messages": [{"role": "user", "content": question}]})
+        return str(out["messages"][-1].content)
+
+    async def aask(question: str) -> str:
+        out = await plain.ainvoke({"messages": [{"role": "user", "content": question}]})
+        return str(out["messages"][-1].content)
+
+    ask_tool: BaseTool = StructuredTool.from_function(
+        func=ask, coroutine=aask, name="ask_plain", description="Ask."
+    )
+    contract = Contract([from_langchain_tool(ask_tool, effect="read")])
+    parent_model, _ = chat([tool_call("ask_plain", {"question": "q"}), "done"])
+    graph = create_agent(
+        parent_model, tools=[ask_tool], middleware=ContractMiddleware(contract).around()
+    )
+    # create_agent's graphs carry their name; create_react_agent's do not (its node is named)
+    named = "'plain_worker'" if factory == "create_agent" else "unnamed. agent at tools:"
+    with pytest.raises(ChildOutsideContract, match=named):
+        Tree(graph, contract, inner_fake).run(mode)
+    assert inner_fake.calls == []
+    assert RUNS == {}
+
+
+def test_a_contract_built_twice_is_named() -> None:
+    """Item 9: the middleware holds one Contract, the run was started with an equal
+    one built again: the message says to build it once."""
+    ask_tool = StructuredTool.from_function(func=lambda q: q, name="echo", description="Echo.")
+
+    def build() -> Contract:
+        return Contract([from_langchain_tool(ask_tool, effect="read")])
+
+    parent_model, _ = chat(["done"])
+    graph = create_agent(
+        parent_model, tools=[ask_tool], middleware=ContractMiddleware(build()).around()
+    )
+    with pytest.raises(Exception, match="build the Contract once"):
+        run_graph(graph, build().start(), [Message(role="user", content="go")])
+
+
+@pytest.mark.filterwarnings("ignore::langgraph.warnings.LangGraphDeprecatedSinceV10")
+@pytest.mark.parametrize("mode", MODES)
+def test_a_langgraph_supervisor_is_refused_before_its_model_runs(mode: str) -> None:
+    """langgraph-supervisor builds its supervisor with create_react_agent (no middleware
+    slot): a contract run refuses it, naming it and the fix, before any model call; its
+    workers (create_agent under child contracts) never run."""
+    contract = Contract([from_langchain_tool(search, effect="read")])
+    worker_fakes = []
+    workers = []
+    for name in ("w1", "w2"):
+        model, fake = chat([tool_call("search", {"q": name}), f"{name} done"])
+        worker_fakes.append(fake)
+        middleware = ContractMiddleware(contract.child(name)).around()
+        workers.append(create_agent(model, tools=[search], middleware=middleware, name=name))
+    supervisor_model, supervisor_fake = chat([tool_call("transfer_to_w1", {}), "done"])
+    graph = create_supervisor(workers, model=supervisor_model).compile()
+    with pytest.raises(ChildOutsideContract, match=r"'supervisor'.*workers are agents wrapped"):
+        Tree(graph, contract, supervisor_fake).run(mode)
+    assert supervisor_fake.calls == []
+    assert [fake.calls for fake in worker_fakes] == [[], []]
+    assert RUNS == {}
+
+
+def supervisor_tree(
+    researcher: Sequence[Any], writer: Sequence[Any], supervisor: Sequence[Any], budget: Budget
+) -> tuple[Tree, list[FakeModel]]:
+    """The supervisor shape under the contract: a create_agent supervisor, two workers
+    (create_agent, each under its own child contract) wrapped as tools."""
+    holder: dict[str, Any] = {}
+    worker_tools: list[BaseTool] = []
+    for name in ("researcher", "writer"):
+
+        def ask(question: str, _name: str = name) -> str:
+            out = holder[_name].invoke({"messages": [{"role": "user", "content": question}]})
+            return str(out["messages"][-1].content)
+
+        async def aask(question: str, _name: str = name) -> str:
+            out = await holder[_name].ainvoke({"messages": [{"role": "user", "content": question}]})
+            return str(out["messages"][-1].content)
+
+        worker_tools.append(
+            StructuredTool.from_function(
+                func=ask, coroutine=aask, name=f"ask_{name}", description=f"Ask the {name}."
+            )
+        )
+    contract = Contract(
+        [from_langchain_tool(t, effect="read") for t in worker_tools], budget=budget
+    )
+    fakes = []
+    for name, script, allowed in (
+        ("researcher", researcher, ["search"]),
+        ("writer", writer, []),
+    ):
+        model, fake = chat(script)
+        fakes.append(fake)
+        child = contract.child(
+            name,
+            tools=[
+                from_langchain_tool(search, effect="read"),
+                from_langchain_tool(wipe, effect="read"),
+            ],
+            allowlist=allowed,
+        )
+        holder[name] = create_agent(
+            model, tools=[search, wipe], middleware=ContractMiddleware(child).around(), name=name
+        )
+    model, fake = chat(supervisor)
+    graph = create_agent(
+        model, tools=worker_tools, middleware=ContractMiddleware(contract).around()
+    )
+    return Tree(graph, contract, fake), fakes
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_supervisor_with_two_workers_under_one_contract(mode: str) -> None:
+    """Both workers are delegated to in one run; the writer's ``wipe`` (outside its
+    allowlist) never runs; the trace holds both workers under their handoff calls."""
+    tree, _ = supervisor_tree(
+        [tool_call("search", {"q": "a"}), "found a"],
+        [tool_call("wipe", {"q": "all"}), "written"],
+        [
+            tool_call("ask_researcher", {"question": "q"}),
+            tool_call("ask_writer", {"question": "w"}),
+            "done",
+        ],
+        Budget(),
+    )
+    result, state = tree.run(mode)
+    assert result.stop_reason == "answered"
+    assert result.output == "done"
+    assert RUNS == {"search": 1}
+    handoffs = [e["id"] for e in scoped(state) if e["type"] == "tool_call"]
+    views = state.view.children()
+    assert [(v.scope.agent, v.scope.call_path) for v in views if v.scope] == [
+        ("researcher", (handoffs[0],)),
+        ("writer", (handoffs[1],)),
+    ]
+    refused = [e for e in scoped(state, "writer") if e["type"] == "tool_call"]
+    assert [(e["name"], e["decision"]) for e in refused] == [("wipe", "refused")]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_supervisors_worker_past_the_budget_ends_the_run(mode: str) -> None:
+    """max_model_steps=3: the supervisor's step and the researcher's two; the
+    researcher's third step ends the whole run with ``max_model_steps``; the writer is
+    never reached."""
+    tree, (researcher, writer) = supervisor_tree(
+        [tool_call("search", {"q": "a"}), tool_call("search", {"q": "b"}), "found"],
+        ["written"],
+        [
+            tool_call("ask_researcher", {"question": "q"}),
+            tool_call("ask_writer", {"question": "w"}),
+            "done",
+        ],
+        Budget(max_model_steps=3),
+    )
+    result, _state = tree.run(mode)
+    assert result.stop_reason == "max_model_steps"
+    assert RUNS == {"search": 2}
+    assert len(tree.parent.calls) == 1
+    assert len(researcher.calls) == 2
+    assert writer.calls == []
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_parents_own_contract_on_a_sub_agent_is_a_child_scope_too(mode: str) -> None:
+    """The issue's crash (``tool_call_id ... is already answered``): the sub-agent given
+    the parent's own Contract now runs as a child scope of the run under it, any number
+    of times."""
+    probe = create_deep_agent(chat([])[0], tools=[], subagents=[_spec(chat([])[0], [])])
+    task_tool = probe.nodes["tools"].bound.tools_by_name["task"]
+    contract = Contract(
+        [from_langchain_tool(t, effect="read") for t in (task_tool, search)],
+        budget=Budget(max_tool_calls=4),
+    )
+    child_model, _ = chat(
+        [tool_call("search", {"q": "a"}), "found a", tool_call("search", {"q": "b"}), "b"]
+    )
+    parent_model, parent_fake = chat(
+        [
+            tool_call("task", {"description": "1", "subagent_type": "researcher"}),
+            tool_call("task", {"description": "2", "subagent_type": "researcher"}),
+            "done",
+        ]
+    )
+    graph = create_deep_agent(
+        parent_model,
+        tools=[],
+        middleware=ContractMiddleware(contract).around(),
+        subagents=[_spec(child_model, ContractMiddleware(contract).around())],
+    )
+    result, state = Tree(graph, contract, parent_fake).run(mode)
+    assert (result.stop_reason, result.output) == ("answered", "done")
+    assert RUNS == {"search": 2}
+    assert result.usage.tool_calls == 4
+    assert [v.scope.agent for v in state.view.children() if v.scope] == ["researcher"] * 2
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_parallel_delegations_and_a_grandchild(mode: str) -> None:
+    """Two delegations in one batch are two scopes; a child that delegates again opens a
+    grandchild scope whose ``call_path`` names both calls; budgets stay the run's."""
+    holder: dict[str, Any] = {}
+
+    def make_tool(name: str) -> BaseTool:
+        def ask(question: str) -> str:
+            out = holder[name].invoke({"messages": [{"role": "user", "content": question}]})
+            return str(out["messages"][-1].content)
+
+        async def aask(question: str) -> str:
+            out = await holder[name].ainvoke({"messages": [{"role": "user", "content": question}]})
+            return str(out["messages"][-1].content)
+
+        return StructuredTool.from_function(
+            func=ask, coroutine=aask, name=f"ask_{name}", description=f"Ask {name}."
+        )
+
+    ask_lead, ask_helper, ask_other = make_tool("lead"), make_tool("helper"), make_tool("other")
+    contract = Contract([from_langchain_tool(t, effect="read") for t in (ask_lead, ask_other)])
+    lead = contract.child("lead", tools=[from_langchain_tool(ask_helper, effect="read")])
+    helper = lead.child("helper", tools=[from_langchain_tool(search, effect="read")])
+    other = contract.child("other", tools=[from_langchain_tool(search, effect="read")])
+    scripts = {
+        "lead": [tool_call("ask_helper", {"question": "h"}), "lead done"],
+        "helper": [tool_call("search", {"q": "deep"}), "helper done"],
+        "other": [tool_call("search", {"q": "side"}), "other done"],
+    }
+    for name, child, tools in (
+        ("lead", lead, [ask_helper]),
+        ("helper", helper, [search]),
+        ("other", other, [search]),
+    ):
+        model, _ = chat(scripts[name])
+        holder[name] = create_agent(
+            model, tools=tools, middleware=ContractMiddleware(child).around(), name=name
+        )
+    parent_model, parent_fake = chat(
+        [
+            tool_calls(
+                ("ask_lead", {"question": "l"}, "p1"), ("ask_other", {"question": "o"}, "p2")
+            ),
+            "done",
+        ]
+    )
+    graph = create_agent(
+        parent_model, tools=[ask_lead, ask_other], middleware=ContractMiddleware(contract).around()
+    )
+    result, state = Tree(graph, contract, parent_fake).run(mode)
+    assert (result.stop_reason, result.output) == ("answered", "done")
+    assert RUNS == {"search": 2}
+    assert result.usage.model_steps == 8  # 2 parent + 2 lead + 2 helper + 2 other
+    paths = {
+        e["scope"]["agent"]: e["scope"]["call_path"]
+        for e in state.view.trace.events
+        if e["type"] == "child_started"
+    }
+    assert paths["lead"] == ["p1"]
+    assert paths["other"] == ["p2"]
+    assert paths["helper"][0] == "p1"
+    assert len(paths["helper"]) == 2
+    (lead_view,) = [v for v in state.view.children() if v.scope and v.scope.agent == "lead"]
+    assert [v.scope.agent for v in lead_view.children() if v.scope] == ["helper"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_model_the_tool_itself_calls_is_the_tools_own(mode: str) -> None:
+    """A tool that calls a chat model directly (no agent, no nested graph) is not a
+    child agent: it runs, and its model call is the tool's business."""
+    summarizer, summarizer_fake = chat(["short"])
+
+    def summarize(text: str) -> str:
+        RUNS["summarize"] = RUNS.get("summarize", 0) + 1
+        return str(summarizer.invoke(text).content)
+
+    async def asummarize(text: str) -> str:
+        RUNS["summarize"] = RUNS.get("summarize", 0) + 1
+        return str((await summarizer.ainvoke(text)).content)
+
+    summarize_tool = StructuredTool.from_function(
+        func=summarize, coroutine=asummarize, name="summarize", description="Summarize."
+    )
+    contract = Contract([from_langchain_tool(summarize_tool, effect="read")])
+    parent_model, parent_fake = chat([tool_call("summarize", {"text": "long"}), "done"])
+    graph = create_agent(
+        parent_model, tools=[summarize_tool], middleware=ContractMiddleware(contract).around()
+    )
+    result, _state = Tree(graph, contract, parent_fake).run(mode)
+    assert (result.stop_reason, result.output) == ("answered", "done")
+    assert RUNS == {"summarize": 1}
+    assert len(summarizer_fake.calls) == 1

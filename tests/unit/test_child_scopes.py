@@ -1,0 +1,119 @@
+"""Child scopes of a run, in the core (no framework): ``Contract.child`` and
+``Contract.start(parent=, parent_call_id=)``."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent_contract import Budget, Contract
+from agent_contract.errors import ConfigurationError
+from agent_contract.messages import Completion, Message, ToolCall
+from agent_contract.runtime import RunState, Stop
+from agent_contract.tools import ToolSpec
+
+RAN: list[str] = []
+
+
+def _spec(name: str) -> ToolSpec:
+    def handler(q: str) -> str:
+        RAN.append(name)
+        return q
+
+    return ToolSpec(
+        name=name,
+        description=name,
+        parameters={"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]},
+        handler=handler,
+    )
+
+
+def _calls(state: RunState, *calls: tuple[str, str]) -> list[str]:
+    """Plan and run one batch; the names that ran."""
+    RAN.clear()
+    completion = Completion(
+        tool_calls=tuple(ToolCall(id=i, name=n, arguments={"q": "x"}) for n, i in calls)
+    )
+    verdict = state.accept_response(completion)
+    plan = state.plan_tool_calls(verdict.calls)
+    for planned in plan.calls:
+        state.execute(planned)
+    return list(RAN)
+
+
+def _tree(budget: Budget | None = None) -> tuple[Contract, Contract, RunState, RunState]:
+    contract = Contract([_spec("delegate")], budget=budget or Budget())
+    child = contract.child(
+        "researcher", tools=[_spec("search"), _spec("wipe")], allowlist=["search"]
+    )
+    root = contract.start()
+    assert root.check_before_model_call([Message(role="user", content="go")]) is None
+    _calls(root, ("delegate", "d1"))
+    scope = child.start(parent=root, parent_call_id="d1")
+    return contract, child, root, scope
+
+
+def test_a_child_has_its_own_allowlist_and_the_runs_counters() -> None:
+    _, child, root, scope = _tree()
+    assert scope.view.scope is not None
+    assert (scope.view.scope.agent, scope.view.scope.call_path) == ("researcher", ("d1",))
+    assert child.start(parent=root, parent_call_id="d1") is scope  # found again
+    assert scope.check_before_model_call([Message(role="user", content="q")]) is None
+    assert _calls(scope, ("search", "c1"), ("wipe", "c2")) == ["search"]
+    assert scope.view.result_for("c2") is not None  # refused, bound in the child's ledger
+    assert root.view.result_for("c1") is None  # the parent's ledger is its own
+    assert root.view.usage().model_steps == 2
+    assert root.view.usage().tool_calls == 3
+    assert [v.scope for v in root.view.children()] == [scope.view.scope]
+
+
+def test_a_childs_answer_ends_the_child_only_any_other_stop_the_run() -> None:
+    _, child, root, scope = _tree()
+    scope.halt(Stop(reason="answered"), "found")
+    assert root.view.halted is None
+    second = child.start(parent=root, parent_call_id="d2")
+    assert second is not scope
+    second.halt(Stop(reason="max_tool_calls", detail="spent"))
+    assert root.view.halted == Stop(reason="max_tool_calls", detail="spent")
+    assert root.check_before_model_call([]) == Stop(reason="max_tool_calls", detail="spent")
+
+
+def test_the_runs_budget_covers_the_children() -> None:
+    _, _, _root, scope = _tree(Budget(max_model_steps=2))
+    assert scope.check_before_model_call([Message(role="user", content="q")]) is None
+    stop = scope.check_before_model_call([Message(role="user", content="q")])
+    assert stop is not None
+    assert stop.reason == "max_model_steps"
+
+
+def test_the_trace_is_one_tree() -> None:
+    _, _, root, scope = _tree()
+    assert scope.check_before_model_call([Message(role="user", content="q")]) is None
+    events = root.view.trace.events
+    started = [e for e in events if e["type"] == "child_started"]
+    assert [(e["agent"], e["scope"]) for e in started] == [
+        ("researcher", {"agent": "researcher", "call_path": ["d1"]})
+    ]
+    assert [e.get("scope") for e in events if e["type"] == "model_call"] == [
+        None,
+        {"agent": "researcher", "call_path": ["d1"]},
+    ]
+    assert scope.view.trace.size_bytes == root.view.trace.size_bytes
+
+
+def test_a_child_contract_with_a_budget_of_its_own_is_refused() -> None:
+    contract = Contract([_spec("delegate")])
+    other = Contract([_spec("search")], budget=Budget(max_tool_calls=99))
+    root = contract.start()
+    with pytest.raises(ConfigurationError, match=r"budget of its own.*contract\.child"):
+        other.start(parent=root, parent_call_id="d1")
+
+
+def test_a_child_scope_needs_its_parent_call() -> None:
+    contract = Contract([_spec("delegate")])
+    root = contract.start()
+    with pytest.raises(ConfigurationError, match="parent_call_id"):
+        contract.start(parent=root)
+    with pytest.raises(ConfigurationError, match="caller"):
+        contract.start(parent=root, parent_call_id="d1", caller="me")
+    with pytest.raises(ConfigurationError, match="name"):
+        contract.child("")
