@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from agent_contract.app.demo import run_demo
+from agent_contract.app.demo import start_demo
 
 REQUESTS = [
     "calculate 12 * (3 + 2)",
@@ -24,7 +24,7 @@ REQUESTS = [
 
 
 def summary(text: str, harness: str) -> tuple[object, ...]:
-    result = run_demo(text, harness=harness)
+    result = start_demo(text, harness=harness).result
     calls = [(c.name, c.status, c.error_kind) for c in result.tool_calls]
     return result.stop_reason, result.output, calls
 

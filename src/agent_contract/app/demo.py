@@ -35,7 +35,6 @@ __all__ = [
     "data_dir",
     "demo_tools",
     "resume_demo",
-    "run_demo",
     "start_demo",
 ]
 
@@ -49,21 +48,6 @@ class DemoRun:
     """The id to pass to ``approve`` (the run id)."""
     folder: Path
     """The data folder."""
-
-
-def run_demo(
-    text: str,
-    *,
-    harness: str = "offline",
-    budget: Budget | None = None,
-    secrets: Sequence[str] = (),
-    caller: str | None = None,
-    folder: str | os.PathLike[str] | None = None,
-) -> RunResult:
-    """Run the demo model and tools on ``text``; see :func:`start_demo`."""
-    return start_demo(
-        text, harness=harness, budget=budget, secrets=secrets, caller=caller, folder=folder
-    ).result
 
 
 def start_demo(
@@ -172,18 +156,7 @@ def resume_demo(
     where = DemoFolder.open(folder, create=False)
     store = where.runs()
     with store.exclusive(thread_id):
-        return _approve_locked(
-            store,
-            where,
-            thread_id,
-            None,
-            arguments=None,
-            call_id=None,
-            reason="",
-            decided_by="",
-            budget=budget,
-            secrets=secrets,
-        )
+        return _approve_locked(store, where, thread_id, None, budget=budget, secrets=secrets)
 
 
 def _approve_locked(
@@ -192,13 +165,16 @@ def _approve_locked(
     thread_id: str,
     decision: DecisionKind | None,
     *,
-    arguments: dict[str, Any] | None,
-    call_id: str | None,
-    reason: str,
-    decided_by: str,
     budget: Budget | None,
     secrets: Sequence[str],
+    arguments: dict[str, Any] | None = None,
+    call_id: str | None = None,
+    reason: str = "",
+    decided_by: str = "",
 ) -> RunResult:
+    """Resume the stored run ``thread_id`` (its lock held) with ``decision`` on its
+    pending calls (``call_id``'s only, if given), or with none (``None``: go on from
+    an interruption); see :func:`approve_demo`."""
     stored = store.load_run(thread_id)
     harness, snapshot = stored.harness, stored.snapshot
     # The secrets the run was given at ``run`` (kept encrypted with it) and any given

@@ -13,7 +13,7 @@ from ..exitcodes import EXIT_FAILURE, EXIT_OK
 from ..loop import run as run_offline
 from ..runtime import RunResult
 from ..testing import FakeModel, tool_call
-from .demo import demo_tools, run_demo
+from .demo import demo_tools, start_demo
 
 __all__ = ["cmd_self_test", "self_test_checks"]
 
@@ -37,19 +37,19 @@ def self_test_checks() -> list[tuple[str, Callable[[], str | None]]]:
         return None if seen == wanted else f"expected {wanted}, got {seen}"
 
     def calculator_60() -> str | None:
-        result = run_demo("calculate 12 * (3 + 2)")
+        result = start_demo("calculate 12 * (3 + 2)").result
         problem = matches(result, "answered", ["calculator"], "success")
         if problem is None and "60" not in (result.output or ""):
             problem = "answer does not cite 60"
         return problem
 
     def policy_source() -> str | None:
-        result = run_demo("look up policy privacy")
+        result = start_demo("look up policy privacy").result
         return None if "offline-policy:privacy:v1" in (result.output or "") else "no source id"
 
     def dangerous(text: str) -> Callable[[], str | None]:
         def check() -> str | None:
-            result = run_demo(text)
+            result = start_demo(text).result
             kinds = [c.error_kind for c in result.tool_calls]
             return None if kinds == ["invalid_arguments"] else f"error kinds {kinds}"
 
@@ -71,7 +71,7 @@ def self_test_checks() -> list[tuple[str, Callable[[], str | None]]]:
 
     def secret_redacted() -> str | None:
         secret = "sk-selftest-0123456789abcdef"  # noqa: S105 - a fake secret, planted on purpose
-        result = run_demo(f"calculate {secret}", secrets=[secret])
+        result = start_demo(f"calculate {secret}", secrets=[secret]).result
         dump = result.trace.to_jsonl() + json.dumps(result.to_dict())
         return "secret leaked" if secret in dump else None
 
@@ -80,7 +80,7 @@ def self_test_checks() -> list[tuple[str, Callable[[], str | None]]]:
         ("policy lookup cites offline-policy:privacy:v1", policy_source),
         (
             "direct answer uses no tool",
-            lambda: matches(run_demo("explain tool calling"), "answered", [], None),
+            lambda: matches(start_demo("explain tool calling").result, "answered", [], None),
         ),
         ("function call rejected", dangerous("calculate __import__('os').getcwd()")),
         ("exponentiation rejected", dangerous("calculate 2 ** 1000000")),

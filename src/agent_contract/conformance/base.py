@@ -15,7 +15,7 @@ from typing import Any, Final, Literal
 from ..budget import Budget
 from ..faults import CrashPlan
 from ..harnesses import Observation, RunInput
-from ..messages import Message
+from ..messages import Completion, Message
 from ..runtime import AnswerFormat, Commentary
 from ..testing import FakeModel, Reply
 from ..tools import ToolSpec
@@ -29,6 +29,7 @@ __all__ = [
     "Problem",
     "RunCheck",
     "Scenario",
+    "call_then_answer",
 ]
 
 
@@ -160,6 +161,39 @@ class Scenario:
             answer_format=self.answer_format,
             extras=dict(self.extras),
         )
+
+
+def call_then_answer(
+    *,
+    name: str,
+    boundary: str,
+    description: str,
+    call: Completion,
+    answer: str,
+    result: tuple[str, str | None],
+    stop_reason: str = "answered",
+    **fields: Any,
+) -> Scenario:
+    """The most common scenario: the model makes one tool call (``call``, a
+    :func:`~agent_contract.testing.tool_call`), its tool message is expected with
+    ``result`` (``(status, error_kind)``), then the model answers ``answer`` and the run
+    stops with ``stop_reason``. The trajectory is the call's tool; ``fields`` are the
+    other fields of :class:`Scenario` (``tools`` at least).
+
+    Raises:
+        TypeError: ``fields`` names a field this builder sets (``script``,
+            ``trajectory``, ``results``) or one :class:`Scenario` does not have.
+    """
+    return Scenario(
+        name=name,
+        boundary=boundary,
+        description=description,
+        script=(call, answer),
+        stop_reason=stop_reason,
+        trajectory=tuple(c.name for c in call.tool_calls),
+        results=(result,),
+        **fields,
+    )
 
 
 RunCheck = Callable[[Scenario, Observation, FakeModel, Probe], list[Problem]]

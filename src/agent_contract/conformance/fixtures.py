@@ -34,6 +34,7 @@ __all__ = [
     "forecast_tool",
     "hide_planted",
     "kind_tool",
+    "required_object",
     "text_tool",
     "tools_with",
     "transfer_tool",
@@ -132,11 +133,14 @@ ToolFactory = Callable[[Probe], ToolSpec]
 
 # -- the scenarios' tools --------------------------------------------------------------
 
-TEXT_SCHEMA: Final = {
-    "type": "object",
-    "properties": {"text": {"type": "string"}},
-    "required": ["text"],
-}
+
+def required_object(properties: Mapping[str, Any]) -> dict[str, Any]:
+    """The JSON Schema of an object with these ``properties`` (name -> schema), every
+    one of them required, in their order."""
+    return {"type": "object", "properties": dict(properties), "required": list(properties)}
+
+
+TEXT_SCHEMA: Final = required_object({"text": {"type": "string"}})
 """The parameters of a tool taking one required string, ``text``."""
 
 
@@ -171,14 +175,12 @@ def forecast_tool(probe: Probe) -> ToolSpec:
     return ToolSpec(
         name="forecast",
         description="Weather forecast for a city.",
-        parameters={
-            "type": "object",
-            "properties": {
+        parameters=required_object(
+            {
                 "city": {"type": "string", "minLength": 2},
                 "days": {"type": "integer", "minimum": 1, "maximum": 7},
-            },
-            "required": ["city", "days"],
-        },
+            }
+        ),
         handler=handler,
     )
 
@@ -197,11 +199,7 @@ def kind_tool(
         return ToolSpec(
             name=name,
             description=description,
-            parameters={
-                "type": "object",
-                "properties": {"kind": {"type": "string", "enum": sorted(kinds)}},
-                "required": ["kind"],
-            },
+            parameters=required_object({"kind": {"type": "string", "enum": sorted(kinds)}}),
             handler=handler,
         )
 
@@ -229,14 +227,12 @@ def transfer_tool(probe: Probe) -> ToolSpec:
     return ToolSpec(
         name="transfer",
         description="Send credits to a user (a write: needs approval).",
-        parameters={
-            "type": "object",
-            "properties": {
+        parameters=required_object(
+            {
                 "to": {"type": "string", "minLength": 1},
                 "amount": {"type": "integer", "minimum": 1, "maximum": 1000},
-            },
-            "required": ["to", "amount"],
-        },
+            }
+        ),
         handler=handler,
         effect="write",
         preview=preview,

@@ -69,45 +69,40 @@ def _evidence_lines(cell: Mapping[str, Any]) -> list[str]:
 
 def _case(cell: Mapping[str, Any], *, classname: str, control: bool) -> JUnitCase:
     lines = _evidence_lines(cell)
+    evidence = "\n".join(lines)
+    outcome, message = _verdict(cell, lines, control=control)
+    shown = outcome != "failure" and cell.get("status") != "not_checked"
+    return JUnitCase(
+        classname=classname,
+        name=str(cell.get("boundary")),
+        outcome=outcome,
+        message=message,
+        details=evidence if outcome == "failure" else "",
+        output=evidence if shown else "",
+    )
+
+
+def _verdict(
+    cell: Mapping[str, Any], lines: Sequence[str], *, control: bool
+) -> tuple[CaseOutcome, str]:
+    """A cell's outcome and one-line message: a broken or not-checked cell fails the
+    run, except on a control harness or where ``--allow-unchecked`` opted out (skipped,
+    saying why)."""
     status = cell.get("status")
-    name = str(cell.get("boundary"))
+    first = lines[0] if lines else ""
     if status in ("broken", "crashed") and not control:
-        return JUnitCase(
-            classname=classname,
-            name=name,
-            outcome="failure",
-            message=lines[0] if lines else "broken",
-            details="\n".join(lines),
-        )
+        return "failure", first or "broken"
     if status in ("broken", "crashed"):
-        return JUnitCase(
-            classname=classname,
-            name=name,
-            outcome="skipped",
-            message="control harness: broken, as expected (does not affect the exit code): "
-            + (lines[0] if lines else ""),
-            output="\n".join(lines),
+        return "skipped", (
+            "control harness: broken, as expected (does not affect the exit code): " + first
         )
+    unchecked = first or "no scenario of this boundary ran on this harness"
     if status == "not_checked" and not control and not cell.get("allowed"):
-        return JUnitCase(
-            classname=classname,
-            name=name,
-            outcome="failure",
-            message="not checked, and not opted out of (--allow-unchecked): "
-            + (lines[0] if lines else "no scenario of this boundary ran on this harness"),
-            details="\n".join(lines),
-        )
+        return "failure", "not checked, and not opted out of (--allow-unchecked): " + unchecked
     if status == "not_checked":
-        return JUnitCase(
-            classname=classname,
-            name=name,
-            outcome="skipped",
-            message="not checked"
-            + (" (opted out with --allow-unchecked)" if cell.get("allowed") else "")
-            + ": "
-            + (lines[0] if lines else "no scenario of this boundary ran on this harness"),
-        )
-    return JUnitCase(classname=classname, name=name, output="\n".join(lines))
+        opted_out = " (opted out with --allow-unchecked)" if cell.get("allowed") else ""
+        return "skipped", f"not checked{opted_out}: {unchecked}"
+    return "passed", ""
 
 
 def check_suites(

@@ -24,13 +24,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from ..messages import Message
 from ..results import ToolResult
 from ..trace import Trace
 from .ledger import PlannedCall
-from .records import Stop
+from .records import ContractViolation, Stop
 
 __all__ = [
     "CheckedHistory",
@@ -52,19 +52,9 @@ HistoryCode = Literal[
 
 
 @dataclass(frozen=True, kw_only=True)
-class HistoryProblem:
-    """One way a transcript breaks the history boundary."""
-
-    code: HistoryCode
-    """Machine-readable reason."""
-    message: str
-    """Human-readable reason, naming the message's position (0-based) and the id."""
-    tool_call_id: str | None = None
-    """The call or tool message it concerns."""
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form (the fields of a ``contract_violation`` trace event)."""
-        return {"code": self.code, "message": self.message, "tool_call_id": self.tool_call_id}
+class HistoryProblem(ContractViolation[HistoryCode]):
+    """One way a transcript breaks the history boundary (its message names the
+    message's position, 0-based, and the id)."""
 
 
 class HistoryScan:

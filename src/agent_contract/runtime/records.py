@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar
 
 from ..approval import PendingApproval
 from ..budget import RunUsage
@@ -15,7 +15,16 @@ from ..messages import Message
 from ..results import Outcome
 from ..trace import Trace
 
-__all__ = ["RunInterrupted", "RunResult", "Stop", "ToolCallRecord", "interruption_name"]
+__all__ = [
+    "ContractViolation",
+    "RunInterrupted",
+    "RunResult",
+    "Stop",
+    "ToolCallRecord",
+    "interruption_name",
+]
+
+_Code = TypeVar("_Code", bound=str)
 
 
 def interruption_name(exc: BaseException) -> str:
@@ -24,6 +33,25 @@ def interruption_name(exc: BaseException) -> str:
     exception's type (``KeyboardInterrupt``, ``SystemExit``)."""
     name = getattr(exc, "signal_name", None)
     return str(name) if name else type(exc).__name__
+
+
+@dataclass(frozen=True, kw_only=True)
+class ContractViolation(Generic[_Code]):
+    """One way what the model sent broke the contract, with the fields a
+    ``contract_violation`` trace event records (a response's
+    :class:`~agent_contract.runtime.response.Violation`, a transcript's
+    :class:`~agent_contract.runtime.history.HistoryProblem`)."""
+
+    code: _Code
+    """Machine-readable reason."""
+    message: str
+    """Human-readable reason."""
+    tool_call_id: str | None = None
+    """The call or tool message it concerns, when it has an id."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (the fields of a ``contract_violation`` trace event)."""
+        return {"code": self.code, "message": self.message, "tool_call_id": self.tool_call_id}
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from ..messages import Completion, ToolCall
 from ..results import ToolResult
-from .records import Stop
+from .records import ContractViolation, Stop
 
 __all__ = [
     "Commentary",
@@ -49,22 +49,12 @@ ViolationCode = Literal[
 
 
 @dataclass(frozen=True, kw_only=True)
-class Violation:
+class Violation(ContractViolation[ViolationCode]):
     """One way a model response broke the response contract."""
 
-    code: ViolationCode
-    """Machine-readable reason."""
-    message: str
-    """Human-readable reason."""
-    tool_call_id: str | None = None
-    """The call it concerns, when the call has an id."""
     raw_arguments: str | None = None
     """For ``unparseable_arguments``: the text the model sent (the trace keeps it
     redacted and capped; :meth:`to_dict` leaves it out)."""
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        return {"code": self.code, "message": self.message, "tool_call_id": self.tool_call_id}
 
 
 def _normalize_arguments(call: ToolCall) -> tuple[Any, Violation | None]:

@@ -5,12 +5,14 @@ schemas).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Final
 
 from ...harnesses import Observation
+from ...messages import Completion
 from ...testing import FakeModel, tool_call, tool_calls
 from ...tools import ToolSpec
-from ..base import Boundary, BoundaryDefinition, Check, Problem, Scenario
+from ..base import Boundary, BoundaryDefinition, Check, Problem, Scenario, call_then_answer
 from ..fixtures import Probe, basic_tools, text_tool, tools_with
 
 __all__ = ["DEFINITION", "LOOK_ALIKE_NAMES", "admin_echo_tool", "check_offered"]
@@ -46,6 +48,27 @@ def check_offered(expected: set[str]) -> Check:
     return check
 
 
+def _outside_the_allowlist(
+    name: str, description: str, call: Completion, tools: Callable[[Probe], list[ToolSpec]]
+) -> Scenario:
+    """A scenario whose one call is to a registered tool outside the run's allowlist
+    (``echo`` only): it is neither offered nor run, refused as ``not_allowed``, and the
+    model answers ``not allowed``."""
+    tool = call.tool_calls[0].name
+    return call_then_answer(
+        name=name,
+        boundary="allowlist",
+        description=description,
+        call=call,
+        answer="not allowed",
+        result=("error", "not_allowed"),
+        tools=tools,
+        allowlist=("echo",),
+        must_not_run=(tool,),
+        extra=(check_offered({"echo"}),),
+    )
+
+
 DEFINITION: Final = BoundaryDefinition(
     boundary=Boundary(
         id="allowlist",
@@ -58,28 +81,20 @@ DEFINITION: Final = BoundaryDefinition(
         ),
     ),
     scenarios=(
-        Scenario(
+        call_then_answer(
             name="unknown_tool",
             boundary="allowlist",
             description="a call to a tool nobody registered gets unknown_tool",
-            script=(tool_call("delete_everything", {"text": "now"}), "could not do it"),
+            call=tool_call("delete_everything", {"text": "now"}),
+            answer="could not do it",
+            result=("error", "unknown_tool"),
             tools=basic_tools,
-            stop_reason="answered",
-            trajectory=("delete_everything",),
-            results=(("error", "unknown_tool"),),
         ),
-        Scenario(
-            name="outside_allowlist",
-            boundary="allowlist",
-            description="a registered tool outside the run's allowlist is neither offered nor run",
-            script=(tool_call("forecast", {"city": "Oslo", "days": 2}), "not allowed"),
-            tools=basic_tools,
-            allowlist=("echo",),
-            stop_reason="answered",
-            trajectory=("forecast",),
-            results=(("error", "not_allowed"),),
-            must_not_run=("forecast",),
-            extra=(check_offered({"echo"}),),
+        _outside_the_allowlist(
+            "outside_allowlist",
+            "a registered tool outside the run's allowlist is neither offered nor run",
+            tool_call("forecast", {"city": "Oslo", "days": 2}),
+            basic_tools,
         ),
         Scenario(
             name="tool_schemas_offered",
@@ -110,21 +125,12 @@ DEFINITION: Final = BoundaryDefinition(
             must_not_run=("echo",),
             model_calls=2,
         ),
-        Scenario(
-            name="allowlist_prefix",
-            boundary="allowlist",
-            description=(
-                "a registered tool whose name only starts with an allowlisted one is neither "
-                "offered nor run"
-            ),
-            script=(tool_call("echo_admin", {"text": "root"}), "not allowed"),
-            tools=tools_with(admin_echo_tool),
-            allowlist=("echo",),
-            stop_reason="answered",
-            trajectory=("echo_admin",),
-            results=(("error", "not_allowed"),),
-            must_not_run=("echo_admin",),
-            extra=(check_offered({"echo"}),),
+        _outside_the_allowlist(
+            "allowlist_prefix",
+            "a registered tool whose name only starts with an allowlisted one is neither "
+            "offered nor run",
+            tool_call("echo_admin", {"text": "root"}),
+            tools_with(admin_echo_tool),
         ),
     ),
 )

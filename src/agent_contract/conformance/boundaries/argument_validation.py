@@ -6,13 +6,15 @@ cross-field rules, lone surrogates), and the refusal names the path and the cons
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any, Final
 
 from ...harnesses import Observation
+from ...messages import Completion
 from ...testing import FakeModel, tool_call
 from ...tools import ToolSpec
-from ..base import Boundary, BoundaryDefinition, Check, Problem, Scenario
-from ..fixtures import Probe, basic_tools, tools_with
+from ..base import Boundary, BoundaryDefinition, Check, Problem, Scenario, call_then_answer
+from ..fixtures import Probe, basic_tools, required_object, tools_with
 
 __all__ = ["DEFINITION", "check_error_names", "range_tool"]
 
@@ -33,11 +35,7 @@ def range_tool(probe: Probe) -> ToolSpec:
     return ToolSpec(
         name="date_range",
         description="Days from start to end.",
-        parameters={
-            "type": "object",
-            "properties": {"start": {"type": "integer"}, "end": {"type": "integer"}},
-            "required": ["start", "end"],
-        },
+        parameters=required_object({"start": {"type": "integer"}, "end": {"type": "integer"}}),
         handler=handler,
         check_arguments=check,
     )
@@ -66,6 +64,30 @@ def check_error_names(*parts: str) -> Check:
     return check
 
 
+def _refused_before_running(
+    name: str,
+    description: str,
+    call: Completion,
+    answer: str,
+    *,
+    tools: Callable[[Probe], list[ToolSpec]] = basic_tools,
+    extra: tuple[Check, ...] = (),
+) -> Scenario:
+    """A scenario whose one call has invalid arguments: refused as
+    ``invalid_arguments`` before its handler runs, then the model answers ``answer``."""
+    return call_then_answer(
+        name=name,
+        boundary="argument_validation",
+        description=description,
+        call=call,
+        answer=answer,
+        result=("error", "invalid_arguments"),
+        tools=tools,
+        must_not_run=(call.tool_calls[0].name,),
+        extra=extra,
+    )
+
+
 DEFINITION: Final = BoundaryDefinition(
     boundary=Boundary(
         id="argument_validation",
@@ -79,16 +101,11 @@ DEFINITION: Final = BoundaryDefinition(
     ),
     scenarios=(
         *[
-            Scenario(
-                name=f"invalid_arguments_{label}",
-                boundary="argument_validation",
-                description=f"arguments with {label.replace('_', ' ')} are refused before running",
-                script=(tool_call("forecast", args), "bad arguments"),
-                tools=basic_tools,
-                stop_reason="answered",
-                trajectory=("forecast",),
-                results=(("error", "invalid_arguments"),),
-                must_not_run=("forecast",),
+            _refused_before_running(
+                f"invalid_arguments_{label}",
+                f"arguments with {label.replace('_', ' ')} are refused before running",
+                tool_call("forecast", args),
+                "bad arguments",
             )
             for label, args in (
                 ("missing_field", {"city": "Oslo"}),
@@ -97,53 +114,32 @@ DEFINITION: Final = BoundaryDefinition(
                 ("failed_constraint", {"city": "Oslo", "days": 30}),
             )
         ],
-        Scenario(
-            name="cross_field_check",
-            boundary="argument_validation",
-            description="a cross-field rule (start <= end) refuses the call before it runs",
-            script=(tool_call("date_range", {"start": 9, "end": 2}), "bad range"),
+        _refused_before_running(
+            "cross_field_check",
+            "a cross-field rule (start <= end) refuses the call before it runs",
+            tool_call("date_range", {"start": 9, "end": 2}),
+            "bad range",
             tools=tools_with(range_tool),
-            stop_reason="answered",
-            trajectory=("date_range",),
-            results=(("error", "invalid_arguments"),),
-            must_not_run=("date_range",),
         ),
-        Scenario(
-            name="lone_surrogate_arguments",
-            boundary="argument_validation",
-            description="arguments holding a lone surrogate are refused before anything runs",
-            script=(tool_call("echo", {"text": "report-\udcff.txt"}), "bad text"),
-            tools=basic_tools,
-            stop_reason="answered",
-            trajectory=("echo",),
-            results=(("error", "invalid_arguments"),),
-            must_not_run=("echo",),
+        _refused_before_running(
+            "lone_surrogate_arguments",
+            "arguments holding a lone surrogate are refused before anything runs",
+            tool_call("echo", {"text": "report-\udcff.txt"}),
+            "bad text",
         ),
-        Scenario(
-            name="validation_error_names_path_and_constraint",
-            boundary="argument_validation",
-            description=(
-                "an invalid argument is refused with a message naming its JSON path and the "
-                "constraint it failed"
-            ),
-            script=(tool_call("forecast", {"city": "Oslo", "days": 30}), "bad arguments"),
-            tools=basic_tools,
-            stop_reason="answered",
-            trajectory=("forecast",),
-            results=(("error", "invalid_arguments"),),
-            must_not_run=("forecast",),
+        _refused_before_running(
+            "validation_error_names_path_and_constraint",
+            "an invalid argument is refused with a message naming its JSON path and the "
+            "constraint it failed",
+            tool_call("forecast", {"city": "Oslo", "days": 30}),
+            "bad arguments",
             extra=(check_error_names("$.days", "maximum"),),
         ),
-        Scenario(
-            name="validation_error_names_missing_field",
-            boundary="argument_validation",
-            description="a missing field is refused with a message naming the field and 'required'",
-            script=(tool_call("forecast", {"city": "Oslo"}), "bad arguments"),
-            tools=basic_tools,
-            stop_reason="answered",
-            trajectory=("forecast",),
-            results=(("error", "invalid_arguments"),),
-            must_not_run=("forecast",),
+        _refused_before_running(
+            "validation_error_names_missing_field",
+            "a missing field is refused with a message naming the field and 'required'",
+            tool_call("forecast", {"city": "Oslo"}),
+            "bad arguments",
             extra=(check_error_names("days", "required"),),
         ),
     ),

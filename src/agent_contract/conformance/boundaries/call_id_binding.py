@@ -11,9 +11,9 @@ from typing import Final
 from ...harnesses import Observation
 from ...testing import FakeModel, tool_call, tool_calls
 from ...tools import ToolSpec
-from ..base import Boundary, BoundaryDefinition, Problem, Scenario
+from ..base import Boundary, BoundaryDefinition, Problem, Scenario, call_then_answer
 from ..checks import check_contents
-from ..fixtures import PLANTED_SECRET, Probe, basic_tools, text_tool, tools_with
+from ..fixtures import PLANTED_SECRET, Probe, basic_tools, required_object, text_tool, tools_with
 
 __all__ = ["DEFINITION", "check_binding", "note_tool", "slow_echo_tool"]
 
@@ -31,11 +31,9 @@ def slow_echo_tool(probe: Probe) -> ToolSpec:
     return ToolSpec(
         name="slow_echo",
         description="Echo after a delay (seconds).",
-        parameters={
-            "type": "object",
-            "properties": {"text": {"type": "string"}, "delay": {"type": "number", "minimum": 0}},
-            "required": ["text", "delay"],
-        },
+        parameters=required_object(
+            {"text": {"type": "string"}, "delay": {"type": "number", "minimum": 0}}
+        ),
         handler=handler,
         timeout_seconds=5.0,
     )
@@ -115,15 +113,14 @@ DEFINITION: Final = BoundaryDefinition(
         ),
     ),
     scenarios=(
-        Scenario(
+        call_then_answer(
             name="single_tool_call",
             boundary="call_id_binding",
             description="one call, its result bound to its id, then an answer",
-            script=(tool_call("echo", _SECRET_ARGS, id="call_a"), "done"),
+            call=tool_call("echo", _SECRET_ARGS, id="call_a"),
+            answer="done",
+            result=("success", None),
             tools=basic_tools,
-            stop_reason="answered",
-            trajectory=("echo",),
-            results=(("success", None),),
             output_contains=("done",),
         ),
         Scenario(
@@ -143,18 +140,17 @@ DEFINITION: Final = BoundaryDefinition(
             results=(("success", None), ("success", None)),
             extra=(check_contents(["slow: first", "slow: second"], "call_id_binding"),),
         ),
-        Scenario(
+        call_then_answer(
             name="command_tool_result",
             boundary="call_id_binding",
             description="a tool that returns a framework command: its message is the "
             "call's result, bound and redacted; its state update goes through",
-            script=(tool_call("save_note", {"text": "buy milk"}), "noted"),
+            call=tool_call("save_note", {"text": "buy milk"}),
+            answer="noted",
+            result=("success", None),
             tools=tools_with(note_tool),
             extras={"command_tools": ("save_note",)},
             requires=("graph_commands",),
-            stop_reason="answered",
-            trajectory=("save_note",),
-            results=(("success", None),),
         ),
     ),
     every_run=(check_binding,),

@@ -10,7 +10,7 @@ from typing import Final
 from ...budget import Budget
 from ...testing import tool_call
 from ...tools import ToolSpec
-from ..base import Boundary, BoundaryDefinition, Scenario
+from ..base import Boundary, BoundaryDefinition, call_then_answer
 from ..fixtures import Probe, tools_with
 
 __all__ = ["DEFINITION", "stall_tool"]
@@ -46,19 +46,19 @@ DEFINITION: Final = BoundaryDefinition(
         ),
     ),
     scenarios=(
-        Scenario(
+        call_then_answer(
             name="run_deadline",
             boundary="deadline",
             description=(
                 "the run deadline cuts a slow tool short (timeout, outcome unknown) and stops "
                 "the run with 'deadline' before the model is called again"
             ),
-            script=(tool_call("stall", {"text": "wait"}), "this answer must never be produced"),
+            call=tool_call("stall", {"text": "wait"}),
+            answer="this answer must never be produced",
+            result=("error", "timeout"),
+            stop_reason="deadline",
             tools=tools_with(stall_tool),
             budget=Budget(deadline_seconds=0.8),
-            stop_reason="deadline",
-            trajectory=("stall",),
-            results=(("error", "timeout"),),
             model_calls=1,
         ),
     ),

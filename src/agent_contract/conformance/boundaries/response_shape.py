@@ -5,7 +5,7 @@ calls, tools that answer directly, structured answers).
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
 
 from ...errors import NotFoundError
 from ...harnesses import Observation
@@ -13,7 +13,7 @@ from ...messages import Completion, ToolCall
 from ...runtime import AnswerFormat
 from ...testing import FakeModel, tool_call, tool_calls
 from ...tools import ToolSpec
-from ..base import Boundary, BoundaryDefinition, Check, Problem, Scenario
+from ..base import Boundary, BoundaryDefinition, Check, Problem, Scenario, call_then_answer
 from ..checks import check_model_calls, check_output
 from ..fixtures import (
     EARLIER_QUESTION,
@@ -21,20 +21,19 @@ from ..fixtures import (
     basic_tools,
     earlier_call,
     earlier_result,
+    required_object,
     tools_with,
 )
 
 __all__ = ["DEFINITION", "WEATHER", "check_tool_runs", "faq_tool"]
 
-_WEATHER = {
-    "type": "object",
-    "properties": {
-        "city": {"type": "string"},
-        "temp_c": {"type": "number", "maximum": 60},
-    },
-    "required": ["city", "temp_c"],
-}
-WEATHER: Final = AnswerFormat(tools={"Weather": _WEATHER})
+WEATHER: Final = AnswerFormat(
+    tools={
+        "Weather": required_object(
+            {"city": {"type": "string"}, "temp_c": {"type": "number", "maximum": 60}}
+        )
+    }
+)
 """A structured answer: a ``Weather`` object."""
 
 
@@ -69,6 +68,55 @@ def check_tool_runs(times: int, boundary: str) -> Check:
     return check
 
 
+def _refused_reply(
+    name: str,
+    description: str,
+    reply: Completion,
+    *,
+    results: tuple[tuple[str, str | None], ...] = (("error", "invalid_call"),),
+    **fields: Any,
+) -> Scenario:
+    """A scenario whose only reply breaks the response contract: the run stops with
+    ``invalid_response`` and nothing runs; the trajectory is the reply's calls,
+    ``results`` the tool messages expected (one ``invalid_call`` by default), ``fields``
+    the scenario's other fields."""
+    return Scenario(
+        name=name,
+        boundary="response_shape",
+        description=description,
+        script=(reply,),
+        tools=basic_tools,
+        stop_reason="invalid_response",
+        trajectory=tuple(c.name for c in reply.tool_calls),
+        results=results,
+        must_not_run=("echo",),
+        **fields,
+    )
+
+
+def _structured_answer(
+    name: str,
+    description: str,
+    script: tuple[Completion, ...],
+    *,
+    results: tuple[tuple[str, str | None], ...],
+) -> Scenario:
+    """A scenario asking for a :data:`WEATHER` answer whose script ends with a valid one
+    (Oslo, 3 degrees): the run ends answered with it as the output."""
+    return Scenario(
+        name=name,
+        boundary="response_shape",
+        description=description,
+        script=script,
+        tools=basic_tools,
+        answer_format=WEATHER,
+        stop_reason="answered",
+        trajectory=tuple(c.name for reply in script for c in reply.tool_calls),
+        results=results,
+        extra=(check_output('{"city":"Oslo","temp_c":3}'),),
+    )
+
+
 DEFINITION: Final = BoundaryDefinition(
     boundary=Boundary(
         id="response_shape",
@@ -91,52 +139,28 @@ DEFINITION: Final = BoundaryDefinition(
             output_contains=("Tool calling",),
             must_not_run=("echo", "forecast"),
         ),
-        Scenario(
-            name="malformed_json_arguments",
-            boundary="response_shape",
-            description="arguments that are not parseable JSON are a contract violation",
-            script=(tool_call("echo", '{"text": "unterminated', id="call_bad"),),
-            tools=basic_tools,
-            stop_reason="invalid_response",
-            trajectory=("echo",),
-            results=(("error", "invalid_call"),),
-            must_not_run=("echo",),
+        _refused_reply(
+            "malformed_json_arguments",
+            "arguments that are not parseable JSON are a contract violation",
+            tool_call("echo", '{"text": "unterminated', id="call_bad"),
         ),
-        Scenario(
-            name="arguments_not_object",
-            boundary="response_shape",
-            description="arguments that are a JSON list are a contract violation",
-            script=(tool_call("echo", ["a", "b"], id="call_list"),),
-            tools=basic_tools,
-            stop_reason="invalid_response",
-            trajectory=("echo",),
-            results=(("error", "invalid_call"),),
-            must_not_run=("echo",),
+        _refused_reply(
+            "arguments_not_object",
+            "arguments that are a JSON list are a contract violation",
+            tool_call("echo", ["a", "b"], id="call_list"),
         ),
-        Scenario(
-            name="missing_call_id",
-            boundary="response_shape",
-            description="a call without an id cannot be answered: the run stops, nothing runs",
-            script=(tool_call("echo", {"text": "hi"}, id=None),),
-            tools=basic_tools,
-            stop_reason="invalid_response",
-            trajectory=("echo",),
-            must_not_run=("echo",),
+        _refused_reply(
+            "missing_call_id",
+            "a call without an id cannot be answered: the run stops, nothing runs",
+            tool_call("echo", {"text": "hi"}, id=None),
+            results=(),
         ),
-        Scenario(
-            name="duplicate_call_ids",
-            boundary="response_shape",
-            description="two calls sharing one id are a contract violation",
-            script=(
-                tool_calls(
-                    ("echo", {"text": "one"}, "call_dup"), ("echo", {"text": "two"}, "call_dup")
-                ),
+        _refused_reply(
+            "duplicate_call_ids",
+            "two calls sharing one id are a contract violation",
+            tool_calls(
+                ("echo", {"text": "one"}, "call_dup"), ("echo", {"text": "two"}, "call_dup")
             ),
-            tools=basic_tools,
-            stop_reason="invalid_response",
-            trajectory=("echo", "echo"),
-            results=(("error", "invalid_call"),),
-            must_not_run=("echo",),
         ),
         Scenario(
             name="empty_response",
@@ -168,108 +192,69 @@ DEFINITION: Final = BoundaryDefinition(
             output_contains=("FAQ refunds: see the handbook\n\nFAQ returns: see the handbook",),
             extra=(check_model_calls(1, "response_shape"),),
         ),
-        Scenario(
+        call_then_answer(
             name="return_direct_failure_goes_on",
             boundary="response_shape",
             description="a failed return_direct call does not end the run",
-            script=(tool_call("faq", {"topic": "unknown"}), "no entry, sorry"),
+            call=tool_call("faq", {"topic": "unknown"}),
+            answer="no entry, sorry",
+            result=("error", "not_found"),
             tools=tools_with(faq_tool),
-            stop_reason="answered",
-            trajectory=("faq",),
-            results=(("error", "not_found"),),
             output_contains=("no entry, sorry",),
             extra=(check_model_calls(2, "response_shape"),),
         ),
-        Scenario(
-            name="history_id_reused_by_the_model",
-            boundary="response_shape",
-            description="a new call reusing an id of the history is a contract violation",
-            script=(tool_call("echo", {"text": "b"}, id="old_1"),),
-            tools=basic_tools,
+        _refused_reply(
+            "history_id_reused_by_the_model",
+            "a new call reusing an id of the history is a contract violation",
+            tool_call("echo", {"text": "b"}, id="old_1"),
             history=(EARLIER_QUESTION, earlier_call("old_1"), earlier_result("old_1")),
-            stop_reason="invalid_response",
-            trajectory=("echo",),
             results=(("success", None),),
-            must_not_run=("echo",),
         ),
-        Scenario(
+        call_then_answer(
             name="commentary_with_tool_calls",
             boundary="response_shape",
             description="text beside tool calls is commentary: the calls run, it is never "
             "the answer",
-            script=(
-                Completion(
-                    text="Let me look that up.",
-                    tool_calls=(ToolCall(id="call_c", name="echo", arguments={"text": "x"}),),
-                ),
-                "done",
+            call=Completion(
+                text="Let me look that up.",
+                tool_calls=(ToolCall(id="call_c", name="echo", arguments={"text": "x"}),),
             ),
+            answer="done",
+            result=("success", None),
             tools=basic_tools,
-            stop_reason="answered",
-            trajectory=("echo",),
-            results=(("success", None),),
             extra=(check_output("done"),),
         ),
-        Scenario(
-            name="text_and_tool_calls",
-            boundary="response_shape",
-            description="with commentary='refuse', a reply with both text and calls is a "
-            "contract violation",
-            commentary="refuse",
-            script=(
-                Completion(
-                    text="Sure, running it.",
-                    tool_calls=(ToolCall(id="call_both", name="echo", arguments={"text": "x"}),),
-                ),
+        _refused_reply(
+            "text_and_tool_calls",
+            "with commentary='refuse', a reply with both text and calls is a contract violation",
+            Completion(
+                text="Sure, running it.",
+                tool_calls=(ToolCall(id="call_both", name="echo", arguments={"text": "x"}),),
             ),
-            tools=basic_tools,
-            stop_reason="invalid_response",
-            trajectory=("echo",),
-            results=(("error", "invalid_call"),),
-            must_not_run=("echo",),
+            commentary="refuse",
         ),
-        Scenario(
-            name="structured_answer",
-            boundary="response_shape",
-            description="a structured answer is the answer: validated, never run, not a tool call",
-            script=(tool_call("Weather", {"city": "Oslo", "temp_c": 3}),),
-            tools=basic_tools,
-            answer_format=WEATHER,
-            stop_reason="answered",
-            trajectory=("Weather",),
+        _structured_answer(
+            "structured_answer",
+            "a structured answer is the answer: validated, never run, not a tool call",
+            (tool_call("Weather", {"city": "Oslo", "temp_c": 3}),),
             results=(("success", None),),
-            extra=(check_output('{"city":"Oslo","temp_c":3}'),),
         ),
-        Scenario(
-            name="structured_answer_retried",
-            boundary="response_shape",
-            description="a structured answer that fails its schema is refused, the model "
-            "is told and answers again",
-            script=(
+        _structured_answer(
+            "structured_answer_retried",
+            "a structured answer that fails its schema is refused, the model is told and "
+            "answers again",
+            (
                 tool_call("Weather", {"city": "Oslo", "temp_c": 999}),
                 tool_call("Weather", {"city": "Oslo", "temp_c": 3}),
             ),
-            tools=basic_tools,
-            answer_format=WEATHER,
-            stop_reason="answered",
-            trajectory=("Weather", "Weather"),
             results=(("error", "invalid_arguments"), ("success", None)),
-            extra=(check_output('{"city":"Oslo","temp_c":3}'),),
         ),
-        Scenario(
-            name="structured_answer_with_tool_calls",
-            boundary="response_shape",
-            description="a structured answer beside a tool call is a contract violation; "
-            "nothing runs",
-            script=(
-                tool_calls(("Weather", {"city": "Oslo", "temp_c": 3}), ("echo", {"text": "also"})),
-            ),
-            tools=basic_tools,
+        _refused_reply(
+            "structured_answer_with_tool_calls",
+            "a structured answer beside a tool call is a contract violation; nothing runs",
+            tool_calls(("Weather", {"city": "Oslo", "temp_c": 3}), ("echo", {"text": "also"})),
             answer_format=WEATHER,
-            stop_reason="invalid_response",
-            trajectory=("Weather", "echo"),
             results=(("error", "invalid_call"), ("error", "invalid_call")),
-            must_not_run=("echo",),
         ),
         Scenario(
             name="call_id_reused_in_a_later_turn",

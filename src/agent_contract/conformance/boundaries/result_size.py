@@ -6,7 +6,7 @@ from typing import Final
 
 from ...harnesses import Observation
 from ...testing import FakeModel, tool_call
-from ..base import Boundary, BoundaryDefinition, Problem, Scenario
+from ..base import Boundary, BoundaryDefinition, Problem, call_then_answer
 from ..fixtures import Probe, text_tool, tools_with
 
 __all__ = ["DEFINITION", "big_tool", "check_truncated"]
@@ -37,15 +37,14 @@ DEFINITION: Final = BoundaryDefinition(
         ),
     ),
     scenarios=(
-        Scenario(
+        call_then_answer(
             name="oversized_result",
             boundary="result_size",
             description="a 5000-char result is cut to 500 chars with a marker",
-            script=(tool_call("big", {"text": "all"}), "truncated"),
+            call=tool_call("big", {"text": "all"}),
+            answer="truncated",
+            result=("success", None),
             tools=tools_with(big_tool),
-            stop_reason="answered",
-            trajectory=("big",),
-            results=(("success", None),),
             extra=(check_truncated,),
         ),
     ),

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Callable
 from typing import Any, Final
 
 from ...budget import Budget
+from ...messages import Completion
 from ...testing import tool_call, tool_calls
 from ...tools import ToolSpec
-from ..base import Boundary, BoundaryDefinition, Scenario
+from ..base import Boundary, BoundaryDefinition, Scenario, call_then_answer
 from ..checks import check_contents
 from ..fixtures import TEXT_SCHEMA, Probe, basic_tools, kind_tool, tools_with
 
@@ -65,6 +67,31 @@ def fsname_tool(probe: Probe) -> ToolSpec:
     )
 
 
+def _reaches_the_model(
+    name: str,
+    description: str,
+    call: Completion,
+    answer: str,
+    tools: Callable[[Probe], list[ToolSpec]],
+    content: str,
+    *,
+    output_contains: tuple[str, ...] = (),
+) -> Scenario:
+    """A scenario whose one call succeeds and whose tool message's content is exactly
+    ``content`` (what the model is sent), then the model answers ``answer``."""
+    return call_then_answer(
+        name=name,
+        boundary="serialization",
+        description=description,
+        call=call,
+        answer=answer,
+        result=("success", None),
+        tools=tools,
+        output_contains=output_contains,
+        extra=(check_contents([content]),),
+    )
+
+
 DEFINITION: Final = BoundaryDefinition(
     boundary=Boundary(
         id="serialization",
@@ -107,39 +134,30 @@ DEFINITION: Final = BoundaryDefinition(
                 ),
             ),
         ),
-        Scenario(
-            name="non_ascii",
-            boundary="serialization",
-            description="non-ASCII arguments and results pass through unchanged",
-            script=(tool_call("echo", {"text": "你好, café ☕"}), "好的"),
-            tools=basic_tools,
-            stop_reason="answered",
-            trajectory=("echo",),
-            results=(("success", None),),
+        _reaches_the_model(
+            "non_ascii",
+            "non-ASCII arguments and results pass through unchanged",
+            tool_call("echo", {"text": "你好, café ☕"}),
+            "好的",
+            basic_tools,
+            "echo: 你好, café ☕",
             output_contains=("好的",),
-            extra=(check_contents(["echo: 你好, café ☕"]),),
         ),
-        Scenario(
-            name="async_tool",
-            boundary="serialization",
-            description="an async def handler runs, and its value reaches the model as JSON",
-            script=(tool_call("async_lookup", {"text": "x"}), "found"),
-            tools=tools_with(async_lookup_tool),
-            stop_reason="answered",
-            trajectory=("async_lookup",),
-            results=(("success", None),),
-            extra=(check_contents(['{"found": "x", "async": true}']),),
+        _reaches_the_model(
+            "async_tool",
+            "an async def handler runs, and its value reaches the model as JSON",
+            tool_call("async_lookup", {"text": "x"}),
+            "found",
+            tools_with(async_lookup_tool),
+            '{"found": "x", "async": true}',
         ),
-        Scenario(
-            name="lone_surrogate_result",
-            boundary="serialization",
-            description="a result holding a lone surrogate reaches the model escaped as \\udXXX",
-            script=(tool_call("fsname", {"text": "x"}), "listed"),
-            tools=tools_with(fsname_tool),
-            stop_reason="answered",
-            trajectory=("fsname",),
-            results=(("success", None),),
-            extra=(check_contents(["report-\\udcff.txt"]),),
+        _reaches_the_model(
+            "lone_surrogate_result",
+            "a result holding a lone surrogate reaches the model escaped as \\udXXX",
+            tool_call("fsname", {"text": "x"}),
+            "listed",
+            tools_with(fsname_tool),
+            "report-\\udcff.txt",
         ),
     ),
 )

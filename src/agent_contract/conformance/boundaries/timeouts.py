@@ -14,7 +14,7 @@ from typing import Any, Final
 from ...harnesses import Observation
 from ...testing import FakeModel, tool_call
 from ...tools import ToolSpec
-from ..base import Boundary, BoundaryDefinition, Problem, Scenario
+from ..base import Boundary, BoundaryDefinition, Problem, call_then_answer
 from ..checks import check_ran
 from ..fixtures import TEXT_SCHEMA, Probe, text_tool, tools_with
 
@@ -110,45 +110,42 @@ DEFINITION: Final = BoundaryDefinition(
         ),
     ),
     scenarios=(
-        Scenario(
+        call_then_answer(
             name="tool_timeout",
             boundary="timeouts",
             description="a tool past its timeout: outcome unknown, side effects possible",
-            script=(tool_call("hang", {"text": "slow"}), "timed out"),
+            call=tool_call("hang", {"text": "slow"}),
+            answer="timed out",
+            result=("error", "timeout"),
             tools=tools_with(hang_tool),
-            stop_reason="answered",
-            trajectory=("hang",),
-            results=(("error", "timeout"),),
             extra=(check_timeout,),
             requires=("timeouts",),
         ),
-        Scenario(
+        call_then_answer(
             name="async_tool_timeout",
             boundary="timeouts",
             description=(
                 "an async tool past its timeout is cancelled: outcome cancelled, side "
                 "effects possible, its later write never lands"
             ),
-            script=(tool_call("async_hang", {"text": "slow"}), "timed out"),
+            call=tool_call("async_hang", {"text": "slow"}),
+            answer="timed out",
+            result=("error", "timeout"),
             tools=tools_with(async_hang_tool),
-            stop_reason="answered",
-            trajectory=("async_hang",),
-            results=(("error", "timeout"),),
             extra=(check_timeout, check_cancelled),
             requires=("timeouts",),
         ),
-        Scenario(
+        call_then_answer(
             name="retry_layer_timeout",
             boundary="timeouts",
             description="a retry layer runs a timing-out tool three times: every attempt "
             "is charged, the outcome is unknown, side effects possible",
-            script=(tool_call("flaky", {"text": "go"}), "it timed out"),
+            call=tool_call("flaky", {"text": "go"}),
+            answer="it timed out",
+            result=("error", "timeout"),
             tools=tools_with(flaky_tool),
             extras={"middleware": ("tool_retry",)},
             requires=("middleware",),
-            stop_reason="answered",
-            trajectory=("flaky",),
-            results=(("error", "timeout"),),
             extra=(check_timeout, check_ran("flaky", 3, "timeouts")),
         ),
     ),

@@ -11,7 +11,7 @@ from typing import Any, Final
 from ...errors import NotFoundError, TransientError, UnauthorizedError
 from ...harnesses import Observation
 from ...testing import FakeModel, tool_call
-from ..base import Boundary, BoundaryDefinition, Problem, Scenario
+from ..base import Boundary, BoundaryDefinition, Problem, Scenario, call_then_answer
 from ..fixtures import PLANTED_SECRET, Probe, kind_tool, text_tool, tools_with
 
 __all__ = ["DEFINITION", "ask_tool", "check_hidden_text", "explode_tool", "fetch_record_tool"]
@@ -60,27 +60,25 @@ DEFINITION: Final = BoundaryDefinition(
         ),
     ),
     scenarios=(
-        Scenario(
+        call_then_answer(
             name="tool_raises",
             boundary="tool_errors",
             description="an exception becomes tool_error; its text (with a secret) stays hidden",
-            script=(tool_call("explode", {"text": "go"}), "it failed"),
+            call=tool_call("explode", {"text": "go"}),
+            answer="it failed",
+            result=("error", "tool_error"),
             tools=tools_with(explode_tool),
-            stop_reason="answered",
-            trajectory=("explode",),
-            results=(("error", "tool_error"),),
             extra=(check_hidden_text,),
         ),
         *[
-            Scenario(
+            call_then_answer(
                 name=f"classified_{kind}",
                 boundary="tool_errors",
                 description=f"a tool's own {kind} error keeps its kind",
-                script=(tool_call("fetch_record", {"kind": kind}), "handled"),
+                call=tool_call("fetch_record", {"kind": kind}),
+                answer="handled",
+                result=("error", kind),
                 tools=tools_with(fetch_record_tool),
-                stop_reason="answered",
-                trajectory=("fetch_record",),
-                results=(("error", kind),),
             )
             for kind in ("unauthorized", "not_found", "transient")
         ],

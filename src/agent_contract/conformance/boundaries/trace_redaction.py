@@ -13,9 +13,9 @@ from typing import Any, Final
 from ...harnesses import Observation
 from ...testing import FakeModel, tool_call, tool_calls
 from ...tools import ToolSpec
-from ..base import Boundary, BoundaryDefinition, Check, Problem, Scenario
+from ..base import Boundary, BoundaryDefinition, Check, Problem, Scenario, call_then_answer
 from ..checks import check_not_emitted
-from ..fixtures import PLANTED_SECRET, Probe, basic_tools, text_tool, tools_with
+from ..fixtures import PLANTED_SECRET, Probe, basic_tools, required_object, text_tool, tools_with
 
 __all__ = [
     "DEFINITION",
@@ -60,11 +60,7 @@ def login_tool(probe: Probe) -> ToolSpec:
     return ToolSpec(
         name="login",
         description="Log a user in.",
-        parameters={
-            "type": "object",
-            "properties": {"user": {"type": "string"}, "password": {"type": "string"}},
-            "required": ["user", "password"],
-        },
+        parameters=required_object({"user": {"type": "string"}, "password": {"type": "string"}}),
         handler=handler,
     )
 
@@ -160,15 +156,14 @@ DEFINITION: Final = BoundaryDefinition(
         ),
     ),
     scenarios=(
-        Scenario(
+        call_then_answer(
             name="secret_in_result",
             boundary="trace_redaction",
             description="a secret a tool returns is redacted before the model or trace sees it",
-            script=(tool_call("credentials", {"text": "alice"}), "got them"),
+            call=tool_call("credentials", {"text": "alice"}),
+            answer="got them",
+            result=("success", None),
             tools=tools_with(credentials_tool),
-            stop_reason="answered",
-            trajectory=("credentials",),
-            results=(("success", None),),
         ),
         Scenario(
             name="secret_keys_redacted",
@@ -219,22 +214,18 @@ DEFINITION: Final = BoundaryDefinition(
             must_not_run=("forecast",),
             extra=(check_spellings_hidden((*SPELLED_SECRETS, PLANTED_SECRET)),),
         ),
-        Scenario(
+        call_then_answer(
             name="refused_call_arguments_redacted",
             boundary="trace_redaction",
             description=(
                 "a refused call (not allowed) carrying the planted secret in its arguments "
                 "never echoes it back"
             ),
-            script=(
-                tool_call("forecast", {"city": PLANTED_SECRET, "days": 2}, id="call_refused"),
-                "refused",
-            ),
+            call=tool_call("forecast", {"city": PLANTED_SECRET, "days": 2}, id="call_refused"),
+            answer="refused",
+            result=("error", "not_allowed"),
             tools=basic_tools,
             allowlist=("echo",),
-            stop_reason="answered",
-            trajectory=("forecast",),
-            results=(("error", "not_allowed"),),
             must_not_run=("forecast",),
             extra=(check_spellings_hidden((PLANTED_SECRET,)),),
         ),

@@ -12,13 +12,15 @@ from typing import Any, Final
 from ...harnesses import Observation
 from ...testing import FakeModel, tool_call
 from ...tools import ToolContext, ToolSpec
-from ..base import Boundary, BoundaryDefinition, Check, Problem, Scenario
+from ..base import Boundary, BoundaryDefinition, Check, Problem, Scenario, call_then_answer
 from ..checks import check_model_calls, check_writes
 from ..fixtures import Probe, tools_with, transfer_tool
 
 __all__ = ["DEFINITION", "check_crash_restart", "flaky_ack_transfer_tool"]
 
 _SEND: Final = {"to": "bob", "amount": 10}
+_TRANSFER_TOOLS: Final = tools_with(transfer_tool)
+"""``echo`` and ``transfer``: the tools most of these scenarios offer."""
 
 
 def flaky_ack_transfer_tool(probe: Probe) -> ToolSpec:
@@ -63,6 +65,33 @@ def check_crash_restart(
     return [Problem(boundary="write_approval", message=message)]
 
 
+def _decided(
+    name: str,
+    description: str,
+    decisions: tuple[str | tuple[str, dict[str, Any]], ...],
+    answer: str,
+    result: tuple[str, str | None],
+    *,
+    tools: Callable[[Probe], list[ToolSpec]] = _TRANSFER_TOOLS,
+    **fields: Any,
+) -> Scenario:
+    """A scenario whose one call, a transfer of 10, gets the scripted human's
+    ``decisions``; its tool message is expected with ``result`` and the model then
+    answers ``answer``; ``fields`` are the scenario's other fields (``requires`` and
+    the ``extra`` checks of what was written)."""
+    return call_then_answer(
+        name=name,
+        boundary="write_approval",
+        description=description,
+        call=tool_call("transfer", _SEND),
+        answer=answer,
+        result=result,
+        tools=tools,
+        decisions=decisions,
+        **fields,
+    )
+
+
 def _applied_once(
     name: str,
     description: str,
@@ -74,18 +103,15 @@ def _applied_once(
 ) -> Scenario:
     """A scenario whose transfer of 10, approved, applies exactly once (previewed once)
     and the run answers ``sent``; ``extra`` checks are made after that one."""
-    return Scenario(
-        name=name,
-        boundary="write_approval",
-        description=description,
-        script=(tool_call("transfer", _SEND), "sent"),
+    return _decided(
+        name,
+        description,
+        ("approve",),
+        "sent",
+        ("success", None),
         tools=tools,
-        decisions=("approve",),
-        crash_at=crash_at,
-        stop_reason="answered",
-        trajectory=("transfer",),
-        results=(("success", None),),
         requires=requires,
+        crash_at=crash_at,
         extra=(check_writes([10], previews=1), *extra),
     )
 
@@ -107,7 +133,7 @@ DEFINITION: Final = BoundaryDefinition(
             boundary="write_approval",
             description="a write call pauses the run; nothing is written without a decision",
             script=(tool_call("transfer", _SEND),),
-            tools=tools_with(transfer_tool),
+            tools=_TRANSFER_TOOLS,
             stop_reason="pending_approval",
             trajectory=(),
             must_not_run=(),
@@ -117,44 +143,32 @@ DEFINITION: Final = BoundaryDefinition(
         _applied_once(
             "write_approved",
             "an approved write runs once and is verified",
-            tools_with(transfer_tool),
+            _TRANSFER_TOOLS,
         ),
-        Scenario(
-            name="write_rejected",
-            boundary="write_approval",
-            description="a rejected write never runs and gets a bound rejection",
-            script=(tool_call("transfer", _SEND), "not sent"),
-            tools=tools_with(transfer_tool),
-            decisions=("reject",),
-            stop_reason="answered",
-            trajectory=("transfer",),
-            results=(("error", "rejected"),),
+        _decided(
+            "write_rejected",
+            "a rejected write never runs and gets a bound rejection",
+            ("reject",),
+            "not sent",
+            ("error", "rejected"),
             requires=("write_tools",),
             extra=(check_writes([], previews=1),),
         ),
-        Scenario(
-            name="write_edited",
-            boundary="write_approval",
-            description="an edited write is previewed again, then runs once with the edit",
-            script=(tool_call("transfer", _SEND), "sent less"),
-            tools=tools_with(transfer_tool),
-            decisions=(("edit", {"to": "bob", "amount": 5}),),
-            stop_reason="answered",
-            trajectory=("transfer",),
-            results=(("success", None),),
+        _decided(
+            "write_edited",
+            "an edited write is previewed again, then runs once with the edit",
+            (("edit", {"to": "bob", "amount": 5}),),
+            "sent less",
+            ("success", None),
             requires=("write_tools",),
             extra=(check_writes([5], previews=2),),
         ),
-        Scenario(
-            name="approval_replay_refused",
-            boundary="write_approval",
-            description="an approval issued for other arguments is refused; nothing runs",
-            script=(tool_call("transfer", _SEND), "not sent"),
-            tools=tools_with(transfer_tool),
-            decisions=("replay", "reject"),
-            stop_reason="answered",
-            trajectory=("transfer",),
-            results=(("error", "rejected"),),
+        _decided(
+            "approval_replay_refused",
+            "an approval issued for other arguments is refused; nothing runs",
+            ("replay", "reject"),
+            "not sent",
+            ("error", "rejected"),
             requires=("write_tools",),
             extra=(check_writes([], previews=1, refusals=1),),
         ),
@@ -168,7 +182,7 @@ DEFINITION: Final = BoundaryDefinition(
             _applied_once(
                 f"write_crash_{point}",
                 description,
-                tools_with(transfer_tool),
+                _TRANSFER_TOOLS,
                 crash_at=point,
                 requires=("write_tools", "crash_restart"),
                 extra=(check_model_calls(2, "write_approval"),),
