@@ -53,26 +53,27 @@ def cancel_order(order_id: str) -> str:
     return f"{order_id} cancelled"
 
 
-def contract() -> Contract:
-    """The team's contract: tools, effects, budget."""
-    return Contract(
-        [
-            from_langchain_tool(order_status, effect="read", timeout_seconds=1.0),
-            from_langchain_tool(search_faq, effect="read"),
-            from_langchain_tool(
-                cancel_order,
-                effect="write",
-                preview=lambda context, order_id: {"cancel": order_id},
-                verify=lambda context, order_id: CANCELLED.get(order_id),
-            ),
-        ],
-        budget=Budget(max_tool_calls=5, max_identical_calls=2),
-    )
+# The team's contract: tools, effects, budget. Built once per application, and that same
+# object given to the middleware and to run_graph (docs/MULTI_AGENT.md, "One Contract per
+# application"): a Contract built per factory call is another run's contract.
+CONTRACT = Contract(
+    [
+        from_langchain_tool(order_status, effect="read", timeout_seconds=1.0),
+        from_langchain_tool(search_faq, effect="read"),
+        from_langchain_tool(
+            cancel_order,
+            effect="write",
+            preview=lambda context, order_id: {"cancel": order_id},
+            verify=lambda context, order_id: CANCELLED.get(order_id),
+        ),
+    ],
+    budget=Budget(max_tool_calls=5, max_identical_calls=2),
+)
 
 
 def build_agent(model: Any) -> Any:
     """The team's agent on ``model``."""
-    contract_mw = ContractMiddleware(contract())
+    contract_mw = ContractMiddleware(CONTRACT)
     return create_agent(
         model,
         tools=[order_status, search_faq, cancel_order],
