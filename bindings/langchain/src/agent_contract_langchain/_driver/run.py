@@ -21,14 +21,14 @@ from langgraph.types import Command
 
 from agent_contract.errors import ToolError
 from agent_contract.results import ToolResult
-from agent_contract.runtime import RunState
+from agent_contract.runtime import ChildScopeRefused, RunState
 from agent_contract.tools import ToolContext
 
 from ..approvals import awrite_in_graph, write_in_graph
 from ..control import CONTROL_FLOW, ResumeRefused, check_resume
 from ..graph_commands import split_command
 from ..messages import tool_message_value
-from ..run_config import ChildOutsideContract, active_call, call_scope
+from ..run_config import active_call, call_scope
 from ..tools import RawValue, current_tool_context
 from .prepare import Admitted
 from .requests import with_visible_arguments
@@ -39,9 +39,10 @@ Ran = tuple[ToolResult, dict[str, Any] | None]
 """A call's result and, when its tool returned a ``Command``, the rest of its update."""
 
 
-_PASSTHROUGH: Final = (*CONTROL_FLOW, ChildOutsideContract)
+_PASSTHROUGH: Final = (*CONTROL_FLOW, ChildScopeRefused)
 """LangGraph's control flow, and the refusal of a child agent outside the contract
-(it ends the run: never a tool's failure the model reads)."""
+(``ChildOutsideContract``) or under a contract not made from the run's (it ends the
+run: never a tool's failure the model reads)."""
 
 
 class _ToolReportedError(ToolError):
