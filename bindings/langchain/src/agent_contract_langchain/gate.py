@@ -50,9 +50,9 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.config import get_config
 
-from agent_contract.runtime import ChildScopeRefused, Contract, RunState, Stop
+from agent_contract.runtime import Contract, RunState
 
-from ._driver.requests import allowed_tools, tool_name, visible_arguments
+from ._driver.requests import allowed_tools, check_child_offer, visible_arguments
 from .control import CONTROL_FLOW
 from .messages import from_langchain_messages
 from .run_config import RunNotes, gated, run_in, run_state_in
@@ -104,35 +104,6 @@ MODEL_NODE_ROUTES_BACK: Final = model_node_routes_back()
 """:func:`model_node_routes_back` on the installed langchain, measured once at import."""
 
 
-def _check_child_offer(state: RunState, contract: Contract, tools: Any) -> None:
-    """Refuse a child agent whose model is offered tools its contract registers none
-    of: the child was given a contract that is not its own (the parent's, typically),
-    and every call it makes would be refused as an unknown tool while the run goes on.
-
-    Raises:
-        ChildScopeRefused: in a child scope, the model is offered named tools and the
-            contract registers none of them (the run halts with ``middleware_stop``).
-    """
-    scope = state.view.scope
-    if scope is None:
-        return
-    offered = sorted({name for name in map(tool_name, tools or ()) if name})
-    if not offered or any(name in contract.registry for name in offered):
-        return
-    error = ChildScopeRefused(
-        f"agent {scope.agent!r}, started inside tool call {scope.call_path[-1]!r} of "
-        f"a contract run, is offered the tools {offered} and its Contract registers "
-        f"none of them (it registers {contract.registry.names()}): it was given a "
-        "Contract that is not its own (the parent agent's?). It is refused: give it "
-        "ContractMiddleware(contract.child(name, tools=[...], allowlist=[...])) "
-        "built from the run's Contract with the child's tools (see docs/MULTI_AGENT.md)",
-        agent=scope.agent,
-        call_id=scope.call_path[-1],
-    )
-    state.halt(Stop(reason="middleware_stop", detail=str(error)))
-    raise error
-
-
 class ContractGate(AgentMiddleware):
     """The inner half of :class:`~agent_contract_langchain.middleware.ContractMiddleware`
     (see the module doc). Build it with ``ContractMiddleware.inner()``.
@@ -174,7 +145,7 @@ class ContractGate(AgentMiddleware):
         """``(run, notes, the request to send)``, or ``(run, notes, the stop response)``."""
         self.seen = True
         state, notes = run_in(get_config(), self.contract)
-        _check_child_offer(state, self.contract, request.tools)
+        check_child_offer(state, self.contract, request.tools)
         # The history boundary again, on what the model really gets: a middleware
         # between the two halves may have trimmed or rewritten the messages.
         stop = state.check_before_model_call(from_langchain_messages(request.messages))
