@@ -704,3 +704,47 @@ def test_a_child_whose_parent_runs_without_the_contract_is_named(mode: str) -> N
     assert "build the Contract once" not in str(caught.value)
     assert child_fake.calls == []
     assert RUNS == {}
+
+
+def _parallel_delegations(shape: str) -> Any:
+    if shape == "deepagents":
+        args = [{"description": q, "subagent_type": "researcher"} for q in "ab"]
+        return tool_calls(("task", args[0], "p1"), ("task", args[1], "p2"))
+    return tool_calls(
+        ("ask_researcher", {"question": "a"}, "p1"), ("ask_researcher", {"question": "b"}, "p2")
+    )
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("shape", SHAPES)
+def test_parallel_delegations_past_the_budget_leave_a_result_for_every_admitted_call(
+    shape: str, mode: str
+) -> None:
+    """Two delegations in one batch, the children searching until the run's budget
+    ends the run: a child halted by its sibling's stop had a call admitted whose batch
+    was never closed (no ``tool_result`` event, under invoke and stream, depending on
+    the threads' order). Every admitted call now leaves its result event, whose outcome
+    agrees with what really ran. Repeated: the interleaving varies from run to run."""
+    for _ in range(5):
+        RUNS.clear()
+        searches = [tool_call("search", {"q": str(k)}) for k in range(6)]
+        tree = BUILDERS[shape](
+            [_parallel_delegations(shape), "done"],
+            [*searches, "found", "found"],
+            Budget(max_tool_calls=4),
+        )
+        result, state = tree.run(mode)
+        assert result.stop_reason == "max_tool_calls"
+        events = state.view.trace.events
+
+        def where(event: dict[str, Any]) -> tuple[str, tuple[str, ...]]:
+            return str(event["id"]), tuple((event.get("scope") or {}).get("call_path", ()))
+
+        admitted = [where(e) for e in events if e["type"] == "tool_call" and e["decision"] == "run"]
+        results = {where(e): e for e in events if e["type"] == "tool_result"}
+        assert [a for a in admitted if a not in results] == []
+        succeeded = [
+            e for e in results.values() if e["name"] == "search" and e["outcome"] == "succeeded"
+        ]
+        assert len(succeeded) == RUNS.get("search", 0)
+        assert len(tree.parent.calls) == 1

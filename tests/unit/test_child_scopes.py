@@ -171,3 +171,26 @@ def test_a_child_scope_needs_its_parent_call() -> None:
         contract.start(parent=root, parent_call_id="d1", caller="me")
     with pytest.raises(ConfigurationError, match="name"):
         contract.child("")
+
+
+def test_a_childs_admitted_call_left_unrun_when_the_run_ends_gets_a_result() -> None:
+    """A child's call admitted (``decision: run``) that never ran when another scope's
+    stop ends the run: the run's end closes the child's batch, the call's result is
+    ``interrupted`` with an unknown outcome, and its ``tool_result`` event is written."""
+    _, _child, root, scope = _tree()
+    RAN.clear()
+    assert scope.check_before_model_call([Message(role="user", content="q")]) is None
+    verdict = scope.accept_response(
+        Completion(tool_calls=(ToolCall(id="s1", name="search", arguments={"q": "x"}),))
+    )
+    scope.plan_tool_calls(verdict.calls)  # admitted, never executed
+    root.halt(Stop(reason="max_tool_calls", detail="a sibling spent the budget"))
+    root.finish(messages=[])
+    results = [e for e in root.view.trace.events if e["type"] == "tool_result" and e["id"] == "s1"]
+    assert [(e["outcome"], e["error_kind"], e["scope"]["call_path"]) for e in results] == [
+        ("unknown", "interrupted", ["d1"])
+    ]
+    recorded = scope.view.result_for("s1")
+    assert recorded is not None
+    assert "max_tool_calls" in (recorded.error_message or "")
+    assert RAN == []  # nothing ran it
