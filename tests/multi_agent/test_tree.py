@@ -748,3 +748,31 @@ def test_parallel_delegations_past_the_budget_leave_a_result_for_every_admitted_
         ]
         assert len(succeeded) == RUNS.get("search", 0)
         assert len(tree.parent.calls) == 1
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_configuration_error_inside_a_delegation_goes_out_of_the_run(mode: str) -> None:
+    """A tool that builds its child agent per call, with a child Contract that is
+    misconfigured (an allowlist naming a tool it does not register): the
+    ConfigurationError goes out of the run, never ``tool 'ask_researcher' failed
+    (ConfigurationError)`` for the parent's model to read (and then answer)."""
+    holder: dict[str, Contract] = {}
+
+    def ask(question: str) -> str:
+        holder["contract"].child("researcher", tools=[], allowlist=["search"])
+        return "unreachable"
+
+    async def aask(question: str) -> str:
+        return ask(question)
+
+    ask_tool = StructuredTool.from_function(
+        func=ask, coroutine=aask, name="ask_researcher", description="Ask the researcher."
+    )
+    contract = holder["contract"] = Contract([from_langchain_tool(ask_tool, effect="read")])
+    parent_model, parent_fake = chat([_delegate("agent-as-tool", "q"), "done"])
+    graph = create_agent(
+        parent_model, tools=[ask_tool], middleware=ContractMiddleware(contract).around()
+    )
+    with pytest.raises(ConfigurationError, match="allowlist names unregistered tools"):
+        Tree(graph, contract, parent_fake).run(mode)
+    assert len(parent_fake.calls) == 1  # the parent's model never read it as a tool error
