@@ -20,8 +20,9 @@ from langgraph.prebuilt import create_react_agent
 from langgraph_supervisor import create_supervisor
 
 from agent_contract import Budget, Contract
+from agent_contract.errors import ConfigurationError
 from agent_contract.messages import Message
-from agent_contract.runtime import RunResult, RunState
+from agent_contract.runtime import ChildScopeRefused, RunResult, RunState
 from agent_contract.testing import FakeModel, tool_call, tool_calls
 from agent_contract_langchain import ContractMiddleware, from_langchain_tool, run_graph
 from agent_contract_langchain.chat_model import ContractChatModel
@@ -31,11 +32,15 @@ MODES = ("invoke", "ainvoke", "stream")
 RUNS: dict[str, int] = {}
 
 
+SECRET = "sk-TOPSECRET-4242"
+"""A secret of the run (``secrets=``): ``search("vault")`` returns it."""
+
+
 @tool
 def search(q: str) -> str:
     """Search the archive."""
     RUNS["search"] = RUNS.get("search", 0) + 1
-    return f"result {q}"
+    return f"the key is {SECRET}" if q == "vault" else f"result {q}"
 
 
 @tool
@@ -62,6 +67,7 @@ class Tree:
     graph: Any
     contract: Contract
     parent: FakeModel
+    child: FakeModel | None = None
 
     def run(self, mode: str) -> tuple[RunResult, RunState]:
         state = self.contract.start()
@@ -80,24 +86,36 @@ def _child_contract(contract: Contract) -> Contract:
     )
 
 
-def deep_tree(parent: Sequence[Any], child: Sequence[Any], budget: Budget) -> Tree:
+ChildOf = Callable[[Contract], Contract]
+"""Builds the child agent's contract from the run's (the documented way: ``_child_contract``)."""
+
+
+def deep_tree(
+    parent: Sequence[Any],
+    child: Sequence[Any],
+    budget: Budget,
+    child_of: ChildOf = _child_contract,
+    secrets: Sequence[str] = (),
+) -> Tree:
     """deepagents: the sub-agent spec's ``middleware`` carries the child's contract."""
     # The parent's contract registers deepagents' ``task`` tool (taken from a graph
     # built without the contract: the tool object deepagents makes).
     probe = create_deep_agent(chat([])[0], tools=[], subagents=[_spec(chat([])[0], [])])
     task_tool = probe.nodes["tools"].bound.tools_by_name["task"]
-    contract = Contract([from_langchain_tool(task_tool, effect="read")], budget=budget)
-    child_model, _ = chat(child)
+    contract = Contract(
+        [from_langchain_tool(task_tool, effect="read")], budget=budget, secrets=secrets
+    )
+    child_model, child_fake = chat(child)
     parent_model, parent_fake = chat(parent)
     graph = create_deep_agent(
         parent_model,
         tools=[],
         middleware=ContractMiddleware(contract).around(),
         subagents=[
-            _spec(child_model, ContractMiddleware(_child_contract(contract)).around())  # the step
+            _spec(child_model, ContractMiddleware(child_of(contract)).around())  # the step
         ],
     )
-    return Tree(graph, contract, parent_fake)
+    return Tree(graph, contract, parent_fake, child_fake)
 
 
 def _spec(model: Any, middleware: list[Any]) -> Any:
@@ -111,7 +129,13 @@ def _spec(model: Any, middleware: list[Any]) -> Any:
     }
 
 
-def tool_tree(parent: Sequence[Any], child: Sequence[Any], budget: Budget) -> Tree:
+def tool_tree(
+    parent: Sequence[Any],
+    child: Sequence[Any],
+    budget: Budget,
+    child_of: ChildOf = _child_contract,
+    secrets: Sequence[str] = (),
+) -> Tree:
     """An agent wrapped as a tool: the inner create_agent carries the child's contract."""
     holder: dict[str, Any] = {}
 
@@ -127,19 +151,21 @@ def tool_tree(parent: Sequence[Any], child: Sequence[Any], budget: Budget) -> Tr
     ask_tool = StructuredTool.from_function(
         func=ask, coroutine=aask, name="ask_researcher", description="Ask the researcher."
     )
-    contract = Contract([from_langchain_tool(ask_tool, effect="read")], budget=budget)
-    child_model, _ = chat(child)
+    contract = Contract(
+        [from_langchain_tool(ask_tool, effect="read")], budget=budget, secrets=secrets
+    )
+    child_model, child_fake = chat(child)
     holder["researcher"] = create_agent(
         child_model,
         tools=[search, wipe],
-        middleware=ContractMiddleware(_child_contract(contract)).around(),  # the step
+        middleware=ContractMiddleware(child_of(contract)).around(),  # the step
         name="researcher",
     )
     parent_model, parent_fake = chat(parent)
     graph = create_agent(
         parent_model, tools=[ask_tool], middleware=ContractMiddleware(contract).around()
     )
-    return Tree(graph, contract, parent_fake)
+    return Tree(graph, contract, parent_fake, child_fake)
 
 
 def _delegate(shape: str, question: str) -> Any:
@@ -148,7 +174,7 @@ def _delegate(shape: str, question: str) -> Any:
     return tool_call("ask_researcher", {"question": question})
 
 
-BUILDERS: dict[str, Callable[[Sequence[Any], Sequence[Any], Budget], Tree]] = {
+BUILDERS: dict[str, Callable[..., Tree]] = {
     "deepagents": deep_tree,
     "agent-as-tool": tool_tree,
 }
@@ -289,8 +315,9 @@ def test_a_contract_built_twice_is_named() -> None:
     graph = create_agent(
         parent_model, tools=[ask_tool], middleware=ContractMiddleware(build()).around()
     )
-    with pytest.raises(Exception, match="build the Contract once"):
+    with pytest.raises(Exception, match="build the Contract once") as caught:
         run_graph(graph, build().start(), [Message(role="user", content="go")])
+    assert "parent agent" not in str(caught.value)
 
 
 @pytest.mark.filterwarnings("ignore::langgraph.warnings.LangGraphDeprecatedSinceV10")
@@ -543,3 +570,209 @@ def test_a_model_the_tool_itself_calls_is_the_tools_own(mode: str) -> None:
     assert (result.stop_reason, result.output) == ("answered", "done")
     assert RUNS == {"summarize": 1}
     assert len(summarizer_fake.calls) == 1
+
+
+def _free_standing(budget: Budget | None) -> ChildOf:
+    """A child Contract built apart from the run's (``None``: with the run's budget)."""
+
+    def build(run_contract: Contract) -> Contract:
+        tools = [from_langchain_tool(t, effect="read") for t in (search, wipe)]
+        return Contract(tools, budget=budget or run_contract.budget, allowlist=["search"])
+
+    return build
+
+
+def _child_of_another(run_contract: Contract) -> Contract:
+    stranger = Contract(
+        [from_langchain_tool(search, effect="read")], budget=Budget(max_tool_calls=99)
+    )
+    return _child_contract(stranger)
+
+
+WRONG_CHILDREN: dict[str, tuple[ChildOf, str]] = {
+    "free-standing-same-budget": (_free_standing(None), "a Contract of its own"),
+    "free-standing-own-budget": (_free_standing(Budget(max_tool_calls=99)), "of its own"),
+    "child-of-another-contract": (_child_of_another, "a child Contract of another"),
+}
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("wrong", WRONG_CHILDREN)
+def test_a_child_contract_not_made_from_the_runs_is_refused_and_halts_the_run(
+    wrong: str, shape: str, mode: str
+) -> None:
+    """A child's Contract must be made by ``contract.child(...)`` from the run's: a
+    free-standing one (even with the same budget: the run's secrets would reach the
+    child's model unredacted) or a child of another Contract is refused before the
+    child's model runs; the refusal propagates out of the run (never a tool failure
+    the parent's model reads) and the run halts with ``middleware_stop``."""
+    child_of, why = WRONG_CHILDREN[wrong]
+    tree = BUILDERS[shape](
+        [_delegate(shape, "find the key"), "done"],
+        [tool_call("search", {"q": "vault"}), "found"],
+        Budget(max_tool_calls=8),
+        child_of=child_of,
+        secrets=[SECRET],
+    )
+    state = tree.contract.start()
+    with pytest.raises(ChildScopeRefused, match=rf"'researcher'.*{why}.*contract\.child\(name"):
+        run_graph(tree.graph, state, [Message(role="user", content="go")], mode=mode)  # type: ignore[arg-type]
+    assert tree.child is not None
+    assert tree.child.calls == []  # the child's model never ran (never read the secret)
+    assert RUNS == {}
+    assert len(tree.parent.calls) == 1  # the parent's model never read the refusal as data
+    stop = state.check_before_model_call([Message(role="user", content="again")])
+    assert stop is not None
+    assert stop.reason == "middleware_stop"
+    assert "researcher" in (stop.detail or "")
+    assert state.view.children() == ()
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("shape", SHAPES)
+def test_the_runs_secret_is_redacted_for_a_child_made_from_its_contract(
+    shape: str, mode: str
+) -> None:
+    """The documented child (``contract.child``) takes the run's redaction: the secret
+    its tool returns reaches its model redacted (a free-standing Contract would not
+    know the secret: refused above)."""
+    tree = BUILDERS[shape](
+        [_delegate(shape, "find the key"), "done"],
+        [tool_call("search", {"q": "vault"}), "found"],
+        Budget(),
+        secrets=[SECRET],
+    )
+    result, _state = tree.run(mode)
+    assert result.stop_reason == "answered"
+    assert RUNS == {"search": 1}
+    assert tree.child is not None
+    assert len(tree.child.calls) == 2
+    assert "the key is" in repr(tree.child.calls[1])
+    assert SECRET not in repr(tree.child.calls)
+    assert SECRET not in repr(tree.parent.calls)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("shape", SHAPES)
+def test_the_parents_own_contract_without_the_childs_tools_is_refused(
+    shape: str, mode: str
+) -> None:
+    """The parent's Contract (registering only the delegation tool) given to the child:
+    the child's model is offered its tools, none registered: refused at its first model
+    call, naming the fix, before the model runs (not every call refused as unknown
+    while the run 'answers')."""
+    tree = BUILDERS[shape](
+        [_delegate(shape, "q"), "done"],
+        [tool_call("search", {"q": "a"}), "found"],
+        Budget(),
+        child_of=lambda contract: contract,
+    )
+    with pytest.raises(
+        ChildScopeRefused,
+        match=r"'researcher'.*offered the tools.*'search'.*registers none.*contract\.child\(name",
+    ):
+        tree.run(mode)
+    assert tree.child is not None
+    assert tree.child.calls == []
+    assert RUNS == {}
+    assert len(tree.parent.calls) == 1
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_child_whose_parent_runs_without_the_contract_is_named(mode: str) -> None:
+    """The child has ContractMiddleware(contract.child(...)) but the parent agent has no
+    contract middleware: the message says that (not "build the Contract once")."""
+    probe = create_deep_agent(chat([])[0], tools=[], subagents=[_spec(chat([])[0], [])])
+    task_tool = probe.nodes["tools"].bound.tools_by_name["task"]
+    contract = Contract([from_langchain_tool(task_tool, effect="read")])
+    child_model, child_fake = chat([tool_call("search", {"q": "a"}), "found"])
+    parent_model, _ = chat(
+        [tool_call("task", {"description": "q", "subagent_type": "researcher"}), "done"]
+    )
+    graph = create_deep_agent(
+        parent_model,
+        tools=[],
+        subagents=[_spec(child_model, ContractMiddleware(_child_contract(contract)).around())],
+    )
+    with pytest.raises(
+        ConfigurationError,
+        match=r"child agent 'researcher' found no run of its parent agent.*"
+        r"ContractMiddleware\(contract\)",
+    ) as caught:
+        run_graph(graph, contract.start(), [Message(role="user", content="go")], mode=mode)  # type: ignore[arg-type]
+    assert "build the Contract once" not in str(caught.value)
+    assert child_fake.calls == []
+    assert RUNS == {}
+
+
+def _parallel_delegations(shape: str) -> Any:
+    if shape == "deepagents":
+        args = [{"description": q, "subagent_type": "researcher"} for q in "ab"]
+        return tool_calls(("task", args[0], "p1"), ("task", args[1], "p2"))
+    return tool_calls(
+        ("ask_researcher", {"question": "a"}, "p1"), ("ask_researcher", {"question": "b"}, "p2")
+    )
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("shape", SHAPES)
+def test_parallel_delegations_past_the_budget_leave_a_result_for_every_admitted_call(
+    shape: str, mode: str
+) -> None:
+    """Two delegations in one batch, the children searching until the run's budget
+    ends the run: a child halted by its sibling's stop had a call admitted whose batch
+    was never closed (no ``tool_result`` event, under invoke and stream, depending on
+    the threads' order). Every admitted call now leaves its result event, whose outcome
+    agrees with what really ran. Repeated: the interleaving varies from run to run."""
+    for _ in range(5):
+        RUNS.clear()
+        searches = [tool_call("search", {"q": str(k)}) for k in range(6)]
+        tree = BUILDERS[shape](
+            [_parallel_delegations(shape), "done"],
+            [*searches, "found", "found"],
+            Budget(max_tool_calls=4),
+        )
+        result, state = tree.run(mode)
+        assert result.stop_reason == "max_tool_calls"
+        events = state.view.trace.events
+
+        def where(event: dict[str, Any]) -> tuple[str, tuple[str, ...]]:
+            return str(event["id"]), tuple((event.get("scope") or {}).get("call_path", ()))
+
+        admitted = [where(e) for e in events if e["type"] == "tool_call" and e["decision"] == "run"]
+        results = {where(e): e for e in events if e["type"] == "tool_result"}
+        assert [a for a in admitted if a not in results] == []
+        succeeded = [
+            e for e in results.values() if e["name"] == "search" and e["outcome"] == "succeeded"
+        ]
+        assert len(succeeded) == RUNS.get("search", 0)
+        assert len(tree.parent.calls) == 1
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_configuration_error_inside_a_delegation_goes_out_of_the_run(mode: str) -> None:
+    """A tool that builds its child agent per call, with a child Contract that is
+    misconfigured (an allowlist naming a tool it does not register): the
+    ConfigurationError goes out of the run, never ``tool 'ask_researcher' failed
+    (ConfigurationError)`` for the parent's model to read (and then answer)."""
+    holder: dict[str, Contract] = {}
+
+    def ask(question: str) -> str:
+        holder["contract"].child("researcher", tools=[], allowlist=["search"])
+        return "unreachable"
+
+    async def aask(question: str) -> str:
+        return ask(question)
+
+    ask_tool = StructuredTool.from_function(
+        func=ask, coroutine=aask, name="ask_researcher", description="Ask the researcher."
+    )
+    contract = holder["contract"] = Contract([from_langchain_tool(ask_tool, effect="read")])
+    parent_model, parent_fake = chat([_delegate("agent-as-tool", "q"), "done"])
+    graph = create_agent(
+        parent_model, tools=[ask_tool], middleware=ContractMiddleware(contract).around()
+    )
+    with pytest.raises(ConfigurationError, match="allowlist names unregistered tools"):
+        Tree(graph, contract, parent_fake).run(mode)
+    assert len(parent_fake.calls) == 1  # the parent's model never read it as a tool error

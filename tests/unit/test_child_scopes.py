@@ -8,7 +8,7 @@ import pytest
 from agent_contract import Budget, Contract
 from agent_contract.errors import ConfigurationError
 from agent_contract.messages import Completion, Message, ToolCall
-from agent_contract.runtime import RunState, Stop
+from agent_contract.runtime import ChildScopeRefused, RunState, Stop
 from agent_contract.tools import ToolSpec
 
 RAN: list[str] = []
@@ -100,12 +100,66 @@ def test_the_trace_is_one_tree() -> None:
     assert scope.view.trace.size_bytes == root.view.trace.size_bytes
 
 
+def _refused(contract: Contract, child: Contract, match: str) -> None:
+    """``child`` as the contract of a child scope of a run of ``contract``: refused
+    with ``match`` and the fix, the run halted with ``middleware_stop``."""
+    root = contract.start()
+    assert root.check_before_model_call([Message(role="user", content="go")]) is None
+    _calls(root, ("delegate", "d1"))
+    with pytest.raises(ChildScopeRefused, match=match + r".*contract\.child\(name") as caught:
+        child.start(parent=root, parent_call_id="d1", agent="researcher")
+    assert isinstance(caught.value, ConfigurationError)
+    assert (caught.value.agent, caught.value.call_id) == ("researcher", "d1")
+    assert root.view.children() == ()
+    stop = root.check_before_model_call([Message(role="user", content="go")])
+    assert stop is not None
+    assert stop.reason == "middleware_stop"
+    assert "researcher" in (stop.detail or "")
+
+
 def test_a_child_contract_with_a_budget_of_its_own_is_refused() -> None:
     contract = Contract([_spec("delegate")])
     other = Contract([_spec("search")], budget=Budget(max_tool_calls=99))
+    _refused(contract, other, r"'researcher'.*a Contract of its own")
+
+
+def test_a_free_standing_contract_with_the_same_budget_is_refused() -> None:
+    """Same budget, but not made from the run's Contract: the run's secrets and
+    redaction would not apply to it (the parent's secret would reach the child)."""
+    contract = Contract([_spec("delegate")], secrets=["s3cret-value"])
+    other = Contract([_spec("search")])
+    assert other.budget == contract.budget
+    _refused(contract, other, r"a Contract of its own.*redaction and secrets")
+
+
+def test_a_child_of_another_contract_is_refused() -> None:
+    contract = Contract([_spec("delegate")])
+    stranger = Contract([_spec("delegate")], budget=Budget(max_tool_calls=99))
+    _refused(contract, stranger.child("researcher"), r"a child Contract of another Contract")
+    twin = Contract([_spec("delegate")])  # equal budget, still another Contract
+    _refused(contract, twin.child("researcher"), r"a child Contract of another Contract")
+
+
+def test_the_runs_own_contract_may_open_a_child_scope() -> None:
+    """The run's own Contract is accepted (its tools are checked against the child's
+    model's offer by the binding's gate)."""
+    contract = Contract([_spec("delegate"), _spec("search")])
     root = contract.start()
-    with pytest.raises(ConfigurationError, match=r"budget of its own.*contract\.child"):
-        other.start(parent=root, parent_call_id="d1")
+    assert root.check_before_model_call([Message(role="user", content="go")]) is None
+    _calls(root, ("delegate", "d1"))
+    assert contract.start(parent=root, parent_call_id="d1").view.scope is not None
+
+
+def test_a_child_of_a_child_is_accepted_at_any_depth() -> None:
+    contract, child, _root, scope = _tree()
+    grandchild = child.child("helper", tools=[_spec("search")])
+    _calls(scope, ("search", "s1"))
+    nested = grandchild.start(parent=scope, parent_call_id="s1")
+    assert nested.view.scope is not None
+    assert nested.view.scope.call_path == ("d1", "s1")
+    # a sibling made from the top contract may run inside a child's call too
+    sibling = contract.child("other", tools=[_spec("search")])
+    assert sibling.start(parent=scope, parent_call_id="s1").view.scope is not None
 
 
 def test_a_child_scope_needs_its_parent_call() -> None:
@@ -117,3 +171,26 @@ def test_a_child_scope_needs_its_parent_call() -> None:
         contract.start(parent=root, parent_call_id="d1", caller="me")
     with pytest.raises(ConfigurationError, match="name"):
         contract.child("")
+
+
+def test_a_childs_admitted_call_left_unrun_when_the_run_ends_gets_a_result() -> None:
+    """A child's call admitted (``decision: run``) that never ran when another scope's
+    stop ends the run: the run's end closes the child's batch, the call's result is
+    ``interrupted`` with an unknown outcome, and its ``tool_result`` event is written."""
+    _, _child, root, scope = _tree()
+    RAN.clear()
+    assert scope.check_before_model_call([Message(role="user", content="q")]) is None
+    verdict = scope.accept_response(
+        Completion(tool_calls=(ToolCall(id="s1", name="search", arguments={"q": "x"}),))
+    )
+    scope.plan_tool_calls(verdict.calls)  # admitted, never executed
+    root.halt(Stop(reason="max_tool_calls", detail="a sibling spent the budget"))
+    root.finish(messages=[])
+    results = [e for e in root.view.trace.events if e["type"] == "tool_result" and e["id"] == "s1"]
+    assert [(e["outcome"], e["error_kind"], e["scope"]["call_path"]) for e in results] == [
+        ("unknown", "interrupted", ["d1"])
+    ]
+    recorded = scope.view.result_for("s1")
+    assert recorded is not None
+    assert "max_tool_calls" in (recorded.error_message or "")
+    assert RAN == []  # nothing ran it

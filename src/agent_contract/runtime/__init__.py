@@ -43,6 +43,7 @@ from .response import (
     ViolationCode,
     validate_response,
 )
+from .run import ChildScopeRefused
 from .snapshot import SNAPSHOT_VERSION
 from .state import Checkpoint, RunState
 from .terms import Terms
@@ -54,6 +55,7 @@ __all__ = [
     "AsyncInvoke",
     "BatchPlan",
     "Checkpoint",
+    "ChildScopeRefused",
     "Commentary",
     "Contract",
     "Decider",

@@ -18,7 +18,8 @@ from ..errors import ConfigurationError
 from ..messages import Message
 from ..tools import ToolRegistry, ToolSpec
 from ..trace import RedactionPolicy
-from .run import Run
+from .records import Stop
+from .run import ChildScopeRefused, Run
 from .snapshot import load
 from .state import RunState
 from .terms import Terms
@@ -131,6 +132,7 @@ class Contract(Terms):
             signing_key=self.signing_key,
         )
         child.agent = agent
+        child.derived_from = self
         return child
 
     def restore(
@@ -179,8 +181,12 @@ class Contract(Terms):
 
         Raises:
             ConfigurationError: ``parent`` without ``parent_call_id`` (or the reverse),
-                or with ``run_id``/``caller``/``context``; a child contract whose
-                budget is not the run's.
+                or with ``run_id``/``caller``/``context``.
+            ChildScopeRefused: this contract is neither the run's contract nor made
+                from it by :meth:`child` (directly or through a child of a child): a
+                free-standing Contract (even with the same budget: the run's
+                redaction and secrets would not hold in it), or a child of another. The run halts with ``middleware_stop`` first (the
+                message names the agent and the fix).
         """
         if parent is not None or parent_call_id is not None:
             if parent is None or not parent_call_id:
@@ -188,7 +194,11 @@ class Contract(Terms):
             if run_id is not None or caller is not None or context is not None:
                 raise ConfigurationError("a child scope takes its run's id, caller and context")
             name = agent or self.agent or "agent"
-            child = parent._run.open_child(self, call_id=parent_call_id, agent=name)
+            try:
+                child = parent._run.open_child(self, call_id=parent_call_id, agent=name)
+            except ChildScopeRefused as exc:
+                parent.halt(Stop(reason="middleware_stop", detail=str(exc)))
+                raise
             return child.facade if isinstance(child.facade, RunState) else RunState(child)
         run = Run.create(
             self,

@@ -11,7 +11,7 @@ from ..errors import PAUSE_REASONS
 from ..messages import Message
 from ..text import escape_surrogates, escape_value
 from . import snapshot
-from .execution import settle_interrupted
+from .execution import settle_children, settle_interrupted
 from .records import RunResult, Stop
 from .run import Run
 
@@ -43,6 +43,7 @@ def finish(
     if stop.from_outside:  # Ctrl-C, SIGTERM: calls in flight have an unknown outcome
         settle_interrupted(run, stop.detail)
     if not pausing:  # a pause keeps its batch open, to resume it
+        settle_children(run, stop.reason)  # a child a sibling's stop ended mid-batch
         run.ledger.close(force=True)
     redaction = run.contract.redaction
     detail = redaction.redact(escape_surrogates(stop.detail))

@@ -35,6 +35,7 @@ __all__ = [
     "own_timeout",
     "refused_after_stop",
     "result_from",
+    "settle_children",
     "settle_interrupted",
     "submit",
     "timeout_for",
@@ -234,6 +235,34 @@ def settle_interrupted(run: Run, what: str) -> None:
         if runs and planned.call_id not in run.ledger.answered:
             name = planned.spec.name if planned.spec is not None else planned.call.name
             run.ledger.record(interrupted_result(run.contract, planned.call_id, name, what))
+
+
+def settle_children(run: Run, reason: str) -> None:
+    """Close the open batch of every child scope under ``run`` (deepest first), as the
+    run ends with ``reason``: a call admitted to run with no result yet gets one with
+    kind ``interrupted`` and outcome unknown (another scope's stop ended the run while
+    it was admitted; it may have started), then every call's ``tool_result`` is
+    written. A child halted by a sibling's stop is never asked again, so without this
+    its admitted calls would leave no result. The caller holds the run's lock."""
+    for child in run.children:
+        settle_children(child, reason)
+        for planned in child.ledger.batch:
+            runs = planned.refusal is None and planned.approval is None and planned.spec is not None
+            if runs and planned.call_id not in child.ledger.answered:
+                name = planned.spec.name if planned.spec is not None else planned.call.name
+                child.ledger.record(
+                    error_result(
+                        planned.call_id,
+                        name,
+                        "interrupted",
+                        f"the run stopped ({reason}) before tool {name!r} recorded a "
+                        "result; its outcome is unknown and side effects are possible",
+                        redaction=child.contract.redaction,
+                        outcome="unknown",
+                        side_effects_possible=True,
+                    )
+                )
+        child.ledger.close(force=True)
 
 
 def interrupted_result(contract: Terms, call_id: str, name: str, what: str) -> ToolResult:

@@ -24,7 +24,7 @@ from .ledger import CallLedger
 from .records import Stop
 from .terms import Terms
 
-__all__ = ["AttemptLog", "Run", "Scope"]
+__all__ = ["AttemptLog", "ChildScopeRefused", "Run", "Scope"]
 
 
 @dataclass(kw_only=True)
@@ -58,6 +58,19 @@ class Scope:
     def to_dict(self) -> dict[str, Any]:
         """``{"agent", "call_path"}``, JSON-ready (the ``scope`` field of its events)."""
         return {"agent": self.agent, "call_path": list(self.call_path)}
+
+
+class ChildScopeRefused(ConfigurationError):
+    """A child agent's contract does not descend from its run's contract (see
+    :meth:`Run.open_child`): the child scope is refused and the run halts. A driver
+    lets it through a tool call (never a tool's failure the model reads). ``agent``
+    names the child agent, ``call_id`` the parent's tool call (``None`` when unknown).
+    """
+
+    def __init__(self, message: str, *, agent: str, call_id: str | None) -> None:
+        super().__init__(message)
+        self.agent = agent
+        self.call_id = call_id
 
 
 @dataclass(eq=False, kw_only=True)
@@ -147,8 +160,9 @@ class Run:
         holds no lock; this takes the run's.
 
         Raises:
-            ConfigurationError: ``contract``'s budget is not this run's (a child's
-                contract is the run's own or one made by ``Contract.child``).
+            ChildScopeRefused: ``contract`` is neither the run's contract nor made
+                from it through ``Contract.child`` (the run's budget, redaction and secrets
+                would not hold in the child).
         """
         with self.lock:
             for child in self.children:
@@ -159,14 +173,9 @@ class Run:
                     and scope.call_path[-1] == call_id
                 ):
                     return child
-            if contract.budget != self.contract.budget:
-                raise ConfigurationError(
-                    f"agent {agent!r} runs inside tool call {call_id!r} of run "
-                    f"{self.run_id!r} under a Contract with a budget of its own; a run's "
-                    "budget covers every agent it starts: give the child agent "
-                    "ContractMiddleware(contract.child(name, tools=..., allowlist=...)) "
-                    "built from the run's Contract"
-                )
+            refusal = self._refusal(contract, call_id=call_id, agent=agent)
+            if refusal is not None:
+                raise ChildScopeRefused(refusal, agent=agent, call_id=call_id)
             path = (*self.scope.call_path, call_id) if self.scope is not None else (call_id,)
             scope = Scope(agent=agent, call_path=path)
             trace = ScopedTrace(self.trace, scope.to_dict())
@@ -185,6 +194,39 @@ class Run:
             self.children.append(child)
             trace.record("child_started", agent=agent, tools_offered=contract.offered_names())
             return child
+
+    def _refusal(self, contract: Terms, *, call_id: str, agent: str) -> str | None:
+        """Why ``contract`` may not be a child scope's contract here, or ``None``: it
+        must be the run's top contract or made from it by ``Contract.child`` (or from
+        a child of it), so it holds the run's budget, redaction and secrets."""
+        top = self
+        while top.parent is not None:
+            top = top.parent
+        root = top.contract
+        if contract is root:
+            return None  # the run's own (its tools must be the child's: the gate checks)
+        ancestor = contract.derived_from
+        while ancestor is not None and ancestor is not root:
+            ancestor = ancestor.derived_from
+        if ancestor is root:
+            return None
+        where = f"agent {agent!r} runs inside tool call {call_id!r} of run {self.run_id!r}"
+        fix = (
+            "build it with contract.child(name, tools=..., allowlist=...) from the run's "
+            "Contract and give the child agent ContractMiddleware(that child) (see "
+            "docs/MULTI_AGENT.md)"
+        )
+        if contract.derived_from is not None:
+            why = (
+                "under a child Contract of another Contract, not of the run's: the "
+                "run's budget, redaction and secrets would not hold in it"
+            )
+        else:
+            why = (
+                "under a Contract of its own (not made from the run's Contract): the "
+                "run's budget, redaction and secrets would not hold in it"
+            )
+        return f"{where} {why}; it is refused: {fix}"
 
     def restore_trace(self, counters: RunCounters, events: Sequence[Mapping[str, Any]]) -> None:
         """Take over a stored run's counters and trace (the ledger writes to it too).

@@ -79,6 +79,9 @@ class Terms:
         self.agent: str | None = None
         """The child agent these terms are for (``Contract.child``); ``None`` for a
         run's top agent."""
+        self.derived_from: Terms | None = None
+        """The terms ``Contract.child`` made these from; ``None`` for terms built
+        directly. A child scope's contract must descend from its run's contract."""
 
     @property
     def executor(self) -> ToolExecutor:

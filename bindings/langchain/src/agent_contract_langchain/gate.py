@@ -52,7 +52,7 @@ from langgraph.config import get_config
 
 from agent_contract.runtime import Contract, RunState
 
-from ._driver.requests import allowed_tools, visible_arguments
+from ._driver.requests import allowed_tools, check_child_offer, visible_arguments
 from .control import CONTROL_FLOW
 from .messages import from_langchain_messages
 from .run_config import RunNotes, gated, run_in, run_state_in
@@ -145,6 +145,7 @@ class ContractGate(AgentMiddleware):
         """``(run, notes, the request to send)``, or ``(run, notes, the stop response)``."""
         self.seen = True
         state, notes = run_in(get_config(), self.contract)
+        check_child_offer(state, self.contract, request.tools)
         # The history boundary again, on what the model really gets: a middleware
         # between the two halves may have trimmed or rewritten the messages.
         stop = state.check_before_model_call(from_langchain_messages(request.messages))

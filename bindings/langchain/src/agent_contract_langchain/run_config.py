@@ -40,7 +40,7 @@ from langchain_core.callbacks import BaseCallbackHandler, BaseCallbackManager
 
 from agent_contract.budget import Budget
 from agent_contract.errors import ConfigurationError
-from agent_contract.runtime import Contract, RunState, Stop, Terms
+from agent_contract.runtime import ChildScopeRefused, Contract, RunState, Stop, Terms
 
 from ._memo import HistoryPrefix
 
@@ -91,10 +91,12 @@ gated: contextvars.ContextVar[RunState | None] = contextvars.ContextVar(
 around the provider call)."""
 
 
-class ChildOutsideContract(ConfigurationError):
+class ChildOutsideContract(ChildScopeRefused):
     """An agent started inside a contract run's tool call calls its model with no
     contract gate: the run refuses it (it would run outside the run's budget and
-    allowlist). ``agent`` names it, ``call_id`` the parent's call."""
+    allowlist). ``agent`` names it, ``call_id`` the parent's call. A
+    :class:`~agent_contract.runtime.ChildScopeRefused`, like the refusal of a child
+    whose contract is not made from the run's."""
 
     def __init__(self, agent: str, call_id: str | None) -> None:
         where = (
@@ -115,10 +117,10 @@ class ChildOutsideContract(ConfigurationError):
         super().__init__(
             f"agent {agent!r}, {where}, calls its model outside the contract: it is "
             f"refused. {fix}; an agent with no middleware slot cannot run under a "
-            "contract (see docs/MULTI_AGENT.md)"
+            "contract (see docs/MULTI_AGENT.md)",
+            agent=agent,
+            call_id=call_id,
         )
-        self.agent = agent
-        self.call_id = call_id
 
 
 def _namespace(config: Mapping[str, Any] | None) -> str | None:
@@ -261,8 +263,9 @@ def run_state_in(
     Raises:
         ConfigurationError: the graph was invoked without :func:`contract_config` for
             this contract (the message says when it holds a run of another, e.g. an
-            equal Contract built twice); a child whose contract's budget is not the
-            run's.
+            equal Contract built twice, and when ``contract`` is a child contract
+            whose root's run is there but its parent agent runs without the contract).
+        ChildScopeRefused: a child whose contract is not made from the run's.
     """
     configurable = (config or {}).get("configurable") or {}
     runs = configurable.get(RUNS_KEY) if isinstance(configurable, Mapping) else None
@@ -282,6 +285,15 @@ def run_state_in(
     if state is not None:
         return state
     others = [s for s in runs.values() if isinstance(s, RunState)] if runs else []
+    root = _root(contract)
+    if root is not contract and any(s.view.contract is root for s in others):
+        raise ConfigurationError(
+            f"the contract middleware of child agent {contract.agent!r} found no run "
+            "of its parent agent here: its Contract is a child of the run's, but the "
+            "agent that starts it runs without the contract (give the parent agent "
+            "ContractMiddleware(contract).around(), and register the tool that starts "
+            "the child with that contract; see docs/MULTI_AGENT.md)"
+        )
     if others:
         raise ConfigurationError(
             "the contract middleware's Contract is not the one its run was started "
@@ -289,11 +301,27 @@ def run_state_in(
             "Contract once (at module level, or once per application) and give that "
             "same object to ContractMiddleware and to contract.start() / run_graph"
         )
+    if root is not contract:
+        raise ConfigurationError(
+            f"the contract middleware of child agent {contract.agent!r} found no run: "
+            "the child's Contract is a child of a Contract whose run is not in this "
+            "graph's config (start the top agent with ContractMiddleware(contract) "
+            "and run_graph(graph, contract.start(), ...) / run_agent for that root "
+            "Contract; see docs/MULTI_AGENT.md)"
+        )
     raise ConfigurationError(
         "the contract middleware found no run for its Contract: invoke the graph with "
         "config=agent_contract_langchain.contract_config(contract.start(), config), or "
         "use agent_contract_langchain.run_agent / run_graph"
     )
+
+
+def _root(contract: Terms) -> Terms:
+    """The contract ``contract`` descends from through ``Contract.child`` (itself when
+    it was built directly)."""
+    while contract.derived_from is not None:
+        contract = contract.derived_from
+    return contract
 
 
 @dataclass(eq=False)

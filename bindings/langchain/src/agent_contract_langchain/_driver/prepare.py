@@ -30,7 +30,12 @@ from ..messages import from_langchain_messages
 from ..run_config import RunNotes, run_in, run_state_in
 from ..stops import stop_response, without_stops
 from ..tools import to_langchain_tool, to_tool_message
-from .requests import allowed_tools, visible_arguments, with_visible_arguments
+from .requests import (
+    allowed_tools,
+    check_child_offer,
+    visible_arguments,
+    with_visible_arguments,
+)
 
 __all__ = ["Admitted", "ModelStep", "prepare_model_call", "prepare_tool_call"]
 
@@ -61,8 +66,11 @@ def prepare_model_call(
 
     Raises:
         ConfigurationError: the graph was invoked without the run's config.
+        ChildScopeRefused: a child agent's contract is not made from the run's, or
+            registers none of the tools its model is offered.
     """
     state, notes = run_in(get_config(), contract)
+    check_child_offer(state, contract, request.tools)
     # Only the open batch can be answered by another layer: its tool messages
     # follow the last AIMessage (walk back to it, not the whole history).
     messages = request.messages

@@ -8,10 +8,12 @@ import inspect
 import weakref
 from typing import Any, Final
 
+from agent_contract.runtime import ChildScopeRefused, RunState, Stop, Terms
 from agent_contract.text import copy_json
 
 __all__ = [
     "allowed_tools",
+    "check_child_offer",
     "injected_arguments",
     "tool_name",
     "visible_arguments",
@@ -37,6 +39,35 @@ def allowed_tools(contract: Any, tools: Any) -> list[Any]:
         if name and name not in kept and contract.is_allowed(name):
             kept[name] = candidate
     return list(kept.values())
+
+
+def check_child_offer(state: RunState, contract: Terms, tools: Any) -> None:
+    """Refuse a child agent whose model is offered tools its contract registers none
+    of: the child was given a contract that is not its own (the parent's, typically),
+    and every call it makes would be refused as an unknown tool while the run goes on.
+
+    Raises:
+        ChildScopeRefused: in a child scope, the model is offered named tools and the
+            contract registers none of them (the run halts with ``middleware_stop``).
+    """
+    scope = state.view.scope
+    if scope is None:
+        return
+    offered = sorted({name for name in map(tool_name, tools or ()) if name})
+    if not offered or any(name in contract.registry for name in offered):
+        return
+    error = ChildScopeRefused(
+        f"agent {scope.agent!r}, started inside tool call {scope.call_path[-1]!r} of "
+        f"a contract run, is offered the tools {offered} and its Contract registers "
+        f"none of them (it registers {contract.registry.names()}): it was given a "
+        "Contract that is not its own (the parent agent's?). It is refused: give it "
+        "ContractMiddleware(contract.child(name, tools=[...], allowlist=[...])) "
+        "built from the run's Contract with the child's tools (see docs/MULTI_AGENT.md)",
+        agent=scope.agent,
+        call_id=scope.call_path[-1],
+    )
+    state.halt(Stop(reason="middleware_stop", detail=str(error)))
+    raise error
 
 
 _PARAMETERS: Final[weakref.WeakKeyDictionary[Any, frozenset[str]]] = weakref.WeakKeyDictionary()

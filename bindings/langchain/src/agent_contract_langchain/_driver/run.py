@@ -19,7 +19,7 @@ from typing import Any, Final
 from langchain_core.messages import ToolMessage
 from langgraph.types import Command
 
-from agent_contract.errors import ToolError
+from agent_contract.errors import ConfigurationError, ToolError
 from agent_contract.results import ToolResult
 from agent_contract.runtime import RunState
 from agent_contract.tools import ToolContext
@@ -28,7 +28,7 @@ from ..approvals import awrite_in_graph, write_in_graph
 from ..control import CONTROL_FLOW, ResumeRefused, check_resume
 from ..graph_commands import split_command
 from ..messages import tool_message_value
-from ..run_config import ChildOutsideContract, active_call, call_scope
+from ..run_config import active_call, call_scope
 from ..tools import RawValue, current_tool_context
 from .prepare import Admitted
 from .requests import with_visible_arguments
@@ -39,9 +39,11 @@ Ran = tuple[ToolResult, dict[str, Any] | None]
 """A call's result and, when its tool returned a ``Command``, the rest of its update."""
 
 
-_PASSTHROUGH: Final = (*CONTROL_FLOW, ChildOutsideContract)
-"""LangGraph's control flow, and the refusal of a child agent outside the contract
-(it ends the run: never a tool's failure the model reads)."""
+_PASSTHROUGH: Final = (*CONTROL_FLOW, ConfigurationError)
+"""LangGraph's control flow, and a configuration error raised inside the tool call: a
+child agent's miswiring (``ChildScopeRefused``: outside the contract, or under a
+contract not made from the run's; a child's middleware without its gate) is the
+contract's, never a tool's failure the model reads: it goes out of the run."""
 
 
 class _ToolReportedError(ToolError):
