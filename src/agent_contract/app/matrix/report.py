@@ -143,6 +143,7 @@ class MatrixReport:
 
     python: str
     harnesses: tuple[str, ...]
+    """The harnesses each release checked (``check --harness``), empty with :attr:`agent`."""
     columns: tuple[Column, ...]
     origin: str = ""
     """Where this project's two distributions were installed from."""
