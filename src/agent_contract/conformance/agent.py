@@ -119,6 +119,11 @@ class AgentCheck:
     agents: tuple[AgentCheck, ...] = ()
     """The checks of :attr:`AgentProbes.agents`, in order."""
 
+    def every_agent(self) -> list[AgentCheck]:
+        """This check and the checks of every other agent its factory built, depth first
+        (the outermost agent first)."""
+        return [self, *(a for child in self.agents for a in child.every_agent())]
+
     @property
     def exit_code(self) -> int:
         """5 when a boundary broke (or was not checked) on a column of any agent, or a

@@ -488,11 +488,11 @@ class AgentContractSuite:
         check = self.agent_check()
         broken = [
             b
-            for agent in _every_agent(check)
+            for agent in check.every_agent()
             for name in agent.probes.under_contract
             for b in agent.broken_on(name)
         ]
-        unchecked = [t for agent in _every_agent(check) for t in agent.probes.unchecked]
+        unchecked = [t for agent in check.every_agent() for t in agent.probes.unchecked]
         if broken or unchecked:
             pytest.fail(render_agent_text(check), pytrace=False)
 
@@ -505,7 +505,7 @@ class AgentContractSuite:
         check = self.agent_check()
         as_built = [
             n
-            for agent in _every_agent(check)
+            for agent in check.every_agent()
             for n in agent.probes.harnesses
             if n not in agent.probes.under_contract
         ]
@@ -517,13 +517,8 @@ class AgentContractSuite:
 
     def test_every_effect_is_declared(self) -> None:
         """Every tool's effect is declared (``from_langchain_tool(tool, effect=...)``)."""
-        undeclared = [t for a in _every_agent(self.agent_check()) for t in a.probes.undeclared]
+        undeclared = [t for a in self.agent_check().every_agent() for t in a.probes.undeclared]
         if undeclared:
             pytest.fail(
                 "effect undeclared (treated as write): " + ", ".join(undeclared), pytrace=False
             )
-
-
-def _every_agent(check: AgentCheck) -> list[AgentCheck]:
-    """``check`` and the checks of every other agent its factory built, in order."""
-    return [check, *(a for child in check.agents for a in _every_agent(child))]
