@@ -776,3 +776,125 @@ def test_a_configuration_error_inside_a_delegation_goes_out_of_the_run(mode: str
     with pytest.raises(ConfigurationError, match="allowlist names unregistered tools"):
         Tree(graph, contract, parent_fake).run(mode)
     assert len(parent_fake.calls) == 1  # the parent's model never read it as a tool error
+
+
+def _delegation_name(shape: str) -> str:
+    return "task" if shape == "deepagents" else "ask_researcher"
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("shape", SHAPES)
+def test_the_delegating_call_a_childs_stop_ended_is_not_a_success(shape: str, mode: str) -> None:
+    """The child's third search ends the run with ``max_tool_calls``: the parent's
+    delegating call (``task``, an agent-as-tool) did not complete. It is recorded as
+    an ``interrupted`` error with an unknown outcome naming the child and its stop,
+    in the result and in the trace alike (it used to be ``success``)."""
+    searches = [tool_call("search", {"q": q}) for q in "abc"]
+    tree = BUILDERS[shape](
+        [_delegate(shape, "q"), "done"], [*searches, "found"], Budget(max_tool_calls=3)
+    )
+    result, state = tree.run(mode)
+    assert result.stop_reason == "max_tool_calls"
+    assert RUNS == {"search": 2}
+    (delegation,) = result.own_tool_calls()
+    assert delegation.name == _delegation_name(shape)
+    assert (
+        delegation.status,
+        delegation.error_kind,
+        delegation.outcome,
+        delegation.side_effects_possible,
+    ) == ("error", "interrupted", "unknown", True)
+    (event,) = [e for e in scoped(state) if e["type"] == "tool_result"]
+    assert (event["status"], event["error_kind"], event["outcome"]) == (
+        "error",
+        "interrupted",
+        "unknown",
+    )
+    assert "child agent 'researcher'" in event["preview"]
+    assert "max_tool_calls" in event["preview"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("shape", SHAPES)
+def test_the_results_tool_calls_are_the_whole_trees(shape: str, mode: str) -> None:
+    """``RunResult.tool_calls`` holds what ``max_tool_calls`` charged: every agent's
+    calls, in tree order (each delegation followed by its child's calls), each child
+    call with its ``scope``; ``own_tool_calls``/``trajectory`` are the top agent's;
+    ``to_dict`` (the CLI's JSON) carries the scope."""
+    tree = BUILDERS[shape](
+        [_delegate(shape, "first"), _delegate(shape, "second"), "done"],
+        [tool_call("search", {"q": "a"}), "found a", tool_call("search", {"q": "b"}), "found b"],
+        Budget(),
+    )
+    result, state = tree.run(mode)
+    assert result.stop_reason == "answered"
+    delegation = _delegation_name(shape)
+    parent_calls = [e["id"] for e in scoped(state) if e["type"] == "tool_call"]
+    assert [
+        (c.name, c.status, c.scope.agent if c.scope else None, c.scope.call_path if c.scope else ())
+        for c in result.tool_calls
+    ] == [
+        (delegation, "success", None, ()),
+        ("search", "success", "researcher", (parent_calls[0],)),
+        (delegation, "success", None, ()),
+        ("search", "success", "researcher", (parent_calls[1],)),
+    ]
+    assert len(result.tool_calls) == result.usage.tool_calls == 4
+    assert result.trajectory() == [delegation, delegation]
+    assert [c.name for c in result.own_tool_calls()] == [delegation, delegation]
+    dumped = result.to_dict()["tool_calls"]
+    assert "scope" not in dumped[0]
+    assert dumped[1]["scope"] == {"agent": "researcher", "call_path": [parent_calls[0]]}
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("shape", SHAPES)
+def test_a_child_reusing_its_parents_call_id_is_kept_apart(shape: str, mode: str) -> None:
+    """The parent's delegation and the child's first search are both ``call_1``: the
+    ledgers are per scope (each id bound to its own call's result), the trace keeps the
+    two apart by ``scope``, and each model reads its own call's result."""
+    if shape == "deepagents":
+        delegate = tool_call(
+            "task", {"description": "q", "subagent_type": "researcher"}, id="call_1"
+        )
+    else:
+        delegate = tool_call("ask_researcher", {"question": "q"}, id="call_1")
+    tree = BUILDERS[shape](
+        [delegate, "done"],
+        [
+            tool_call("search", {"q": "a"}, id="call_1"),
+            tool_call("search", {"q": "b"}, id="call_2"),
+            "found it",
+        ],
+        Budget(),
+    )
+    result, state = tree.run(mode)
+    assert (result.stop_reason, result.output) == ("answered", "done")
+    assert RUNS == {"search": 2}
+    parent_result = state.view.result_for("call_1")
+    assert parent_result is not None
+    assert (parent_result.name, parent_result.status) == (_delegation_name(shape), "success")
+    (child,) = state.view.children()
+    child_result = child.result_for("call_1")
+    assert child_result is not None
+    assert (child_result.name, child_result.content) == ("search", "result a")
+    results = [e for e in state.view.trace.events if e["type"] == "tool_result"]
+    by_scope = [(e["id"], e["name"], tuple(e.get("scope", {}).get("call_path", ()))) for e in results]
+    assert by_scope == [
+        ("call_1", "search", ("call_1",)),
+        ("call_2", "search", ("call_1",)),
+        ("call_1", _delegation_name(shape), ()),
+    ]
+    # each model read its own call_1's result
+    assert tree.child is not None
+    child_seen = [m for m in tree.child.calls[1]["messages"] if m.role == "tool"]
+    assert [(m.tool_call_id, m.content) for m in child_seen] == [("call_1", "result a")]
+    parent_seen = [m for m in tree.parent.calls[1]["messages"] if m.role == "tool"]
+    assert [(m.tool_call_id, "found it" in str(m.content)) for m in parent_seen] == [
+        ("call_1", True)
+    ]
+    assert [(c.id, c.scope is not None) for c in result.tool_calls] == [
+        ("call_1", False),
+        ("call_1", True),
+        ("call_2", True),
+    ]
