@@ -879,7 +879,9 @@ def test_a_child_reusing_its_parents_call_id_is_kept_apart(shape: str, mode: str
     assert child_result is not None
     assert (child_result.name, child_result.content) == ("search", "result a")
     results = [e for e in state.view.trace.events if e["type"] == "tool_result"]
-    by_scope = [(e["id"], e["name"], tuple(e.get("scope", {}).get("call_path", ()))) for e in results]
+    by_scope = [
+        (e["id"], e["name"], tuple(e.get("scope", {}).get("call_path", ()))) for e in results
+    ]
     assert by_scope == [
         ("call_1", "search", ("call_1",)),
         ("call_2", "search", ("call_1",)),
