@@ -96,6 +96,7 @@ def deep_tree(
     budget: Budget,
     child_of: ChildOf = _child_contract,
     secrets: Sequence[str] = (),
+    extra_tools: Sequence[Any] = (),
 ) -> Tree:
     """deepagents: the sub-agent spec's ``middleware`` carries the child's contract."""
     # The parent's contract registers deepagents' ``task`` tool (taken from a graph
@@ -103,7 +104,9 @@ def deep_tree(
     probe = create_deep_agent(chat([])[0], tools=[], subagents=[_spec(chat([])[0], [])])
     task_tool = probe.nodes["tools"].bound.tools_by_name["task"]
     contract = Contract(
-        [from_langchain_tool(task_tool, effect="read")], budget=budget, secrets=secrets
+        [from_langchain_tool(task_tool, effect="read"), *extra_tools],
+        budget=budget,
+        secrets=secrets,
     )
     child_model, child_fake = chat(child)
     parent_model, parent_fake = chat(parent)
@@ -135,6 +138,7 @@ def tool_tree(
     budget: Budget,
     child_of: ChildOf = _child_contract,
     secrets: Sequence[str] = (),
+    extra_tools: Sequence[Any] = (),
 ) -> Tree:
     """An agent wrapped as a tool: the inner create_agent carries the child's contract."""
     holder: dict[str, Any] = {}
@@ -152,7 +156,9 @@ def tool_tree(
         func=ask, coroutine=aask, name="ask_researcher", description="Ask the researcher."
     )
     contract = Contract(
-        [from_langchain_tool(ask_tool, effect="read")], budget=budget, secrets=secrets
+        [from_langchain_tool(ask_tool, effect="read"), *extra_tools],
+        budget=budget,
+        secrets=secrets,
     )
     child_model, child_fake = chat(child)
     holder["researcher"] = create_agent(
@@ -900,3 +906,55 @@ def test_a_child_reusing_its_parents_call_id_is_kept_apart(shape: str, mode: str
         ("call_1", True),
         ("call_2", True),
     ]
+
+
+def _write(tool_: BaseTool) -> Any:
+    return from_langchain_tool(
+        tool_,
+        effect="write",
+        preview=lambda context, q: {"would_wipe": q},
+        verify=lambda context, q: None,
+    )
+
+
+def test_a_child_contract_allowing_a_write_fails_when_built() -> None:
+    """A sub-agent's write would wait for approval, a pause a child scope cannot take:
+    ``contract.child`` refuses it at build time, naming the agent, the tool and the fix
+    (today's alternative: the run ended ``middleware_stop``/``invalid_response`` with
+    the write and the delegation as ``tool_error``)."""
+    contract = Contract([from_langchain_tool(search, effect="read")])
+    with pytest.raises(
+        ConfigurationError,
+        match=r"child agent 'researcher'.*write tools \['wipe'\].*allowlist.*top agent",
+    ):
+        contract.child(
+            "researcher",
+            tools=[from_langchain_tool(search, effect="read"), _write(wipe)],
+        )
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("shape", SHAPES)
+def test_the_runs_own_contract_with_a_write_on_a_child_is_refused_at_its_start(
+    shape: str, mode: str
+) -> None:
+    """The run's own Contract (it allowlists the write ``wipe``) given to the child: the
+    child scope is refused when it opens, before its model runs; the error leaves the
+    run (never a tool failure the parent reads); the write never runs."""
+
+    def own(contract: Contract) -> Contract:
+        return contract
+
+    tree = BUILDERS[shape](
+        [_delegate(shape, "q"), "done"],
+        [tool_call("wipe", {"q": "all"}), "wiped"],
+        Budget(),
+        child_of=own,
+        extra_tools=[from_langchain_tool(search, effect="read"), _write(wipe)],
+    )
+    with pytest.raises(ChildScopeRefused, match=r"'researcher'.*write tools \['wipe'\]"):
+        tree.run(mode)
+    assert tree.child is not None
+    assert tree.child.calls == []
+    assert RUNS == {}
+    assert len(tree.parent.calls) == 1

@@ -287,3 +287,51 @@ def test_the_cli_summary_names_a_child_calls_agent() -> None:
     root, _ = _delegating(Budget(), [("search", "call_1")])
     summary = _summary(root.finish(messages=[]))
     assert "delegate [call_1] success, search [call_1] (agent 'researcher') success" in summary
+
+
+def _write_spec(name: str) -> ToolSpec:
+    def handler(q: str) -> str:
+        RAN.append(name)
+        return q
+
+    return ToolSpec(
+        name=name,
+        description=name,
+        parameters={"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]},
+        handler=handler,
+        effect="write",
+        preview=lambda context, q: {"would": q},
+        verify=lambda context, q: None,
+    )
+
+
+def test_a_child_contract_that_allows_a_write_fails_at_build_time() -> None:
+    """A write waits for approval (a pause); a child scope cannot pause: the child's
+    Contract is refused when built, naming the agent, the tool and the fix."""
+    contract = Contract([_spec("delegate")])
+    with pytest.raises(
+        ConfigurationError,
+        match=r"child agent 'researcher'.*write tools \['wipe'\].*out of the child's allowlist",
+    ):
+        contract.child("researcher", tools=[_spec("search"), _write_spec("wipe")])
+    # registered but not allowlisted: never offered, so accepted
+    child = contract.child(
+        "researcher", tools=[_spec("search"), _write_spec("wipe")], allowlist=["search"]
+    )
+    assert child.offered_names() == ["search"]
+    # inheriting the run's registry and its write
+    with_write = Contract([_spec("delegate"), _write_spec("order")])
+    with pytest.raises(ConfigurationError, match=r"'helper'.*\['order'\]"):
+        with_write.child("helper")
+
+
+def test_the_runs_own_contract_with_a_write_is_refused_as_a_child_scope() -> None:
+    contract = Contract([_spec("delegate"), _write_spec("order")])
+    root = contract.start()
+    assert root.check_before_model_call([Message(role="user", content="go")]) is None
+    _calls(root, ("delegate", "d1"))
+    with pytest.raises(ChildScopeRefused, match=r"'researcher'.*write tools \['order'\]"):
+        contract.start(parent=root, parent_call_id="d1", agent="researcher")
+    stop = root.check_before_model_call([Message(role="user", content="go")])
+    assert stop is not None
+    assert stop.reason == "middleware_stop"

@@ -24,7 +24,7 @@ from .ledger import CallLedger
 from .records import Scope, Stop, ToolCallRecord
 from .terms import Terms
 
-__all__ = ["AttemptLog", "ChildScopeRefused", "Run", "Scope"]
+__all__ = ["AttemptLog", "ChildScopeRefused", "Run", "Scope", "child_writes_refusal"]
 
 
 @dataclass(kw_only=True)
@@ -56,6 +56,31 @@ class ChildScopeRefused(ConfigurationError):
         super().__init__(message)
         self.agent = agent
         self.call_id = call_id
+
+
+def child_writes_refusal(contract: Terms, agent: str) -> str | None:
+    """Why ``contract`` may not be the contract of child agent ``agent``, or ``None``:
+    it allowlists a write tool. A write waits for a human decision, which pauses the
+    run, and a child scope cannot pause: its agent runs inside its parent's tool call,
+    and a run resumes at its top agent (a child's write would wait for nobody, or end
+    the run with an error). The message names the agent, the write tools and the fix.
+    """
+    writes = [
+        spec.name
+        for spec in contract.registry
+        if spec.effect == "write" and contract.is_allowed(spec.name)
+    ]
+    if not writes:
+        return None
+    return (
+        f"child agent {agent!r} would be offered the write tools {writes}: a write waits "
+        "for a human approval, which pauses the run, and a child agent's calls cannot "
+        "pause (the child runs inside its parent's tool call; a run resumes at its top "
+        "agent). Leave them out of the child's allowlist (contract.child(name, "
+        "tools=..., allowlist=[<its read tools>])) and give the write to the top agent: "
+        "register it with the run's Contract, so the parent calls it, previewed and "
+        "approved (see docs/MULTI_AGENT.md)"
+    )
 
 
 @dataclass(eq=False, kw_only=True)
@@ -147,7 +172,8 @@ class Run:
         Raises:
             ChildScopeRefused: ``contract`` is neither the run's contract nor made
                 from it through ``Contract.child`` (the run's budget, redaction and secrets
-                would not hold in the child).
+                would not hold in the child), or it allowlists a write tool
+                (:func:`child_writes_refusal`: the run's own Contract given to a child).
         """
         with self.lock:
             for child in self.children:
@@ -184,6 +210,9 @@ class Run:
         """Why ``contract`` may not be a child scope's contract here, or ``None``: it
         must be the run's top contract or made from it by ``Contract.child`` (or from
         a child of it), so it holds the run's budget, redaction and secrets."""
+        writes = child_writes_refusal(contract, agent)
+        if writes is not None:
+            return f"{writes}; it is refused (agent {agent!r}, inside tool call {call_id!r})"
         top = self
         while top.parent is not None:
             top = top.parent
