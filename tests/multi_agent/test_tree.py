@@ -139,8 +139,10 @@ def tool_tree(
     child_of: ChildOf = _child_contract,
     secrets: Sequence[str] = (),
     extra_tools: Sequence[Any] = (),
+    gate_only: bool = False,
 ) -> Tree:
-    """An agent wrapped as a tool: the inner create_agent carries the child's contract."""
+    """An agent wrapped as a tool: the inner create_agent carries the child's contract
+    (``gate_only``: its gate alone, without the outer hook)."""
     holder: dict[str, Any] = {}
 
     def ask(question: str) -> str:
@@ -161,10 +163,11 @@ def tool_tree(
         secrets=secrets,
     )
     child_model, child_fake = chat(child)
+    child_middleware = ContractMiddleware(child_of(contract))
     holder["researcher"] = create_agent(
         child_model,
         tools=[search, wipe],
-        middleware=ContractMiddleware(child_of(contract)).around(),  # the step
+        middleware=[child_middleware.inner()] if gate_only else child_middleware.around(),
         name="researcher",
     )
     parent_model, parent_fake = chat(parent)
@@ -958,3 +961,57 @@ def test_the_runs_own_contract_with_a_write_on_a_child_is_refused_at_its_start(
     assert tree.child.calls == []
     assert RUNS == {}
     assert len(tree.parent.calls) == 1
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("shape", SHAPES)
+def test_the_child_offer_is_checked_once_per_model_call(
+    shape: str, mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The outer hook checks a model call's tool offer against the child's contract;
+    the gate of the same call does not check it again: one check per model call."""
+    from agent_contract_langchain import gate
+    from agent_contract_langchain._driver import prepare
+
+    checks: list[str] = []
+    original = prepare.check_child_offer
+
+    def counted(where: str) -> Callable[..., None]:
+        def check(state: RunState, contract: Contract, tools: Any) -> None:
+            checks.append(where)
+            original(state, contract, tools)
+
+        return check
+
+    monkeypatch.setattr(prepare, "check_child_offer", counted("outer"))
+    monkeypatch.setattr(gate, "check_child_offer", counted("gate"))
+    tree = BUILDERS[shape](
+        [_delegate(shape, "q"), "done"],
+        [tool_call("search", {"q": "a"}), "found"],
+        Budget(),
+    )
+    result, _state = tree.run(mode)
+    assert result.stop_reason == "answered"
+    assert tree.child is not None
+    model_calls = len(tree.parent.calls) + len(tree.child.calls)
+    assert model_calls == 4
+    assert checks == ["outer"] * model_calls
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_gate_alone_still_refuses_a_child_offered_tools_its_contract_lacks(mode: str) -> None:
+    """A child agent whose stack has the gate only (no outer hook) under the parent's
+    Contract (it registers none of the child's tools): the gate refuses it before its
+    model runs."""
+    tree = tool_tree(
+        [_delegate("agent-as-tool", "q"), "done"],
+        [tool_call("search", {"q": "a"}), "found"],
+        Budget(),
+        child_of=lambda contract: contract,
+        gate_only=True,
+    )
+    with pytest.raises(ChildScopeRefused, match=r"'researcher'.*registers none"):
+        tree.run(mode)
+    assert tree.child is not None
+    assert tree.child.calls == []
+    assert RUNS == {}
