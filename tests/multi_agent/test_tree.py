@@ -24,7 +24,7 @@ from agent_contract.errors import ConfigurationError
 from agent_contract.messages import Message
 from agent_contract.runtime import ChildScopeRefused, RunResult, RunState
 from agent_contract.testing import FakeModel, tool_call, tool_calls
-from agent_contract_langchain import ContractMiddleware, from_langchain_tool, run_graph
+from agent_contract_langchain import ContractMiddleware, from_langchain_tool, graph_tool, run_graph
 from agent_contract_langchain.chat_model import ContractChatModel
 from agent_contract_langchain.run_config import ChildOutsideContract
 
@@ -102,7 +102,7 @@ def deep_tree(
     # The parent's contract registers deepagents' ``task`` tool (taken from a graph
     # built without the contract: the tool object deepagents makes).
     probe = create_deep_agent(chat([])[0], tools=[], subagents=[_spec(chat([])[0], [])])
-    task_tool = probe.nodes["tools"].bound.tools_by_name["task"]
+    task_tool = graph_tool(probe, "task")
     contract = Contract(
         [from_langchain_tool(task_tool, effect="read"), *extra_tools],
         budget=budget,
@@ -459,7 +459,7 @@ def test_the_parents_own_contract_on_a_sub_agent_is_a_child_scope_too(mode: str)
     the parent's own Contract now runs as a child scope of the run under it, any number
     of times."""
     probe = create_deep_agent(chat([])[0], tools=[], subagents=[_spec(chat([])[0], [])])
-    task_tool = probe.nodes["tools"].bound.tools_by_name["task"]
+    task_tool = graph_tool(probe, "task")
     contract = Contract(
         [from_langchain_tool(t, effect="read") for t in (task_tool, search)],
         budget=Budget(max_tool_calls=4),
@@ -693,7 +693,7 @@ def test_a_child_whose_parent_runs_without_the_contract_is_named(mode: str) -> N
     """The child has ContractMiddleware(contract.child(...)) but the parent agent has no
     contract middleware: the message says that (not "build the Contract once")."""
     probe = create_deep_agent(chat([])[0], tools=[], subagents=[_spec(chat([])[0], [])])
-    task_tool = probe.nodes["tools"].bound.tools_by_name["task"]
+    task_tool = graph_tool(probe, "task")
     contract = Contract([from_langchain_tool(task_tool, effect="read")])
     child_model, child_fake = chat([tool_call("search", {"q": "a"}), "found"])
     parent_model, _ = chat(
@@ -1015,3 +1015,27 @@ def test_a_gate_alone_still_refuses_a_child_offered_tools_its_contract_lacks(mod
     assert tree.child is not None
     assert tree.child.calls == []
     assert RUNS == {}
+
+
+def test_graph_tool_takes_deepagents_task_tool_and_names_what_is_missing() -> None:
+    """``graph_tool``/``graph_tools``: the tools of a compiled create_agent graph's tool
+    node, middleware tools included; a missing name, a graph without a tool node and
+    something that is not a graph are each a ConfigurationError saying so."""
+    from agent_contract_langchain import graph_tools
+
+    probe = create_deep_agent(chat([])[0], tools=[search], subagents=[_spec(chat([])[0], [])])
+    tools = graph_tools(probe)
+    assert {"task", "ls", "write_file", "search"} <= set(tools)
+    task = graph_tool(probe, "task")
+    assert isinstance(task, BaseTool)
+    assert task is tools["task"]
+    assert task is graph_tool(probe, "task")  # the same object the graph runs
+    with pytest.raises(ConfigurationError, match=r"no tool 'nope'; it has \[.*'task'"):
+        graph_tool(probe, "nope")
+    bare = create_agent(chat([])[0], tools=[])
+    with pytest.raises(ConfigurationError, match="has no tool node"):
+        graph_tools(bare)
+    with pytest.raises(ConfigurationError, match="needs a compiled graph"):
+        graph_tool(object(), "task")
+    plain = create_agent(chat([])[0], tools=[search, wipe])
+    assert list(graph_tools(plain)) == ["search", "wipe"]
