@@ -271,13 +271,13 @@ class Run:
         return None
 
     def after_child_stop(self, result: ToolResult) -> ToolResult:
-        """``result``, or, for a successful result of a call whose child agent was
-        stopped (:meth:`child_stop`), an error of kind ``interrupted`` with outcome
-        ``unknown`` and side effects possible that names the child and its stop: the
-        delegating call did not complete (the child's last message is no answer), and
-        its child may have run tools. A failed result is kept as it is. The caller
-        holds the lock."""
-        if result.status != "success":
+        """``result``, or, for the result of a call whose child agent was stopped
+        (:meth:`child_stop`), an error of kind ``interrupted`` with outcome ``unknown``
+        and side effects possible that names the child and its stop: the delegating
+        call did not complete (whether its tool returned the child's last message or
+        raised the child's stop), and its child may have run tools. A call that did not
+        run is kept as it is. The caller holds the lock."""
+        if result.outcome == "not_run":
             return result
         stopped = self.child_stop(result.tool_call_id)
         if stopped is None:
