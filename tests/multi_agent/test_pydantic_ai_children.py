@@ -133,7 +133,10 @@ def test_a_delegated_agent_under_a_fresh_run_is_refused(mode: str) -> None:
         [tool_call("search", {"q": "a"}), tool_call("search", {"q": "b"}), "found"],
         Budget(max_tool_calls=2),
     )
-    with pytest.raises(ChildScopeRefused, match=r"run of its own.*ContractCapability\.child"):
+    with pytest.raises(
+        ChildScopeRefused,
+        match=r"agent 'researcher' started.*run of its own.*ContractCapability\.child",
+    ):
         team.run(mode)
     assert RUNS == []
     assert team.child_fake.calls == []

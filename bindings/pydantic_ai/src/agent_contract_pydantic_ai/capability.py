@@ -181,8 +181,9 @@ class ContractCapability(AbstractCapability[Any]):
             return
         state, call_id = outer
         agent = self.state.view.contract.agent or "agent"
+        named = f"agent {agent!r}" if self.state.view.contract.agent else "an agent"
         error = ChildScopeRefused(
-            f"an agent started inside tool call {call_id!r} of a contract run runs under a "
+            f"{named} started inside tool call {call_id!r} of a contract run runs under a "
             "run of its own (a fresh contract.start()): its model steps and tool calls "
             "would not be charged to the run. It is refused: run it with "
             "capabilities=[ContractCapability.child(contract.child(name, tools=...))] "
