@@ -187,8 +187,8 @@ class RunResult:
     trace: Trace
     """The redacted trace."""
     tool_calls: tuple[ToolCallRecord, ...]
-    """Every call the run's agents issued, with how it ended: what the budget's
-    ``max_tool_calls`` charged. In tree order: the top agent's calls in issue order,
+    """Every call the run's agents issued, with how it ended: the ones the budget's
+    ``max_tool_calls`` charged (``usage.tool_calls``) and the ones refused. In tree order: the top agent's calls in issue order,
     each followed by the calls of the child agents it started (each record's
     ``scope`` names the child; ``None`` for the top agent's own calls; see
     :meth:`own_tool_calls`)."""
