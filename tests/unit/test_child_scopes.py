@@ -335,3 +335,42 @@ def test_the_runs_own_contract_with_a_write_is_refused_as_a_child_scope() -> Non
     stop = root.check_before_model_call([Message(role="user", content="go")])
     assert stop is not None
     assert stop.reason == "middleware_stop"
+
+
+def test_an_approved_write_whose_child_was_stopped_is_not_a_success() -> None:
+    """A parent's write tool that delegates (its handler starts a child agent, which is
+    stopped): the approved write's result goes through the same rule as any call."""
+    from agent_contract.approval import Approval
+
+    holder: dict[str, Any] = {}
+    applied: list[str] = []
+
+    def handler(context: ToolContext, q: str) -> str:
+        scope = holder["child"].start(parent=holder["root"], parent_call_id=context.tool_call_id)
+        scope.halt(Stop(reason="max_tool_calls", detail="the child spent the budget"))
+        applied.append(q)
+        return "the child's last message"
+
+    write = ToolSpec(
+        name="delegate_write",
+        description="delegate_write",
+        parameters={"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]},
+        handler=handler,
+        effect="write",
+        needs_context=True,
+        preview=lambda context, q: {"would": q},
+        verify=lambda context, q: {"done": q} if applied else None,
+    )
+    contract = Contract([write])
+    holder["child"] = contract.child("researcher", tools=[_spec("search")])
+    root = holder["root"] = contract.start()
+    assert root.check_before_model_call([Message(role="user", content="go")]) is None
+    verdict = root.accept_response(
+        Completion(tool_calls=(ToolCall(id="w1", name="delegate_write", arguments={"q": "x"}),))
+    )
+    (pending,) = root.plan_tool_calls(verdict.calls).pending
+    (approved,) = root.resume([Approval.for_pending(pending, "approve")])
+    result = root.execute(approved)
+    assert applied == ["x"]
+    assert (result.status, result.error_kind, result.outcome) == ("error", "interrupted", "unknown")
+    assert "child agent 'researcher'" in (result.error_message or "")
