@@ -24,7 +24,7 @@ from agent_contract.errors import ConfigurationError
 from agent_contract.messages import Message
 from agent_contract.runtime import ChildScopeRefused, RunResult, RunState
 from agent_contract.testing import FakeModel, tool_call, tool_calls
-from agent_contract_langchain import ContractMiddleware, from_langchain_tool, run_graph
+from agent_contract_langchain import ContractMiddleware, from_langchain_tool, graph_tool, run_graph
 from agent_contract_langchain.chat_model import ContractChatModel
 from agent_contract_langchain.run_config import ChildOutsideContract
 
@@ -96,14 +96,17 @@ def deep_tree(
     budget: Budget,
     child_of: ChildOf = _child_contract,
     secrets: Sequence[str] = (),
+    extra_tools: Sequence[Any] = (),
 ) -> Tree:
     """deepagents: the sub-agent spec's ``middleware`` carries the child's contract."""
     # The parent's contract registers deepagents' ``task`` tool (taken from a graph
     # built without the contract: the tool object deepagents makes).
     probe = create_deep_agent(chat([])[0], tools=[], subagents=[_spec(chat([])[0], [])])
-    task_tool = probe.nodes["tools"].bound.tools_by_name["task"]
+    task_tool = graph_tool(probe, "task")
     contract = Contract(
-        [from_langchain_tool(task_tool, effect="read")], budget=budget, secrets=secrets
+        [from_langchain_tool(task_tool, effect="read"), *extra_tools],
+        budget=budget,
+        secrets=secrets,
     )
     child_model, child_fake = chat(child)
     parent_model, parent_fake = chat(parent)
@@ -135,8 +138,11 @@ def tool_tree(
     budget: Budget,
     child_of: ChildOf = _child_contract,
     secrets: Sequence[str] = (),
+    extra_tools: Sequence[Any] = (),
+    gate_only: bool = False,
 ) -> Tree:
-    """An agent wrapped as a tool: the inner create_agent carries the child's contract."""
+    """An agent wrapped as a tool: the inner create_agent carries the child's contract
+    (``gate_only``: its gate alone, without the outer hook)."""
     holder: dict[str, Any] = {}
 
     def ask(question: str) -> str:
@@ -152,13 +158,16 @@ def tool_tree(
         func=ask, coroutine=aask, name="ask_researcher", description="Ask the researcher."
     )
     contract = Contract(
-        [from_langchain_tool(ask_tool, effect="read")], budget=budget, secrets=secrets
+        [from_langchain_tool(ask_tool, effect="read"), *extra_tools],
+        budget=budget,
+        secrets=secrets,
     )
     child_model, child_fake = chat(child)
+    child_middleware = ContractMiddleware(child_of(contract))
     holder["researcher"] = create_agent(
         child_model,
         tools=[search, wipe],
-        middleware=ContractMiddleware(child_of(contract)).around(),  # the step
+        middleware=[child_middleware.inner()] if gate_only else child_middleware.around(),
         name="researcher",
     )
     parent_model, parent_fake = chat(parent)
@@ -450,7 +459,7 @@ def test_the_parents_own_contract_on_a_sub_agent_is_a_child_scope_too(mode: str)
     the parent's own Contract now runs as a child scope of the run under it, any number
     of times."""
     probe = create_deep_agent(chat([])[0], tools=[], subagents=[_spec(chat([])[0], [])])
-    task_tool = probe.nodes["tools"].bound.tools_by_name["task"]
+    task_tool = graph_tool(probe, "task")
     contract = Contract(
         [from_langchain_tool(t, effect="read") for t in (task_tool, search)],
         budget=Budget(max_tool_calls=4),
@@ -684,7 +693,7 @@ def test_a_child_whose_parent_runs_without_the_contract_is_named(mode: str) -> N
     """The child has ContractMiddleware(contract.child(...)) but the parent agent has no
     contract middleware: the message says that (not "build the Contract once")."""
     probe = create_deep_agent(chat([])[0], tools=[], subagents=[_spec(chat([])[0], [])])
-    task_tool = probe.nodes["tools"].bound.tools_by_name["task"]
+    task_tool = graph_tool(probe, "task")
     contract = Contract([from_langchain_tool(task_tool, effect="read")])
     child_model, child_fake = chat([tool_call("search", {"q": "a"}), "found"])
     parent_model, _ = chat(
@@ -776,3 +785,257 @@ def test_a_configuration_error_inside_a_delegation_goes_out_of_the_run(mode: str
     with pytest.raises(ConfigurationError, match="allowlist names unregistered tools"):
         Tree(graph, contract, parent_fake).run(mode)
     assert len(parent_fake.calls) == 1  # the parent's model never read it as a tool error
+
+
+def _delegation_name(shape: str) -> str:
+    return "task" if shape == "deepagents" else "ask_researcher"
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("shape", SHAPES)
+def test_the_delegating_call_a_childs_stop_ended_is_not_a_success(shape: str, mode: str) -> None:
+    """The child's third search ends the run with ``max_tool_calls``: the parent's
+    delegating call (``task``, an agent-as-tool) did not complete. It is recorded as
+    an ``interrupted`` error with an unknown outcome naming the child and its stop,
+    in the result and in the trace alike (it used to be ``success``)."""
+    searches = [tool_call("search", {"q": q}) for q in "abc"]
+    tree = BUILDERS[shape](
+        [_delegate(shape, "q"), "done"], [*searches, "found"], Budget(max_tool_calls=3)
+    )
+    result, state = tree.run(mode)
+    assert result.stop_reason == "max_tool_calls"
+    assert RUNS == {"search": 2}
+    (delegation,) = result.own_tool_calls()
+    assert delegation.name == _delegation_name(shape)
+    assert (
+        delegation.status,
+        delegation.error_kind,
+        delegation.outcome,
+        delegation.side_effects_possible,
+    ) == ("error", "interrupted", "unknown", True)
+    (event,) = [e for e in scoped(state) if e["type"] == "tool_result"]
+    assert (event["status"], event["error_kind"], event["outcome"]) == (
+        "error",
+        "interrupted",
+        "unknown",
+    )
+    assert "child agent 'researcher'" in event["preview"]
+    assert "max_tool_calls" in event["preview"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("shape", SHAPES)
+def test_the_results_tool_calls_are_the_whole_trees(shape: str, mode: str) -> None:
+    """``RunResult.tool_calls`` holds what ``max_tool_calls`` charged: every agent's
+    calls, in tree order (each delegation followed by its child's calls), each child
+    call with its ``scope``; ``own_tool_calls``/``trajectory`` are the top agent's;
+    ``to_dict`` (the CLI's JSON) carries the scope."""
+    tree = BUILDERS[shape](
+        [_delegate(shape, "first"), _delegate(shape, "second"), "done"],
+        [tool_call("search", {"q": "a"}), "found a", tool_call("search", {"q": "b"}), "found b"],
+        Budget(),
+    )
+    result, state = tree.run(mode)
+    assert result.stop_reason == "answered"
+    delegation = _delegation_name(shape)
+    parent_calls = [e["id"] for e in scoped(state) if e["type"] == "tool_call"]
+    assert [
+        (c.name, c.status, c.scope.agent if c.scope else None, c.scope.call_path if c.scope else ())
+        for c in result.tool_calls
+    ] == [
+        (delegation, "success", None, ()),
+        ("search", "success", "researcher", (parent_calls[0],)),
+        (delegation, "success", None, ()),
+        ("search", "success", "researcher", (parent_calls[1],)),
+    ]
+    assert len(result.tool_calls) == result.usage.tool_calls == 4
+    assert result.trajectory() == [delegation, delegation]
+    assert [c.name for c in result.own_tool_calls()] == [delegation, delegation]
+    dumped = result.to_dict()["tool_calls"]
+    assert "scope" not in dumped[0]
+    assert dumped[1]["scope"] == {"agent": "researcher", "call_path": [parent_calls[0]]}
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("shape", SHAPES)
+def test_a_child_reusing_its_parents_call_id_is_kept_apart(shape: str, mode: str) -> None:
+    """The parent's delegation and the child's first search are both ``call_1``: the
+    ledgers are per scope (each id bound to its own call's result), the trace keeps the
+    two apart by ``scope``, and each model reads its own call's result."""
+    if shape == "deepagents":
+        delegate = tool_call(
+            "task", {"description": "q", "subagent_type": "researcher"}, id="call_1"
+        )
+    else:
+        delegate = tool_call("ask_researcher", {"question": "q"}, id="call_1")
+    tree = BUILDERS[shape](
+        [delegate, "done"],
+        [
+            tool_call("search", {"q": "a"}, id="call_1"),
+            tool_call("search", {"q": "b"}, id="call_2"),
+            "found it",
+        ],
+        Budget(),
+    )
+    result, state = tree.run(mode)
+    assert (result.stop_reason, result.output) == ("answered", "done")
+    assert RUNS == {"search": 2}
+    parent_result = state.view.result_for("call_1")
+    assert parent_result is not None
+    assert (parent_result.name, parent_result.status) == (_delegation_name(shape), "success")
+    (child,) = state.view.children()
+    child_result = child.result_for("call_1")
+    assert child_result is not None
+    assert (child_result.name, child_result.content) == ("search", "result a")
+    results = [e for e in state.view.trace.events if e["type"] == "tool_result"]
+    by_scope = [
+        (e["id"], e["name"], tuple(e.get("scope", {}).get("call_path", ()))) for e in results
+    ]
+    assert by_scope == [
+        ("call_1", "search", ("call_1",)),
+        ("call_2", "search", ("call_1",)),
+        ("call_1", _delegation_name(shape), ()),
+    ]
+    # each model read its own call_1's result
+    assert tree.child is not None
+    child_seen = [m for m in tree.child.calls[1]["messages"] if m.role == "tool"]
+    assert [(m.tool_call_id, m.content) for m in child_seen] == [("call_1", "result a")]
+    parent_seen = [m for m in tree.parent.calls[1]["messages"] if m.role == "tool"]
+    assert [(m.tool_call_id, "found it" in str(m.content)) for m in parent_seen] == [
+        ("call_1", True)
+    ]
+    assert [(c.id, c.scope is not None) for c in result.tool_calls] == [
+        ("call_1", False),
+        ("call_1", True),
+        ("call_2", True),
+    ]
+
+
+def _write(tool_: BaseTool) -> Any:
+    return from_langchain_tool(
+        tool_,
+        effect="write",
+        preview=lambda context, q: {"would_wipe": q},
+        verify=lambda context, q: None,
+    )
+
+
+def test_a_child_contract_allowing_a_write_fails_when_built() -> None:
+    """A sub-agent's write would wait for approval, a pause a child scope cannot take:
+    ``contract.child`` refuses it at build time, naming the agent, the tool and the fix
+    (today's alternative: the run ended ``middleware_stop``/``invalid_response`` with
+    the write and the delegation as ``tool_error``)."""
+    contract = Contract([from_langchain_tool(search, effect="read")])
+    with pytest.raises(
+        ConfigurationError,
+        match=r"child agent 'researcher'.*write tools \['wipe'\].*allowlist.*top agent",
+    ):
+        contract.child(
+            "researcher",
+            tools=[from_langchain_tool(search, effect="read"), _write(wipe)],
+        )
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("shape", SHAPES)
+def test_the_runs_own_contract_with_a_write_on_a_child_is_refused_at_its_start(
+    shape: str, mode: str
+) -> None:
+    """The run's own Contract (it allowlists the write ``wipe``) given to the child: the
+    child scope is refused when it opens, before its model runs; the error leaves the
+    run (never a tool failure the parent reads); the write never runs."""
+
+    def own(contract: Contract) -> Contract:
+        return contract
+
+    tree = BUILDERS[shape](
+        [_delegate(shape, "q"), "done"],
+        [tool_call("wipe", {"q": "all"}), "wiped"],
+        Budget(),
+        child_of=own,
+        extra_tools=[from_langchain_tool(search, effect="read"), _write(wipe)],
+    )
+    with pytest.raises(ChildScopeRefused, match=r"'researcher'.*write tools \['wipe'\]"):
+        tree.run(mode)
+    assert tree.child is not None
+    assert tree.child.calls == []
+    assert RUNS == {}
+    assert len(tree.parent.calls) == 1
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("shape", SHAPES)
+def test_the_child_offer_is_checked_once_per_model_call(
+    shape: str, mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The outer hook checks a model call's tool offer against the child's contract;
+    the gate of the same call does not check it again: one check per model call."""
+    from agent_contract_langchain import gate
+    from agent_contract_langchain._driver import prepare
+
+    checks: list[str] = []
+    original = prepare.check_child_offer
+
+    def counted(where: str) -> Callable[..., None]:
+        def check(state: RunState, contract: Contract, tools: Any) -> None:
+            checks.append(where)
+            original(state, contract, tools)
+
+        return check
+
+    monkeypatch.setattr(prepare, "check_child_offer", counted("outer"))
+    monkeypatch.setattr(gate, "check_child_offer", counted("gate"))
+    tree = BUILDERS[shape](
+        [_delegate(shape, "q"), "done"],
+        [tool_call("search", {"q": "a"}), "found"],
+        Budget(),
+    )
+    result, _state = tree.run(mode)
+    assert result.stop_reason == "answered"
+    assert tree.child is not None
+    model_calls = len(tree.parent.calls) + len(tree.child.calls)
+    assert model_calls == 4
+    assert checks == ["outer"] * model_calls
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_gate_alone_still_refuses_a_child_offered_tools_its_contract_lacks(mode: str) -> None:
+    """A child agent whose stack has the gate only (no outer hook) under the parent's
+    Contract (it registers none of the child's tools): the gate refuses it before its
+    model runs."""
+    tree = tool_tree(
+        [_delegate("agent-as-tool", "q"), "done"],
+        [tool_call("search", {"q": "a"}), "found"],
+        Budget(),
+        child_of=lambda contract: contract,
+        gate_only=True,
+    )
+    with pytest.raises(ChildScopeRefused, match=r"'researcher'.*registers none"):
+        tree.run(mode)
+    assert tree.child is not None
+    assert tree.child.calls == []
+    assert RUNS == {}
+
+
+def test_graph_tool_takes_deepagents_task_tool_and_names_what_is_missing() -> None:
+    """``graph_tool``/``graph_tools``: the tools of a compiled create_agent graph's tool
+    node, middleware tools included; a missing name, a graph without a tool node and
+    something that is not a graph are each a ConfigurationError saying so."""
+    from agent_contract_langchain import graph_tools
+
+    probe = create_deep_agent(chat([])[0], tools=[search], subagents=[_spec(chat([])[0], [])])
+    tools = graph_tools(probe)
+    assert {"task", "ls", "write_file", "search"} <= set(tools)
+    task = graph_tool(probe, "task")
+    assert isinstance(task, BaseTool)
+    assert task is tools["task"]
+    assert task is graph_tool(probe, "task")  # the same object the graph runs
+    with pytest.raises(ConfigurationError, match=r"no tool 'nope'; it has \[.*'task'"):
+        graph_tool(probe, "nope")
+    bare = create_agent(chat([])[0], tools=[])
+    with pytest.raises(ConfigurationError, match="has no tool node"):
+        graph_tools(bare)
+    with pytest.raises(ConfigurationError, match="needs a compiled graph"):
+        graph_tool(object(), "task")
+    plain = create_agent(chat([])[0], tools=[search, wipe])
+    assert list(graph_tools(plain)) == ["search", "wipe"]

@@ -3,13 +3,16 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from agent_contract import Budget, Contract
+from agent_contract.app.cli import _summary
 from agent_contract.errors import ConfigurationError
 from agent_contract.messages import Completion, Message, ToolCall
 from agent_contract.runtime import ChildScopeRefused, RunState, Stop
-from agent_contract.tools import ToolSpec
+from agent_contract.tools import ToolContext, ToolSpec
 
 RAN: list[str] = []
 
@@ -194,3 +197,180 @@ def test_a_childs_admitted_call_left_unrun_when_the_run_ends_gets_a_result() -> 
     assert recorded is not None
     assert "max_tool_calls" in (recorded.error_message or "")
     assert RAN == []  # nothing ran it
+
+
+def _delegating(budget: Budget, child_script: list[tuple[str, str]]) -> tuple[RunState, list[str]]:
+    """A run whose ``delegate`` handler starts a child scope (``researcher``) inside
+    its own call and runs ``child_script`` there, one call per batch, halting the
+    child with the stop a batch's planning returns (as a driver does)."""
+    holder: dict[str, Any] = {}
+    ran: list[str] = []
+    contract = Contract([_delegate_spec(holder, ran)], budget=budget)
+    holder["child_contract"] = contract.child("researcher", tools=[_spec("search")])
+    root = holder["root"] = contract.start()
+    holder["script"] = child_script
+    assert root.check_before_model_call([Message(role="user", content="go")]) is None
+    verdict = root.accept_response(
+        Completion(tool_calls=(ToolCall(id="call_1", name="delegate", arguments={"q": "x"}),))
+    )
+    for planned in root.plan_tool_calls(verdict.calls).calls:
+        root.execute(planned)
+    return root, ran
+
+
+def _delegate_spec(holder: dict[str, Any], ran: list[str]) -> ToolSpec:
+    def handler(context: ToolContext, q: str) -> str:
+        child: Contract = holder["child_contract"]
+        scope = child.start(parent=holder["root"], parent_call_id=context.tool_call_id)
+        for name, call_id in holder["script"]:
+            stop = scope.check_before_model_call([Message(role="user", content=q)])
+            if stop is not None:
+                scope.halt(stop)
+                return "the child's last message"
+            verdict = scope.accept_response(
+                Completion(tool_calls=(ToolCall(id=call_id, name=name, arguments={"q": q}),))
+            )
+            plan = scope.plan_tool_calls(verdict.calls)
+            if plan.stop is not None:
+                scope.halt(plan.stop)
+                return "the child's last message"
+            for planned in plan.calls:
+                ran.append(scope.execute(planned).status)
+        scope.halt(Stop(reason="answered"), "found")
+        return "found"
+
+    return ToolSpec(
+        name="delegate",
+        description="delegate",
+        parameters={"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]},
+        handler=handler,
+        needs_context=True,
+    )
+
+
+def test_a_delegating_call_whose_child_was_stopped_is_not_a_success() -> None:
+    """The child's second search is past ``max_tool_calls=2`` (the delegation is one):
+    the child halts the run; the delegating call's result, returned normally by its
+    handler, is an ``interrupted`` error, outcome unknown, naming the child's stop."""
+    root, _ = _delegating(Budget(max_tool_calls=2), [("search", "call_1"), ("search", "call_2")])
+    recorded = root.view.result_for("call_1")
+    assert recorded is not None
+    assert (recorded.status, recorded.error_kind, recorded.outcome) == (
+        "error",
+        "interrupted",
+        "unknown",
+    )
+    assert recorded.side_effects_possible
+    assert "child agent 'researcher'" in (recorded.error_message or "")
+    assert "max_tool_calls" in (recorded.error_message or "")
+    result = root.finish(messages=[])
+    assert result.stop_reason == "max_tool_calls"
+    assert [(c.id, c.name, c.status, c.scope is not None) for c in result.tool_calls] == [
+        ("call_1", "delegate", "error", False),
+        ("call_1", "search", "success", True),  # the child's own call_1, kept apart
+        ("call_2", "search", "error", True),
+    ]
+
+
+def test_a_delegating_call_whose_child_answered_stays_a_success() -> None:
+    root, ran = _delegating(Budget(), [("search", "call_1")])
+    recorded = root.view.result_for("call_1")
+    assert recorded is not None
+    assert (recorded.name, recorded.status) == ("delegate", "success")
+    assert ran == ["success"]
+    result = root.finish(messages=[])
+    assert [c.scope.agent if c.scope else None for c in result.tool_calls] == [None, "researcher"]
+    assert result.trajectory() == ["delegate"]
+
+
+def test_the_cli_summary_names_a_child_calls_agent() -> None:
+    root, _ = _delegating(Budget(), [("search", "call_1")])
+    summary = _summary(root.finish(messages=[]))
+    assert "delegate [call_1] success, search [call_1] (agent 'researcher') success" in summary
+
+
+def _write_spec(name: str) -> ToolSpec:
+    def handler(q: str) -> str:
+        RAN.append(name)
+        return q
+
+    return ToolSpec(
+        name=name,
+        description=name,
+        parameters={"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]},
+        handler=handler,
+        effect="write",
+        preview=lambda context, q: {"would": q},
+        verify=lambda context, q: None,
+    )
+
+
+def test_a_child_contract_that_allows_a_write_fails_at_build_time() -> None:
+    """A write waits for approval (a pause); a child scope cannot pause: the child's
+    Contract is refused when built, naming the agent, the tool and the fix."""
+    contract = Contract([_spec("delegate")])
+    with pytest.raises(
+        ConfigurationError,
+        match=r"child agent 'researcher'.*write tools \['wipe'\].*out of the child's allowlist",
+    ):
+        contract.child("researcher", tools=[_spec("search"), _write_spec("wipe")])
+    # registered but not allowlisted: never offered, so accepted
+    child = contract.child(
+        "researcher", tools=[_spec("search"), _write_spec("wipe")], allowlist=["search"]
+    )
+    assert child.offered_names() == ["search"]
+    # inheriting the run's registry and its write
+    with_write = Contract([_spec("delegate"), _write_spec("order")])
+    with pytest.raises(ConfigurationError, match=r"'helper'.*\['order'\]"):
+        with_write.child("helper")
+
+
+def test_the_runs_own_contract_with_a_write_is_refused_as_a_child_scope() -> None:
+    contract = Contract([_spec("delegate"), _write_spec("order")])
+    root = contract.start()
+    assert root.check_before_model_call([Message(role="user", content="go")]) is None
+    _calls(root, ("delegate", "d1"))
+    with pytest.raises(ChildScopeRefused, match=r"'researcher'.*write tools \['order'\]"):
+        contract.start(parent=root, parent_call_id="d1", agent="researcher")
+    stop = root.check_before_model_call([Message(role="user", content="go")])
+    assert stop is not None
+    assert stop.reason == "middleware_stop"
+
+
+def test_an_approved_write_whose_child_was_stopped_is_not_a_success() -> None:
+    """A parent's write tool that delegates (its handler starts a child agent, which is
+    stopped): the approved write's result goes through the same rule as any call."""
+    from agent_contract.approval import Approval
+
+    holder: dict[str, Any] = {}
+    applied: list[str] = []
+
+    def handler(context: ToolContext, q: str) -> str:
+        scope = holder["child"].start(parent=holder["root"], parent_call_id=context.tool_call_id)
+        scope.halt(Stop(reason="max_tool_calls", detail="the child spent the budget"))
+        applied.append(q)
+        return "the child's last message"
+
+    write = ToolSpec(
+        name="delegate_write",
+        description="delegate_write",
+        parameters={"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]},
+        handler=handler,
+        effect="write",
+        needs_context=True,
+        preview=lambda context, q: {"would": q},
+        verify=lambda context, q: {"done": q} if applied else None,
+    )
+    contract = Contract([write])
+    holder["child"] = contract.child("researcher", tools=[_spec("search")])
+    root = holder["root"] = contract.start()
+    assert root.check_before_model_call([Message(role="user", content="go")]) is None
+    verdict = root.accept_response(
+        Completion(tool_calls=(ToolCall(id="w1", name="delegate_write", arguments={"q": "x"}),))
+    )
+    (pending,) = root.plan_tool_calls(verdict.calls).pending
+    (approved,) = root.resume([Approval.for_pending(pending, "approve")])
+    result = root.execute(approved)
+    assert applied == ["x"]
+    assert (result.status, result.error_kind, result.outcome) == ("error", "interrupted", "unknown")
+    assert "child agent 'researcher'" in (result.error_message or "")

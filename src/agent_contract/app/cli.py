@@ -93,7 +93,10 @@ def _summary(result: RunResult) -> str:
         lines.append("answer: (none: the run stopped without an answer)")
     if result.tool_calls:
         calls = ", ".join(
-            f"{c.name} [{c.id}] {c.status}" + (f" ({c.error_kind})" if c.error_kind else "")
+            f"{c.name} [{c.id}]"
+            + (f" (agent {c.scope.agent!r})" if c.scope else "")
+            + f" {c.status}"
+            + (f" ({c.error_kind})" if c.error_kind else "")
             for c in result.tool_calls
         )
         lines.append(f"tools called: {calls}")

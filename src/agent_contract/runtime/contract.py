@@ -19,7 +19,7 @@ from ..messages import Message
 from ..tools import ToolRegistry, ToolSpec
 from ..trace import RedactionPolicy
 from .records import Stop
-from .run import ChildScopeRefused, Run
+from .run import ChildScopeRefused, Run, child_writes_refusal
 from .snapshot import load
 from .state import RunState
 from .terms import Terms
@@ -110,8 +110,10 @@ class Contract(Terms):
                 allowlist when ``tools`` is not given, else every one of ``tools``.
 
         Raises:
-            ConfigurationError: ``agent`` is empty, or the allowlist names a tool that
-                is not registered.
+            ConfigurationError: ``agent`` is empty, the allowlist names a tool that is
+                not registered, or it lets the child run a write tool (a write waits
+                for approval, a pause a child agent cannot take: leave writes to the
+                top agent; the message names the agent, the tools and the fix).
         """
         if not isinstance(agent, str) or not agent:
             raise ConfigurationError("Contract.child needs the child agent's name")
@@ -131,6 +133,9 @@ class Contract(Terms):
             commentary=self.commentary,
             signing_key=self.signing_key,
         )
+        refusal = child_writes_refusal(child, agent)
+        if refusal is not None:
+            raise ConfigurationError(refusal)
         child.agent = agent
         child.derived_from = self
         return child

@@ -68,7 +68,7 @@ def finish(
         structured_response=structured,
         messages=tuple(messages),
         trace=run.trace,
-        tool_calls=tuple(run.ledger.records),
+        tool_calls=tuple(run.tree_records()),
         usage=run.counters.usage(),
         harness=harness,
         pending_approvals=pending if pausing else (),

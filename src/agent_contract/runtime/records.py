@@ -19,6 +19,7 @@ __all__ = [
     "ContractViolation",
     "RunInterrupted",
     "RunResult",
+    "Scope",
     "Stop",
     "ToolCallRecord",
     "interruption_name",
@@ -85,6 +86,21 @@ class Stop:
 
 
 @dataclass(frozen=True, kw_only=True)
+class Scope:
+    """Where a child scope sits in its run's tree of agents."""
+
+    agent: str
+    """The child agent's name (what the trace and every message about it say)."""
+    call_path: tuple[str, ...]
+    """The ``tool_call_id`` of each call that started a scope, from the run's top agent
+    down to this one (its last item: the parent's call this agent runs inside)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"agent", "call_path"}``, JSON-ready (the ``scope`` field of its events)."""
+        return {"agent": self.agent, "call_path": list(self.call_path)}
+
+
+@dataclass(frozen=True, kw_only=True)
 class ToolCallRecord:
     """A tool call as the run report shows it."""
 
@@ -102,14 +118,20 @@ class ToolCallRecord:
     """True when a failed call may still have changed something."""
     arguments: Any = None
     """The arguments (validated, redacted)."""
+    scope: Scope | None = None
+    """The child scope whose agent issued the call (its agent and call path, see
+    docs/MULTI_AGENT.md); ``None`` for a call of the run's top agent. Call ids are
+    unique within a scope only: a child's ``call_1`` is not its parent's."""
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form, without arguments."""
+        """JSON-ready form, without arguments (``scope`` only for a child's call)."""
         data: dict[str, Any] = {"id": self.id, "name": self.name, "status": self.status}
         if self.error_kind is not None:
             data["error_kind"] = self.error_kind
             data["outcome"] = self.outcome
             data["side_effects_possible"] = self.side_effects_possible
+        if self.scope is not None:
+            data["scope"] = self.scope.to_dict()
         return data
 
     def to_state(self) -> dict[str, Any]:
@@ -136,7 +158,15 @@ class ToolCallRecord:
             outcome=data.get("outcome", "succeeded"),
             side_effects_possible=bool(data.get("side_effects_possible", False)),
             arguments=data.get("arguments"),
+            scope=_scope(data.get("scope")),
         )
+
+
+def _scope(data: Any) -> Scope | None:
+    """The :class:`Scope` of a record's ``scope`` field (``None`` when absent)."""
+    if not isinstance(data, Mapping):
+        return None
+    return Scope(agent=str(data["agent"]), call_path=tuple(map(str, data["call_path"])))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -157,7 +187,11 @@ class RunResult:
     trace: Trace
     """The redacted trace."""
     tool_calls: tuple[ToolCallRecord, ...]
-    """Every call the model issued, in issue order, with how it ended."""
+    """Every call the run's agents issued, with how it ended: the ones the budget's
+    ``max_tool_calls`` charged (``usage.tool_calls``) and the ones refused. In tree order: the top agent's calls in issue order,
+    each followed by the calls of the child agents it started (each record's
+    ``scope`` names the child; ``None`` for the top agent's own calls; see
+    :meth:`own_tool_calls`)."""
     usage: RunUsage
     """What the run used: model steps, tool calls, active seconds."""
     harness: str = "offline"
@@ -184,9 +218,15 @@ class RunResult:
         """True when the run ended with an answer."""
         return self.stop_reason == "answered"
 
+    def own_tool_calls(self) -> tuple[ToolCallRecord, ...]:
+        """The top agent's own calls (``scope is None``), in issue order: without the
+        calls of child agents."""
+        return tuple(record for record in self.tool_calls if record.scope is None)
+
     def trajectory(self) -> list[str]:
-        """The tool names the model called, in order."""
-        return [record.name for record in self.tool_calls]
+        """The tool names the top agent's model called, in order (a child agent's calls
+        are in :attr:`tool_calls`, with their ``scope``)."""
+        return [record.name for record in self.own_tool_calls()]
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON summary; raw messages are left out on purpose."""

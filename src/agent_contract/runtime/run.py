@@ -12,19 +12,19 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..budget import RunCounters
 from ..errors import ConfigurationError
-from ..results import ToolResult
+from ..results import ToolResult, error_result
 from ..trace import ScopedTrace, Trace
 from .history import CheckedHistory
 from .ledger import CallLedger
-from .records import Stop
+from .records import Scope, Stop, ToolCallRecord
 from .terms import Terms
 
-__all__ = ["AttemptLog", "ChildScopeRefused", "Run", "Scope"]
+__all__ = ["AttemptLog", "ChildScopeRefused", "Run", "Scope", "child_writes_refusal"]
 
 
 @dataclass(kw_only=True)
@@ -45,21 +45,6 @@ class AttemptLog:
     """Another layer answered the call and no attempt reached the tool."""
 
 
-@dataclass(frozen=True, kw_only=True)
-class Scope:
-    """Where a child scope sits in its run's tree of agents."""
-
-    agent: str
-    """The child agent's name (what the trace and every message about it say)."""
-    call_path: tuple[str, ...]
-    """The ``tool_call_id`` of each call that started a scope, from the run's top agent
-    down to this one (its last item: the parent's call this agent runs inside)."""
-
-    def to_dict(self) -> dict[str, Any]:
-        """``{"agent", "call_path"}``, JSON-ready (the ``scope`` field of its events)."""
-        return {"agent": self.agent, "call_path": list(self.call_path)}
-
-
 class ChildScopeRefused(ConfigurationError):
     """A child agent's contract does not descend from its run's contract (see
     :meth:`Run.open_child`): the child scope is refused and the run halts. A driver
@@ -71,6 +56,31 @@ class ChildScopeRefused(ConfigurationError):
         super().__init__(message)
         self.agent = agent
         self.call_id = call_id
+
+
+def child_writes_refusal(contract: Terms, agent: str) -> str | None:
+    """Why ``contract`` may not be the contract of child agent ``agent``, or ``None``:
+    it allowlists a write tool. A write waits for a human decision, which pauses the
+    run, and a child scope cannot pause: its agent runs inside its parent's tool call,
+    and a run resumes at its top agent (a child's write would wait for nobody, or end
+    the run with an error). The message names the agent, the write tools and the fix.
+    """
+    writes = [
+        spec.name
+        for spec in contract.registry
+        if spec.effect == "write" and contract.is_allowed(spec.name)
+    ]
+    if not writes:
+        return None
+    return (
+        f"child agent {agent!r} would be offered the write tools {writes}: a write waits "
+        "for a human approval, which pauses the run, and a child agent's calls cannot "
+        "pause (the child runs inside its parent's tool call; a run resumes at its top "
+        "agent). Leave them out of the child's allowlist (contract.child(name, "
+        "tools=..., allowlist=[<its read tools>])) and give the write to the top agent: "
+        "register it with the run's Contract, so the parent calls it, previewed and "
+        "approved (see docs/MULTI_AGENT.md)"
+    )
 
 
 @dataclass(eq=False, kw_only=True)
@@ -162,7 +172,8 @@ class Run:
         Raises:
             ChildScopeRefused: ``contract`` is neither the run's contract nor made
                 from it through ``Contract.child`` (the run's budget, redaction and secrets
-                would not hold in the child).
+                would not hold in the child), or it allowlists a write tool
+                (:func:`child_writes_refusal`: the run's own Contract given to a child).
         """
         with self.lock:
             for child in self.children:
@@ -199,6 +210,9 @@ class Run:
         """Why ``contract`` may not be a child scope's contract here, or ``None``: it
         must be the run's top contract or made from it by ``Contract.child`` (or from
         a child of it), so it holds the run's budget, redaction and secrets."""
+        writes = child_writes_refusal(contract, agent)
+        if writes is not None:
+            return f"{writes}; it is refused (agent {agent!r}, inside tool call {call_id!r})"
         top = self
         while top.parent is not None:
             top = top.parent
@@ -238,9 +252,76 @@ class Run:
         self.trace = self.ledger.trace = _trace(self.contract, self.run_id, counters, events)
 
     def record(self, result: ToolResult) -> ToolResult:
-        """:meth:`CallLedger.record` with the lock held."""
+        """:meth:`CallLedger.record` with the lock held, of ``result`` as
+        :meth:`after_child_stop` amends it."""
         with self.lock:
-            return self.ledger.record(result)
+            return self.ledger.record(self.after_child_stop(result))
+
+    def child_stop(self, call_id: str) -> tuple[Scope, Stop] | None:
+        """The first child scope opened inside this scope's call ``call_id`` that
+        halted without answering (its own stop, a deeper child's, or a sibling's stop
+        that reached it at its next step), with that stop; ``None`` when every child of
+        the call answered, or the call started none. The caller holds the lock."""
+        for child in self.children:
+            scope, stop = child.scope, child.halted
+            if scope is None or scope.call_path[-1] != call_id:
+                continue
+            if stop is not None and stop.reason != "answered":
+                return scope, stop
+        return None
+
+    def after_child_stop(self, result: ToolResult) -> ToolResult:
+        """``result``, or, for the result of a call whose child agent was stopped
+        (:meth:`child_stop`), an error of kind ``interrupted`` with outcome ``unknown``
+        and side effects possible that names the child and its stop: the delegating
+        call did not complete (whether its tool returned the child's last message or
+        raised the child's stop), and its child may have run tools. A call that did not
+        run is kept as it is. The caller holds the lock."""
+        if result.outcome == "not_run":
+            return result
+        stopped = self.child_stop(result.tool_call_id)
+        if stopped is None:
+            return result
+        scope, stop = stopped
+        return error_result(
+            result.tool_call_id,
+            result.name,
+            "interrupted",
+            f"child agent {scope.agent!r}, started by this call, was stopped "
+            f"({stop.reason}: {stop.detail}) before it answered; the call did not "
+            "complete: its outcome is unknown and side effects are possible",
+            redaction=self.contract.redaction,
+            outcome="unknown",
+            side_effects_possible=True,
+            duration_seconds=result.duration_seconds,
+        )
+
+    def tree_records(self) -> list[ToolCallRecord]:
+        """The report records of this scope and every child scope under it, in tree
+        order: each of this scope's calls (in issue order) followed by the records of
+        the child scopes it started (in the order they opened, each likewise), every
+        child's record carrying its :class:`Scope`. A child whose parent call has no
+        record (never expected once the run has ended) follows at the end. The caller
+        holds the lock."""
+        out: list[ToolCallRecord] = []
+        placed: set[int] = set()
+        for record in self.ledger.records:
+            out.append(record)
+            for index, child in enumerate(self.children):
+                if child.scope is not None and child.scope.call_path[-1] == record.id:
+                    placed.add(index)
+                    out.extend(child._scoped_records())
+        for index, child in enumerate(self.children):
+            if index not in placed:
+                out.extend(child._scoped_records())
+        return out
+
+    def _scoped_records(self) -> list[ToolCallRecord]:
+        """:meth:`tree_records` of a child scope, its own records stamped with its scope."""
+        return [
+            replace(record, scope=self.scope) if record.scope is None else record
+            for record in self.tree_records()
+        ]
 
 
 def _trace(

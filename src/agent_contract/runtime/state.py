@@ -294,14 +294,15 @@ class RunState:
     # -- 6. record result ----------------------------------------------------------------
 
     def record_result(self, result: ToolResult) -> ToolResult:
-        """Bind ``result`` to its call in the ledger (once per id) and return it.
+        """Bind ``result`` to its call in the ledger (once per id) and return it (for a
+        call whose child agent was stopped, the ``interrupted`` error
+        :meth:`~agent_contract.runtime.run.Run.after_child_stop` makes of it).
 
         Raises:
             ConfigurationError: the id was never issued in this run, or is already
                 answered (a driver bug: a tool message must answer exactly one call).
         """
-        with self._run.lock:
-            return self._run.ledger.record(result)
+        return self._run.record(result)
 
     # -- 7. pause / resume ---------------------------------------------------------------
 

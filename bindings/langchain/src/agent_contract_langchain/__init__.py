@@ -26,7 +26,14 @@ if _TYPE_CHECKING:
     from .resuming import aresume_agent, aresume_graph, resume_agent, resume_graph
     from .run_config import contract_config, recursion_limit
     from .stops import is_stop_message, stop_of
-    from .tools import from_langchain_tool, to_langchain_tool, to_langchain_tools, to_tool_message
+    from .tools import (
+        from_langchain_tool,
+        graph_tool,
+        graph_tools,
+        to_langchain_tool,
+        to_langchain_tools,
+        to_tool_message,
+    )
 
 __all__ = [
     "MODES",
@@ -44,6 +51,8 @@ __all__ = [
     "from_langchain",
     "from_langchain_messages",
     "from_langchain_tool",
+    "graph_tool",
+    "graph_tools",
     "is_stop_message",
     "recursion_limit",
     "resume_agent",
@@ -74,6 +83,8 @@ _HOMES: dict[str, str] = {
     "from_langchain": "messages",
     "from_langchain_messages": "messages",
     "from_langchain_tool": "tools",
+    "graph_tool": "tools",
+    "graph_tools": "tools",
     "is_stop_message": "stops",
     "recursion_limit": "run_config",
     "resume_agent": "resuming",

@@ -145,7 +145,10 @@ class ContractGate(AgentMiddleware):
         """``(run, notes, the request to send)``, or ``(run, notes, the stop response)``."""
         self.seen = True
         state, notes = run_in(get_config(), self.contract)
-        check_child_offer(state, self.contract, request.tools)
+        if notes.offer_checked:  # the outer hook checked this model call's offer
+            notes.offer_checked = False
+        else:  # a gate without its outer hook
+            check_child_offer(state, self.contract, request.tools)
         # The history boundary again, on what the model really gets: a middleware
         # between the two halves may have trimmed or rewritten the messages.
         stop = state.check_before_model_call(from_langchain_messages(request.messages))

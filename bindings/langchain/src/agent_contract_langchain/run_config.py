@@ -336,6 +336,10 @@ class RunNotes:
     """Provider calls the gate let through."""
     history: HistoryPrefix = field(default_factory=HistoryPrefix)
     """The history the contract's outer model hook read last (see :class:`HistoryPrefix`)."""
+    offer_checked: bool = False
+    """The outer model hook checked this model call's tool offer against the child's
+    contract (``check_child_offer``); the gate then does not check it again and clears
+    it. Without the outer hook (a gate alone) the gate checks."""
 
 
 _NOTES: weakref.WeakKeyDictionary[RunState, RunNotes] = weakref.WeakKeyDictionary()

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextvars
 import inspect
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -41,6 +41,8 @@ __all__ = [
     "current_tool_context",
     "framework_runner",
     "from_langchain_tool",
+    "graph_tool",
+    "graph_tools",
     "to_langchain_tool",
     "to_langchain_tools",
     "to_tool_message",
@@ -138,6 +140,74 @@ def _direct(value: Any) -> tuple[str, RawValue]:
     except ResultNotSerializableError as exc:
         content = exc.message
     return content, RawValue(value)
+
+
+def graph_tools(graph: Any) -> dict[str, BaseTool]:
+    """The tools of a compiled ``create_agent`` graph's tool node, by name: the ones
+    given to ``create_agent`` and the ones its middleware adds (deepagents'
+    ``task``, ``ls``, ``write_file``, ... are made by its middleware, so this is how
+    to get those tool objects to register with a Contract; no deepagents import is
+    needed).
+
+    Build the graph once without the contract (same tools and sub-agent specs), take
+    its tools, then build the graph you run with the contract (see
+    docs/MULTI_AGENT.md)::
+
+        probe = create_deep_agent(model, tools=[], subagents=[{**spec, "middleware": []}])
+        task_tool = graph_tool(probe, "task")
+
+    Args:
+        graph: a compiled graph (``create_agent``, ``create_deep_agent``): its node
+            ``"tools"`` (LangGraph's ``ToolNode``), else its only node that holds
+            tools by name.
+
+    Returns:
+        ``{tool name: BaseTool}``, in the tool node's order (a new dict).
+
+    Raises:
+        ConfigurationError: ``graph`` has no tool node (not a compiled graph, or a
+            ``create_agent`` given no tools and no middleware tools), or several tool
+            nodes and none named ``"tools"``.
+    """
+    nodes = getattr(graph, "nodes", None)
+    if not isinstance(nodes, Mapping):
+        raise ConfigurationError(
+            f"graph_tools needs a compiled graph (create_agent's), got {type(graph).__name__}"
+        )
+    found: dict[str, Mapping[str, Any]] = {}
+    for key, node in nodes.items():
+        by_name = getattr(getattr(node, "bound", None), "tools_by_name", None)
+        if isinstance(by_name, Mapping):
+            found[str(key)] = by_name
+    if "tools" in found:
+        return dict(found["tools"])
+    if len(found) == 1:
+        return dict(next(iter(found.values())))
+    if not found:
+        raise ConfigurationError(
+            f"the graph has no tool node (its nodes: {sorted(map(str, nodes))}): "
+            "create_agent builds one only when it is given tools or its middleware adds some"
+        )
+    raise ConfigurationError(
+        f"the graph has several tool nodes and none named 'tools': {sorted(found)}"
+    )
+
+
+def graph_tool(graph: Any, name: str) -> BaseTool:
+    """The tool ``name`` of a compiled ``create_agent`` graph's tool node (see
+    :func:`graph_tools`): e.g. ``graph_tool(probe, "task")`` for deepagents' ``task``.
+
+    Raises:
+        ConfigurationError: as :func:`graph_tools`, or the tool node has no tool
+            ``name`` (the message lists the names it has).
+    """
+    tools = graph_tools(graph)
+    found = tools.get(name)
+    if found is None:
+        raise ConfigurationError(
+            f"the graph's tool node has no tool {name!r}; it has {list(tools)}"
+        )
+    return found
 
 
 def to_langchain_tools(specs: Iterable[ToolSpec]) -> list[StructuredTool]:

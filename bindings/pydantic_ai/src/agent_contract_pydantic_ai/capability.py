@@ -48,10 +48,10 @@ from pydantic_ai.models import ModelRequestContext
 from agent_contract.errors import ConfigurationError, ScriptExhaustedError
 from agent_contract.messages import Message, ToolCall
 from agent_contract.results import ToolResult
-from agent_contract.runtime import AnswerFormat, RunState, Stop
+from agent_contract.runtime import AnswerFormat, ChildScopeRefused, Contract, RunState, Stop
 
 from .messages import from_pydantic_messages, response_to_completion, tool_return_part
-from .tools import current_run_state, deliver, not_admitted
+from .tools import current_call, current_run_state, deliver, not_admitted
 
 __all__ = ["RAISED_THROUGH", "ContractCapability", "ContractStopped", "ledger_view", "said"]
 
@@ -133,8 +133,75 @@ class ContractCapability(AbstractCapability[Any]):
 
     # -- the run ---------------------------------------------------------------------
 
+    @classmethod
+    def child(
+        cls, contract: Contract, *, agent: str | None = None, answer: AnswerFormat | None = None
+    ) -> ContractCapability:
+        """The capability of a child agent started inside the contract tool call being
+        run (PydanticAI's agent delegation: a tool that runs another ``Agent``): a child
+        scope of that call's run under ``contract`` (its own ledger and allowlist; the
+        run's budget, trace and stop; see docs/MULTI_AGENT.md)::
+
+            async def ask(question: str) -> str:
+                out = await researcher.run(
+                    question, capabilities=[ContractCapability.child(researcher_contract)]
+                )
+                return out.output
+
+        Args:
+            contract: the child's contract, made from the run's by ``Contract.child``.
+            agent: the child agent's name; default: the one ``Contract.child`` gave.
+            answer: as the constructor's.
+
+        Raises:
+            ConfigurationError: not inside a contract tool call (no run to be a child
+                of).
+            ChildScopeRefused: ``contract`` is not made from the run's (see
+                ``Contract.start``); the run halts with ``middleware_stop``.
+        """
+        outer = current_call.get()
+        if outer is None:
+            raise ConfigurationError(
+                "ContractCapability.child runs only inside a contract tool call (a tool of "
+                "a ContractToolset run under its ContractCapability)"
+            )
+        state, call_id = outer
+        return cls(contract.start(parent=state, parent_call_id=call_id, agent=agent), answer=answer)
+
+    def _refuse_nested_run(self) -> None:
+        """Refuse a top-level run started inside another run's contract tool call: its
+        budget would not be the run's (a fresh ``contract.start()`` for an inner agent).
+
+        Raises:
+            ChildScopeRefused: this capability's run is not a child scope and another
+                run's tool call is being run; that run halts with ``middleware_stop``.
+        """
+        outer = current_call.get()
+        if outer is None or self.state.view.scope is not None or outer[0] is self.state:
+            return
+        state, call_id = outer
+        agent = self.state.view.contract.agent or "agent"
+        named = f"agent {agent!r}" if self.state.view.contract.agent else "an agent"
+        error = ChildScopeRefused(
+            f"{named} started inside tool call {call_id!r} of a contract run runs under a "
+            "run of its own (a fresh contract.start()): its model steps and tool calls "
+            "would not be charged to the run. It is refused: run it with "
+            "capabilities=[ContractCapability.child(contract.child(name, tools=...))] "
+            "(see docs/MULTI_AGENT.md)",
+            agent=agent,
+            call_id=call_id,
+        )
+        state.halt(Stop(reason="middleware_stop", detail=str(error)))
+        raise error
+
     async def wrap_run(self, ctx: Any, *, handler: Any) -> Any:
-        """Run with the state reachable by the contract's toolset."""
+        """Run with the state reachable by the contract's toolset.
+
+        Raises:
+            ChildScopeRefused: a run of its own started inside another run's contract
+                tool call (see :meth:`child`).
+        """
+        self._refuse_nested_run()
         token = current_run_state.set(self.state)
         try:
             return await handler()

@@ -49,6 +49,7 @@ from agent_contract.tools import ToolContext
 __all__ = [
     "PASS_THROUGH",
     "ContractToolset",
+    "current_call",
     "current_run_state",
     "deliver",
     "not_admitted",
@@ -64,6 +65,17 @@ current_run_state: Final[contextvars.ContextVar[RunState | None]] = contextvars.
 )
 """The run a :class:`ContractToolset` serves, set by the contract's capability for the
 length of the run (PydanticAI runs tools in tasks of the run, which inherit it)."""
+
+current_call: Final[contextvars.ContextVar[tuple[RunState, str] | None]] = contextvars.ContextVar(
+    "agent_contract_pydantic_ai_call", default=None
+)
+"""``(the run, the tool_call_id)`` of the contract tool call being run (set by
+:meth:`ContractToolset.call_tool` while it runs): an agent started inside it is a child
+agent of that call (``ContractCapability.child``)."""
+
+_PASSTHROUGH: Final = (ConfigurationError,)
+"""Raised inside a tool call, a configuration error (a child agent's miswiring) is the
+contract's, never a tool's failure the model reads: it goes out of the run."""
 
 _NOT_ADMITTED: Final = "this call was not admitted by the contract"
 
@@ -94,6 +106,15 @@ def not_admitted() -> NoReturn:
 
 def _state_for(contract: Contract) -> RunState:
     state = current_run_state.get()
+    outer = current_call.get()
+    if state is not None and state.view.contract is not contract and outer is not None:
+        raise ConfigurationError(
+            f"a ContractToolset runs inside tool call {outer[1]!r} of a contract run "
+            "without its own ContractCapability: run the inner agent as a child agent of "
+            "that call, agent.run(..., capabilities=[ContractCapability.child(contract)]) "
+            "with contract = the run's Contract's .child(name, tools=...) "
+            "(see docs/MULTI_AGENT.md)"
+        )
     if state is None or state.view.contract is not contract:
         raise ConfigurationError(
             "ContractToolset runs only under its ContractCapability: "
@@ -152,8 +173,10 @@ async def run_planned(
                 return await handler(context, **arguments)
             return await handler(**arguments)
 
-        return deliver(await state.aexecute(planned, ainvoke))
-    wait = state.submit(planned)  # starts now on the contract's pool: the timeout runs from here
+        return deliver(await state.aexecute(planned, ainvoke, passthrough=_PASSTHROUGH))
+    wait = state.submit(
+        planned, passthrough=_PASSTHROUGH
+    )  # starts now on the contract's pool: the timeout runs from here
     return deliver(await anyio.to_thread.run_sync(wait, abandon_on_cancel=True))
 
 
@@ -230,6 +253,10 @@ class ContractToolset(AbstractToolset[Any]):
             if answered is not None:
                 return deliver(answered)
             not_admitted()
-        return await run_planned(
-            state, planned, approved=bool(getattr(ctx, "tool_call_approved", False))
-        )
+        token = current_call.set((state, planned.call_id))  # an agent it starts is a child
+        try:
+            return await run_planned(
+                state, planned, approved=bool(getattr(ctx, "tool_call_approved", False))
+            )
+        finally:
+            current_call.reset(token)

@@ -71,6 +71,7 @@ def prepare_model_call(
     """
     state, notes = run_in(get_config(), contract)
     check_child_offer(state, contract, request.tools)
+    notes.offer_checked = True  # the gate of this model call need not check it again
     # Only the open batch can be answered by another layer: its tool messages
     # follow the last AIMessage (walk back to it, not the whole history).
     messages = request.messages

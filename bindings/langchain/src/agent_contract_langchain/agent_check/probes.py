@@ -527,6 +527,14 @@ def _probes_of(
                     "registered with your ContractMiddleware"
                 )
                 withdrawn.append(tool.name)
+            elif own is not None and not own.contract.is_allowed(tool.name):
+                agent = own.contract.agent or name or parts.key
+                not_probed[tool.name] = (
+                    f"withdrawn from the model by the allowlist of the Contract of agent {agent!r}"
+                    f"{origin} (allowlist: {sorted(own.contract.allowlist or ())}): "
+                    "registered but not allowlisted; add it to that allowlist (e.g. "
+                    "contract.child(name, tools=..., allowlist=[...])) to offer it"
+                )
             else:
                 not_probed[tool.name] = (
                     f"in the agent's tool node{origin} but never offered to the model (a "
