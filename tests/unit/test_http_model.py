@@ -6,12 +6,14 @@ them, never to the clock.
 
 from __future__ import annotations
 
+import io
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from agent_contract import run
+from agent_contract import exitcodes, run
 from agent_contract.app.builtin_tools import calculator_tool
 from agent_contract.conformance.wire import Cut, Fault, ReplayServer
 from agent_contract.errors import ConfigurationError, ModelHTTPError
@@ -253,3 +255,75 @@ def test_a_wrong_path_is_a_refused_request() -> None:
             model.complete(USER)
     assert raised.value.kind == "refused_request"
     assert raised.value.status == 404
+
+
+def cli(*argv: str) -> tuple[int, str, str]:
+    """``agent-contract ARGV``: the exit code, stdout, stderr."""
+    from agent_contract.app import cli as command
+
+    out, err = io.StringIO(), io.StringIO()
+    code = command.main(list(argv), out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
+def test_cli_runs_the_demo_agent_on_an_openai_compatible_server(
+    stream: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AGENT_CONTRACT_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with ReplayServer([CALL, ANSWER], ids="provider") as server:
+        argv = ["run", "calculate 2 + 3", "--model", "openai-compatible", "--json"]
+        argv += ["--base-url", server.openai_base_url, *(["--stream"] if stream else [])]
+        code, out, err = cli(*argv)
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["stop_reason"] == "answered"
+    assert report["output"] == "5"
+    first, second = (r.body for r in server.requests)
+    assert first["messages"][-1] == {"role": "user", "content": "calculate 2 + 3"}
+    assert "calculator" in {t["function"]["name"] for t in first["tools"]}
+    tool_message = second["messages"][-1]
+    assert tool_message["role"] == "tool"
+    assert tool_message["tool_call_id"] == server.wire_id("c1", "openai")
+    assert json.loads(tool_message["content"])["result"] == 5  # the real calculator ran
+
+
+def test_cli_model_error_exit_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AGENT_CONTRACT_DATA_DIR", str(tmp_path / "data"))
+    with ReplayServer([Fault(status=400)]) as server:
+        code, _, _ = cli(
+            "run",
+            "calculate 2 + 3",
+            "--model",
+            "openai-compatible",
+            "--base-url",
+            server.openai_base_url,
+        )
+    assert code == exitcodes.EXIT_MODEL_ERROR
+
+
+def test_cli_server_flags_need_the_openai_compatible_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AGENT_CONTRACT_DATA_DIR", str(tmp_path / "data"))
+    code, _, err = cli("run", "calculate 2 + 3", "--base-url", "http://127.0.0.1:9/v1")
+    assert code == exitcodes.EXIT_USAGE
+    assert "--model openai-compatible" in err
+
+
+def test_cli_refuses_a_remote_server_without_a_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AGENT_CONTRACT_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    code, _, err = cli(
+        "run",
+        "calculate 2 + 3",
+        "--model",
+        "openai-compatible",
+        "--base-url",
+        "https://models.example.com/v1",
+    )
+    assert code == exitcodes.EXIT_USAGE
+    assert "OPENAI_API_KEY" in err
