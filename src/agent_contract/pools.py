@@ -190,18 +190,31 @@ class LoopThread:
         """Run ``coroutine`` as a task on the loop, in ``context``."""
         loop = self._running_loop()
         running = RunningTask(Future(), loop)
+        escaped: list[BaseException] = []
+
+        async def contained() -> Any:
+            # A task that raises KeyboardInterrupt or SystemExit re-raises it out of
+            # the loop itself, which would end the loop thread for every later call:
+            # kept here, and handed to the caller through the future instead.
+            try:
+                return await coroutine
+            except (KeyboardInterrupt, SystemExit) as exc:
+                escaped.append(exc)
+                return None
 
         def begin() -> None:
             if not running.future.set_running_or_notify_cancel():
                 coroutine.close()
                 running.ended.set()
                 return
-            task = loop.create_task(coroutine, context=context)
+            task = loop.create_task(contained(), context=context)
             running._task = task
             task.add_done_callback(finish)
 
         def finish(task: asyncio.Task[Any]) -> None:
-            if task.cancelled():
+            if escaped:
+                running.future.set_exception(escaped[0])
+            elif task.cancelled():
                 running.future.set_exception(_cancelled())
             elif (error := task.exception()) is not None:
                 running.future.set_exception(error)
