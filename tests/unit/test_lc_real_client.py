@@ -91,6 +91,12 @@ def replier() -> Any:
     return reply
 
 
+def close(chat: Any) -> None:
+    """Close the client's connections (on the loop that opened the async ones)."""
+    chat.root_client.close()
+    run_async(chat.root_async_client.close())
+
+
 def budget() -> Budget:
     return Budget(max_model_steps=6, max_tool_calls=4)
 
@@ -153,7 +159,8 @@ def test_one_chat_openai_serves_ten_runs_through_every_entry_point() -> None:
         # the application's async code on the process's run loop (run_async, not
         # asyncio.run): the client's async connections stay on one loop
         results.extend(run_async(in_one_loop()))
-        graph_run("ainvoke", "add 20 21")  # and sync again after the caller's loop closed
+        graph_run("ainvoke", "add 20 21")  # and sync again after the async part
+        close(chat)
     assert [r.stop_reason for r in results] == ["answered"] * len(results)
     assert len(results) == 12  # and the two runs that paused for approval first
     outputs = [r.output for r in results]
@@ -176,6 +183,7 @@ def test_build_chat_model_streams_through_the_server() -> None:
     with ReplayServer(replier()) as server:
         chat = build_chat_model("replay-model", base_url=server.openai_base_url, streaming=True)
         result = run_agent(chat, tools.specs(), "add 2 3", mode="invoke", budget=budget())
+        close(chat)
     assert result.stop_reason == "answered"
     assert result.output == "The result is 5."
     assert tools.added == [(2, 3)]
@@ -211,6 +219,7 @@ def test_the_client_retries_a_429_and_the_run_answers() -> None:
     with ReplayServer(script) as server:
         chat = build_chat_model("replay-model", base_url=server.openai_base_url, max_retries=1)
         result = run_agent(chat, tools.specs(), "add 1 1", budget=budget())
+        close(chat)
     assert result.stop_reason == "answered"
     assert len(server.requests) == 3
     assert tools.added == [(1, 1)]
