@@ -75,11 +75,18 @@ def replier() -> Any:
     ids = itertools.count(1)
 
     def reply(request: RecordedRequest) -> Completion:
-        messages = request.body["messages"]
-        last = messages[-1]
-        if last["role"] == "tool":
-            return Completion(text=f"The result is {last['content']}.")
-        words = str(last["content"]).split()
+        last = request.body["messages"][-1]
+        content = last["content"]
+        if last["role"] == "tool":  # OpenAI's tool message
+            return Completion(text=f"The result is {content}.")
+        if isinstance(content, list):  # Anthropic's: a user turn of blocks
+            results = [b for b in content if b.get("type") == "tool_result"]
+            if results:
+                value = results[-1]["content"]
+                text = value if isinstance(value, str) else value[0]["text"]
+                return Completion(text=f"The result is {text}.")
+            content = " ".join(b.get("text", "") for b in content)
+        words = str(content).split()
         if words[0] == "pay":
             call = ToolCall(id=f"c{next(ids)}", name="pay", arguments={"amount": int(words[1])})
         else:
@@ -223,3 +230,28 @@ def test_the_client_retries_a_429_and_the_run_answers() -> None:
     assert result.stop_reason == "answered"
     assert len(server.requests) == 3
     assert tools.added == [(1, 1)]
+
+
+@pytest.mark.parametrize("mode", ["invoke", "ainvoke", "stream"])
+def test_chat_anthropic_through_the_servers_messages_api(mode: Any) -> None:
+    from langchain_anthropic import ChatAnthropic
+
+    tools = Tools()
+    with ReplayServer(replier(), ids="provider") as server:
+        chat = ChatAnthropic(  # type: ignore[call-arg]
+            model_name="claude-replay",
+            base_url=server.anthropic_base_url,
+            api_key="test-key",
+            max_retries=0,
+            streaming=mode == "stream",
+        )
+        result = run_agent(chat, tools.specs(), "add 2 3", mode=mode, budget=budget())
+        chat._client.close()  # its cached clients: closed on the loop that opened them
+        run_async(chat._async_client.close())
+    assert result.stop_reason == "answered"
+    assert result.output == "The result is 5."
+    assert tools.added == [(2, 3)]
+    assert all(r.path == "/v1/messages" for r in server.requests)
+    (call,) = result.tool_calls
+    assert call.id is not None
+    assert call.id.startswith("toolu_01")

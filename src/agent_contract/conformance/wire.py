@@ -21,7 +21,8 @@ What a reply becomes on the wire:
 - ``text`` is the message content (the stream cuts it into pieces of
   ``chunk_chars``); a tool call's arguments are JSON text (a ``str`` is sent as it is,
   so cut or malformed argument text can be scripted; Anthropic's non-streamed
-  ``input`` is the parsed object, or the string when it does not parse);
+  ``input`` is always an object, as the API sends it: the parsed text, or ``{}`` when
+  it is not an object);
 - ``finish_reason`` is sent as it is to OpenAI clients and mapped for Anthropic ones
   (``stop`` -> ``end_turn``, ``tool_calls`` -> ``tool_use``, ``length`` ->
   ``max_tokens``, ``content_filter`` -> ``refusal``), and the reverse for Anthropic
@@ -435,12 +436,16 @@ def _openai_chunks(
 
 
 def _anthropic_input(call: ToolCall) -> Any:
-    if isinstance(call.arguments, str):
+    """A non-streamed ``tool_use`` block's ``input``: always an object, as the API
+    sends it (argument text that is not one becomes ``{}``; only a stream carries the
+    raw text, in its ``input_json_delta`` pieces)."""
+    arguments = call.arguments
+    if isinstance(arguments, str):
         try:
-            return json.loads(call.arguments)
+            arguments = json.loads(arguments)
         except ValueError:
-            return call.arguments
-    return call.arguments
+            return {}
+    return arguments if isinstance(arguments, dict) else {}
 
 
 def _anthropic_json(server: ReplayServer, reply: Completion) -> dict[str, Any]:
@@ -599,7 +604,11 @@ def _handler_for(server: ReplayServer) -> type[BaseHTTPRequestHandler]:
             if count > server.max_requests:
                 self._error(wire, 503, f"the replay server answers {server.max_requests} requests")
                 return
-            reply = server._next(request)
+            try:
+                reply = server._next(request)
+            except Exception as exc:  # noqa: BLE001 - a script function's bug, answered loudly
+                self._error(wire, 500, f"the replay script raised {type(exc).__name__}: {exc}")
+                return
             if reply is None:
                 self._error(wire, 500, f"the replay script ran dry on request {count}")
                 return
