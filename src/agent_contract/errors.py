@@ -14,6 +14,7 @@ that is bound to the ``tool_call_id`` and handed back to the model.
     │   └── DependencyMissingError  an optional framework is not installed
     ├── ScriptExhaustedError        a FakeModel ran out of scripted replies (also an AssertionError)
     ├── ModelError                  the model failed or returned something that is not a Completion
+    │   └── ModelHTTPError          a model server refused or failed a request (status, kind)
     ├── CheckpointError             saved run state cannot be read: locked, corrupt, wrong version
     ├── ApprovalError               a human decision does not fit the pending approval
     └── ToolError                   raised *by tools* to classify their own failure
@@ -42,6 +43,8 @@ __all__ = [
     "ErrorKind",
     "InvalidArgumentsError",
     "ModelError",
+    "ModelHTTPError",
+    "ModelHTTPErrorKind",
     "NotFoundError",
     "ScriptExhaustedError",
     "StopReason",
@@ -201,6 +204,38 @@ class ModelError(AgentContractError):
     The loops catch it and stop the run with ``model_error``; the text that reaches
     the trace is the exception type only, never its message.
     """
+
+
+ModelHTTPErrorKind = Literal[
+    "refused_request", "rate_limited", "server_error", "timeout", "connection", "bad_reply"
+]
+"""Why a model server's request failed: ``refused_request`` (a 4xx other than 429:
+retrying cannot help, raised at once), ``rate_limited`` (429), ``server_error`` (5xx),
+``timeout``, ``connection`` (refused, reset, or a stream cut part way), ``bad_reply``
+(a 2xx body that is not the API's shape)."""
+
+
+class ModelHTTPError(ModelError):
+    """A model server over HTTP refused or failed a request (after the retries allowed).
+
+    Attributes:
+        kind: a :data:`ModelHTTPErrorKind`.
+        status: the HTTP status code, or None when no response came.
+        attempts: how many requests were made, retries included.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        kind: ModelHTTPErrorKind,
+        status: int | None = None,
+        attempts: int = 1,
+    ) -> None:
+        self.kind: ModelHTTPErrorKind = kind
+        self.status = status
+        self.attempts = attempts
+        super().__init__(message)
 
 
 class CheckpointError(AgentContractError):

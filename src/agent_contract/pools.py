@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CANCEL_GRACE_SECONDS",
+    "INTERRUPT_GRACE_SECONDS",
     "DaemonThreadPool",
     "LoopThread",
     "RunningTask",
@@ -137,23 +138,36 @@ class RunningTask:
         self._loop = loop
         self._task: asyncio.Task[Any] | None = None
 
-    def cancel(self) -> None:
-        """Cancel the task (thread-safe); :attr:`ended` is set once it has ended."""
-        self._loop.call_soon_threadsafe(self._cancel)
+    def cancel(self, message: object = None) -> None:
+        """Cancel the task (thread-safe); :attr:`ended` is set once it has ended.
+        ``message`` becomes the ``CancelledError``'s argument inside the task."""
+        self._loop.call_soon_threadsafe(self._cancel, message)
 
-    def _cancel(self) -> None:
+    def _cancel(self, message: object = None) -> None:
         if self._task is not None:
-            self._task.cancel()
+            self._task.cancel(message)
         else:
             self.future.cancel()
             self.ended.set()
 
 
 class LoopThread:
-    """An event loop running forever in a daemon thread, started on first use."""
+    """An event loop running forever in a daemon thread, started on first use.
 
-    def __init__(self, name: str = "agent-contract-async-tools") -> None:
+    Args:
+        name: the thread's name.
+        default_executor: makes the loop's default executor (``run_in_executor(None,
+            ...)``) when the loop starts; None: asyncio's own.
+    """
+
+    def __init__(
+        self,
+        name: str = "agent-contract-async-tools",
+        *,
+        default_executor: Callable[[], ThreadPoolExecutor] | None = None,
+    ) -> None:
         self._name = name
+        self._default_executor = default_executor
         self._loop: asyncio.AbstractEventLoop | None = None
         self._guard = threading.Lock()
 
@@ -163,6 +177,8 @@ class LoopThread:
                 import asyncio  # deferred: only an async handler needs a loop
 
                 loop = asyncio.new_event_loop()
+                if self._default_executor is not None:
+                    loop.set_default_executor(self._default_executor())
                 thread = threading.Thread(target=loop.run_forever, name=self._name, daemon=True)
                 thread.start()
                 self._loop = loop
@@ -174,18 +190,31 @@ class LoopThread:
         """Run ``coroutine`` as a task on the loop, in ``context``."""
         loop = self._running_loop()
         running = RunningTask(Future(), loop)
+        escaped: list[BaseException] = []
+
+        async def contained() -> Any:
+            # A task that raises KeyboardInterrupt or SystemExit re-raises it out of
+            # the loop itself, which would end the loop thread for every later call:
+            # kept here, and handed to the caller through the future instead.
+            try:
+                return await coroutine
+            except (KeyboardInterrupt, SystemExit) as exc:
+                escaped.append(exc)
+                return None
 
         def begin() -> None:
             if not running.future.set_running_or_notify_cancel():
                 coroutine.close()
                 running.ended.set()
                 return
-            task = loop.create_task(coroutine, context=context)
+            task = loop.create_task(contained(), context=context)
             running._task = task
             task.add_done_callback(finish)
 
         def finish(task: asyncio.Task[Any]) -> None:
-            if task.cancelled():
+            if escaped:
+                running.future.set_exception(escaped[0])
+            elif task.cancelled():
                 running.future.set_exception(_cancelled())
             elif (error := task.exception()) is not None:
                 running.future.set_exception(error)
@@ -204,26 +233,79 @@ def _cancelled() -> BaseException:
     return asyncio.CancelledError()
 
 
-def run_async(coroutine: Coroutine[Any, Any, _T]) -> _T:
-    """``asyncio.run(coroutine)``, without waiting for abandoned tool threads at the end.
+_RUN_WORKERS: Final = 1 << 20
+"""The run loop's default executor starts a new daemon thread whenever no worker is idle
+(in effect unbounded): a tool thread abandoned at its timeout keeps its worker, and
+later runs on the shared loop must not queue behind it."""
 
-    A framework's async run (LangChain's ``ainvoke``) runs sync tools on the event
-    loop's default executor, and ``asyncio.run`` joins that executor's threads before it
-    returns: a sync tool that timed out (it keeps running; a thread cannot be stopped)
-    would hold the run until it finished. Here the default executor is a private pool of
-    daemon threads (:class:`DaemonThreadPool`) that is shut down without waiting, so the
-    run returns at the timeout as on the other paths, and an abandoned tool thread does
-    not hold the process at exit either.
+INTERRUPT_GRACE_SECONDS: Final = 10.0
+"""How long :func:`run_async` waits, after the waiting thread was interrupted, for the
+cancelled run to finish recording its pause before it re-raises the interruption alone."""
+
+
+def _run_pool() -> ThreadPoolExecutor:
+    return DaemonThreadPool(max_workers=_RUN_WORKERS, thread_name_prefix="agent-contract-ainvoke")
+
+
+_RUNS = LoopThread("agent-contract-runs", default_executor=_run_pool)
+
+
+def run_async(coroutine: Coroutine[Any, Any, _T]) -> _T:
+    """Run ``coroutine`` to its end on the process's one run loop and return its value
+    (or raise its exception), from synchronous code.
+
+    **One loop for every call**, in a daemon thread started on first use
+    (:class:`LoopThread`): an async client (``ChatOpenAI``'s ``AsyncOpenAI``, an httpx
+    ``AsyncClient``) keeps its connections on the loop that opened them, so a new loop
+    per call (``asyncio.run``) stranded it and its second run failed. Here one client
+    object serves any number of runs, resumes and turns, from any thread. The
+    coroutine runs as a task in a copy of the caller's :mod:`contextvars` context.
+
+    **Abandoned tool threads hold neither the run nor the process.** A framework's
+    async run (LangChain's ``ainvoke``) runs sync tools on the loop's default executor;
+    ``asyncio.run`` joins that executor's threads before it returns, so a sync tool that
+    timed out (it keeps running: a thread cannot be stopped) held the run until it
+    finished. The run loop's default executor is a :class:`DaemonThreadPool` that is
+    never joined and starts a new daemon thread when no worker is idle: the call
+    returns at the timeout as on the other paths, later runs do not wait behind the
+    abandoned thread, and exit does not wait for it either.
+
+    **Interrupted while waiting** (Ctrl-C, a signal handler's exception, ``SystemExit``
+    in the calling thread): the task is cancelled and given
+    :data:`INTERRUPT_GRACE_SECONDS` to end; a run that ends by pausing
+    (:class:`~agent_contract.runtime.RunInterrupted`, a ``KeyboardInterrupt``) is
+    raised with the interruption as its cause, anything else re-raises the interruption.
+
+    Raises:
+        RuntimeError: called from a thread whose event loop is running (await the
+            coroutine there instead).
+        BaseException: whatever the coroutine raised.
     """
     import asyncio
 
-    pool = DaemonThreadPool(thread_name_prefix="agent-contract-ainvoke")
-    with asyncio.Runner() as runner:
-        loop = runner.get_loop()
-        loop.set_default_executor(pool)
-        try:
-            return runner.run(coroutine)
-        finally:
-            # Runner.close() joins the default executor: hand it an idle one.
-            loop.set_default_executor(ThreadPoolExecutor(max_workers=1))
-            pool.shutdown(wait=False)
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        pass
+    else:
+        coroutine.close()
+        raise RuntimeError(
+            "run_async() cannot be called from a running event loop: await the coroutine"
+        )
+    running = _RUNS.start(coroutine, contextvars.copy_context())
+    try:
+        value: _T = running.future.result()
+        return value
+    except BaseException as interrupt:
+        if running.future.done():
+            raise  # the coroutine's own outcome
+        running.cancel(interrupt)  # the run's pause names it (interruption_name)
+        running.ended.wait(INTERRUPT_GRACE_SECONDS)
+        if running.future.done() and not running.future.cancelled():
+            ended = running.future.exception()
+            if isinstance(ended, KeyboardInterrupt) and ended is not interrupt:
+                ended.__cause__ = interrupt
+                if hasattr(ended, "cause"):  # RunInterrupted names what interrupted it
+                    ended.cause = interrupt
+                raise ended from interrupt
+        raise

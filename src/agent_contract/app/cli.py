@@ -71,6 +71,7 @@ from .demo import DATA_DIR_ENV, approve_demo, resume_demo, start_demo
 from .gc_command import add_gc_command
 from .matrix.command import add_matrix_command
 from .matrix.target import matrix_targets, missing_target
+from .model_options import add_model_arguments, model_from_arguments
 from .redacting import RedactingStream, secrets_in
 from .selftest import cmd_self_test
 from .signals import Interrupted, exit_code, raising_signals
@@ -149,6 +150,7 @@ def _cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     demo = start_demo(
         args.text,
         harness=args.harness,
+        model=model_from_arguments(args),
         budget=_budget(args),
         secrets=args.secret,
         caller=args.caller,
@@ -308,6 +310,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="a registered harness that can run durably (default: offline)",
     )
     run_p.add_argument("--caller", default=None, help="the customer the run acts for (orders)")
+    add_model_arguments(run_p)
     _add_common(run_p)
     run_p.set_defaults(handler=_cmd_run)
 

@@ -20,6 +20,7 @@ from typing import Any
 from ..approval import Approval, DecisionKind
 from ..budget import Budget
 from ..errors import PAUSE_REASONS, ApprovalError
+from ..model import Model
 from ..registry import durable_runner
 from ..runtime import RunInput, RunResult
 from ..testing import DemoModel
@@ -58,8 +59,12 @@ def start_demo(
     secrets: Sequence[str] = (),
     caller: str | None = None,
     folder: str | os.PathLike[str] | None = None,
+    model: Model | None = None,
 ) -> DemoRun:
-    """Run the demo agent on ``text`` with the registered harness ``harness``.
+    """Run the demo agent on ``text`` with the registered harness ``harness``, on
+    ``model`` (default: the deterministic :class:`~agent_contract.testing.DemoModel`;
+    ``run --model openai-compatible`` passes a real one). A run that pauses is resumed
+    (``approve``, ``resume``) on the demo model.
 
     The demo's front door (``agent-contract run`` calls it): it builds the run's
     :class:`~agent_contract.runtime.RunInput` (``text``, ``budget``, ``secrets``,
@@ -77,7 +82,7 @@ def start_demo(
     contract = where.contract(budget=options.budget, secrets=options.secrets, create_orders=True)
     store = where.runs()
     with where.recorded(store, harness, options.secrets):
-        result = runner.run(DemoModel(), contract, options, folder=where.path)
+        result = runner.run(model or DemoModel(), contract, options, folder=where.path)
     if result.stop_reason in PAUSE_REASONS:
         where.record(store, result, harness, options.secrets)
     else:

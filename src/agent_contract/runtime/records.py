@@ -31,7 +31,15 @@ _Code = TypeVar("_Code", bound=str)
 def interruption_name(exc: BaseException) -> str:
     """What interrupted a run, for people: a signal's name (an exception that carries
     ``signal_name``, such as the command line's SIGTERM handler raises), else the
-    exception's type (``KeyboardInterrupt``, ``SystemExit``)."""
+    exception's type (``KeyboardInterrupt``, ``SystemExit``); for a task cancelled
+    because the thread waiting on it was interrupted (:func:`agent_contract.pools.run_async`),
+    what interrupted that thread."""
+    if (
+        type(exc).__name__ == "CancelledError"
+        and exc.args
+        and isinstance(exc.args[0], BaseException)
+    ):
+        exc = exc.args[0]
     name = getattr(exc, "signal_name", None)
     return str(name) if name else type(exc).__name__
 

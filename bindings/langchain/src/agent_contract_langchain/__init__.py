@@ -23,6 +23,7 @@ if _TYPE_CHECKING:
         to_langchain_messages,
     )
     from .middleware import ContractMiddleware
+    from .providers import build_chat_model
     from .resuming import aresume_agent, aresume_graph, resume_agent, resume_graph
     from .run_config import contract_config, recursion_limit
     from .stops import is_stop_message, stop_of
@@ -46,6 +47,7 @@ __all__ = [
     "arun_agent",
     "arun_graph",
     "build_agent",
+    "build_chat_model",
     "completion_to_ai_message",
     "contract_config",
     "from_langchain",
@@ -78,6 +80,7 @@ _HOMES: dict[str, str] = {
     "arun_agent": "harness",
     "arun_graph": "harness",
     "build_agent": "harness",
+    "build_chat_model": "providers",
     "completion_to_ai_message": "messages",
     "contract_config": "run_config",
     "from_langchain": "messages",

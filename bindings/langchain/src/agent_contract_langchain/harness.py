@@ -25,6 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final, Unpack, get_args
 
 from langchain.agents import create_agent
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import ToolMessage
 from langgraph.types import Command
 
@@ -71,7 +72,7 @@ _FOREIGN: Final = "answered by another middleware without running"
 
 
 def build_agent(
-    model: Model,
+    model: Model | BaseChatModel,
     contract: Contract,
     *,
     system: str | None = None,
@@ -83,7 +84,9 @@ def build_agent(
     """``create_agent`` over the contract's tools, the contract's middleware around yours.
 
     Args:
-        model: any agent_contract Model; wrapped in :class:`ContractChatModel`.
+        model: any agent_contract Model (wrapped in :class:`ContractChatModel`), or a
+            LangChain chat model, used as it is (a ``ChatOpenAI`` from
+            :func:`~agent_contract_langchain.providers.build_chat_model`).
         contract: tools, allowlist, budget, redaction.
         system: system prompt.
         checkpointer: a LangGraph checkpointer, or None.
@@ -103,7 +106,7 @@ def build_agent(
             "response_format", response_format_for(contract.answer_format)
         )
     return create_agent(
-        ContractChatModel(model=model),
+        model if isinstance(model, BaseChatModel) else ContractChatModel(model=model),
         tools=list(tools) if tools is not None else to_langchain_tools(contract.registry),
         system_prompt=system,
         middleware=ContractMiddleware(contract).around(*middleware),
@@ -240,7 +243,7 @@ async def arun_graph(
 
 
 def _agent_run(
-    model: Model,
+    model: Model | BaseChatModel,
     contract: Contract,
     options: RunInput,
     checkpointer: Any,
@@ -258,7 +261,7 @@ def _agent_run(
 
 
 def run_agent(
-    model: Model,
+    model: Model | BaseChatModel,
     tools: ToolRegistry | Iterable[ToolSpec] | Contract,
     user_message: str,
     *,
@@ -310,7 +313,7 @@ def run_agent(
 
 
 def run_agent_input(
-    model: Model,
+    model: Model | BaseChatModel,
     contract: Contract,
     options: RunInput,
     *,
@@ -350,7 +353,7 @@ def run_agent_input(
 
 
 async def arun_agent(
-    model: Model,
+    model: Model | BaseChatModel,
     tools: ToolRegistry | Iterable[ToolSpec] | Contract,
     user_message: str,
     *,

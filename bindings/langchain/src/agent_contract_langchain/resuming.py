@@ -19,6 +19,7 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
@@ -50,7 +51,7 @@ __all__ = [
 
 
 def resume_agent(
-    model: Model,
+    model: Model | BaseChatModel,
     contract: Contract,
     snapshot: Mapping[str, Any],
     approvals: Sequence[Approval] = (),
@@ -111,7 +112,7 @@ def resume_agent(
 
 
 async def aresume_agent(
-    model: Model,
+    model: Model | BaseChatModel,
     contract: Contract,
     snapshot: Mapping[str, Any],
     approvals: Sequence[Approval] = (),
@@ -270,7 +271,7 @@ async def aresume_graph(
 
 
 def resume_or_reconcile(
-    model: Model,
+    model: Model | BaseChatModel,
     contract: Contract,
     snapshot: Mapping[str, Any],
     approvals: Sequence[Approval],
