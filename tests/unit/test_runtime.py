@@ -270,7 +270,7 @@ INVALID_RUNS = [
 
 @pytest.mark.parametrize(("completion", "bound_ids"), INVALID_RUNS)
 def test_invalid_response_binds_errors_and_stops(
-    completion: Completion, bound_ids: list[str]
+    completion: Completion, bound_ids: list[str], request: pytest.FixtureRequest
 ) -> None:
     recorder = Recorder()
     model = FakeModel([completion, "never reached"])
@@ -284,7 +284,16 @@ def test_invalid_response_binds_errors_and_stops(
     assert recorder.calls == []  # nothing ran
     assert len(model.calls) == 1
     messages = tool_messages(result)
-    assert [m.tool_call_id for m in messages] == bound_ids
+    kept_out = {"missing-id", "duplicate-id-in-response", "empty-tool-name"}
+    if request.node.callspec.id in kept_out:
+        # A turn no answer makes a valid history of is kept out of the messages: its
+        # bound refusals are in the result's records and the trace.
+        assert messages == []
+        assert result.messages[-1].role == "user"
+        recorded = [r.id for r in result.tool_calls if r.error_kind == "invalid_call"]
+        assert set(bound_ids) <= set(recorded)
+    else:
+        assert [m.tool_call_id for m in messages] == bound_ids
     for message in messages:
         assert message.status == "error"
         body = json.loads(message.content)
