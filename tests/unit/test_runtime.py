@@ -1061,3 +1061,14 @@ def test_a_contracts_trace_sink_sees_every_event_once_across_a_resume() -> None:
     sent = sink.of_run(result.run_id)
     assert sent == result.trace.records  # each event once, in seq order, as the run kept it
     assert [e.seq for e in sent] == list(range(len(sent)))
+
+
+def test_arguments_nested_too_deeply_are_named_so_not_called_invalid_json() -> None:
+    """Valid JSON nested 10,000 deep cannot be parsed here: the refusal says so rather
+    than calling it "not valid JSON" (issue 24, item 10)."""
+    deep = '{"text": ' + "[" * 10_000 + "]" * 10_000 + "}"
+    model = FakeModel([tool_call("echo", deep, id="deep"), "never reached"])
+    result = run(model, Contract([spec()]), "go")
+    assert result.stop_reason == "invalid_response"
+    assert "nested too deeply" in (result.stop_detail or "")
+    assert "not valid JSON" not in (result.stop_detail or "")
