@@ -88,7 +88,8 @@ class DataFolderError(CheckpointError):
     Attributes:
         reason: ``"unsafe"`` (a symlink, another user's, open to others), ``"readonly"``,
             ``"corrupt"`` (not a database), ``"locked"`` (held past the timeout),
-            ``"missing"``, ``"not_a_folder"`` (the folder's path is, or passes through,
+            ``"missing"``, ``"missing_key"`` (the key file is gone beside sealed state:
+            restore it), ``"not_a_folder"`` (the folder's path is, or passes through,
             a file) or ``"other"``.
     """
 

@@ -21,8 +21,10 @@ later side effects cannot land.
 The pool's threads are daemon threads: a timed-out handler never holds the process at
 exit (see :mod:`agent_contract.pools`). An ``async def`` handler (one whose call returns
 an awaitable) runs on the executor's own event loop, as a task cancelled at the timeout
-(outcome ``cancelled`` once it has ended); :func:`run_awaitable` runs one from inside a
-handler the same way (the LangChain binding's tools do).
+(outcome ``cancelled`` once it has ended by its cancellation within the grace, else
+``unknown``); :func:`run_awaitable` runs one from inside a handler the same way (the
+LangChain binding's tools do). :func:`arun_with_timeout` does the same on the caller's
+loop (the async paths), and never waits past the limit plus the grace.
 """
 
 from __future__ import annotations
@@ -135,7 +137,7 @@ class InvocationHandle:
             ended = False
             if task is not None:  # an async handler: cancel its task, give it a moment
                 task.cancel()
-                ended = task.ended.wait(self._cancel_grace)
+                ended = task.ended.wait(self._cancel_grace) and _ended_by_cancel(task)
             elif self._awaits:  # its coroutine never reached the loop, and now never will
                 ended = True
             return Invocation(
@@ -152,6 +154,16 @@ class InvocationHandle:
 
     def _elapsed(self) -> float:
         return time.monotonic() - (self._started.at or self._submitted)
+
+
+def _ended_by_cancel(task: RunningTask) -> bool:
+    """True when ``task`` (ended) ended by its cancellation: not a task that swallowed
+    the ``CancelledError`` and returned or raised something else after its limit."""
+    import asyncio  # the task ran on a loop: asyncio is already imported
+
+    if task.future.cancelled():
+        return True
+    return isinstance(task.future.exception(timeout=0), asyncio.CancelledError)
 
 
 class ToolExecutor:
@@ -181,6 +193,8 @@ class ToolExecutor:
             max_workers=max_workers, thread_name_prefix="agent-contract-tool"
         )
         self._loop = LoopThread()
+        self.cancel_grace_seconds = self._cancel_grace
+        """How long a cancelled ``async def`` handler may take to end, in seconds."""
         self.closed = False
         """True once :meth:`shutdown` was called."""
 
@@ -298,15 +312,43 @@ def run_awaitable(awaitable: Any) -> Any:
     return executor.await_in_call(awaitable, context, started)
 
 
-async def arun_with_timeout(
-    fn: Callable[[], Awaitable[Any]], timeout: float, *, native: bool = False
-) -> Invocation:
-    """Await ``fn()`` for at most ``timeout`` seconds.
+_ABANDONED: set[Any] = set()
+"""Tasks that outlived their timeout and grace: held until they end (the loop keeps
+only weak references to its tasks), their outcome already reported unknown."""
 
-    At the timeout the awaitable is cancelled. ``native``: it is an ``async def``
-    handler's own coroutine, which has ended once the cancellation is done (the result
-    says ``cancelled``); otherwise it may wrap a thread (a sync tool run in an
-    executor) that still runs on, so the outcome stays unknown.
+
+def _forget(task: Any) -> None:
+    """Drop an abandoned task that has ended, reading its exception so the loop does
+    not log it as never retrieved."""
+    _ABANDONED.discard(task)
+    if not task.cancelled():
+        task.exception()
+
+
+async def arun_with_timeout(
+    fn: Callable[[], Awaitable[Any]],
+    timeout: float,
+    *,
+    native: bool = False,
+    cancel_grace: float = CANCEL_GRACE_SECONDS,
+) -> Invocation:
+    """Await ``fn()`` for at most ``timeout`` seconds, as a task on the running loop.
+
+    At the timeout the task is cancelled and given ``cancel_grace`` seconds to end; the
+    caller never waits longer than ``timeout + cancel_grace`` (``asyncio.wait_for``
+    would wait for as long as the task takes to end, and hand back the value of a task
+    that swallowed its cancellation as a success). The result then says:
+
+    - ``cancelled``: ``native`` (it is an ``async def`` handler's own coroutine, not a
+      wrapper around a thread that runs on) and the task ended by its cancellation
+      within the grace: it can do nothing more;
+    - otherwise only ``timed_out``, the outcome unknown: the task ignored its
+      cancellation (it returned or raised something else), or is still running (it is
+      left to end on its own; its value is dropped).
+
+    Raises:
+        asyncio.CancelledError: the caller itself was cancelled (the task is cancelled
+            too).
     """
     import asyncio  # deferred: only the async path needs it
 
@@ -319,19 +361,36 @@ async def arun_with_timeout(
             # The tool's own TimeoutError: its failure, not our limit passing.
             raise _OwnTimeout(exc) from exc
 
+    task = asyncio.ensure_future(guarded())
     try:
-        value = await asyncio.wait_for(guarded(), timeout=timeout)
-    except _OwnTimeout as own:
-        return Invocation(error=own.error, duration_seconds=time.monotonic() - begun)
-    except TimeoutError:
-        return Invocation(
-            timed_out=True, cancelled=native, duration_seconds=time.monotonic() - begun
-        )
+        done, _ = await asyncio.wait({task}, timeout=max(0.0, timeout))
+        if not done:
+            task.cancel()
+            done, _ = await asyncio.wait({task}, timeout=cancel_grace)
+            ended = bool(done) and task.cancelled()
+            if not done:
+                _ABANDONED.add(task)
+                task.add_done_callback(_forget)
+            elif not task.cancelled():
+                task.exception()  # read: whatever it was, it came past the limit
+            return Invocation(
+                timed_out=True,
+                cancelled=native and ended,
+                duration_seconds=time.monotonic() - begun,
+            )
     except asyncio.CancelledError:
+        task.cancel()
         raise
-    except Exception as exc:  # noqa: BLE001 - classified by the caller
-        return Invocation(error=exc, duration_seconds=time.monotonic() - begun)
-    return Invocation(value=value, duration_seconds=time.monotonic() - begun)
+    if task.cancelled():  # cancelled from elsewhere: the run's, not the tool's
+        raise asyncio.CancelledError
+    error = task.exception()
+    if isinstance(error, _OwnTimeout):
+        return Invocation(error=error.error, duration_seconds=time.monotonic() - begun)
+    if error is not None:
+        if not isinstance(error, Exception):
+            raise error
+        return Invocation(error=error, duration_seconds=time.monotonic() - begun)
+    return Invocation(value=task.result(), duration_seconds=time.monotonic() - begun)
 
 
 _default: ToolExecutor | None = None

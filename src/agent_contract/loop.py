@@ -30,6 +30,7 @@ from .runtime import (
     Stop,
     interruptible,
 )
+from .runtime.history import keeps_refused_turn
 from .tools import ToolRegistry, ToolSpec
 
 __all__ = ["resume", "run", "run_input"]
@@ -203,6 +204,12 @@ def _drive(
                 return state.finish(Stop.model_error(exc), messages=transcript)
 
             verdict = state.accept_response(completion)
+            if verdict.shape == "invalid" and not keeps_refused_turn(verdict.violations):
+                # A turn no answer makes a valid history of: kept out of the messages
+                # handed forward (the refusal is in the trace and the result).
+                return state.finish(
+                    verdict.stop or Stop(reason="invalid_response"), messages=transcript
+                )
             transcript.append(
                 Message(role="assistant", content=completion.text, tool_calls=verdict.calls)
             )

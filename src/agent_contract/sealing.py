@@ -20,7 +20,10 @@ nonce per value; the store's HMAC seal is computed over the result as well.
 What this protects against: another local user, or anything else that can write the
 data folder's files but not read its key. It does not protect against the owner's own
 account. Losing the key makes the stored runs unreadable: they are refused (fail
-closed), never trusted.
+closed), never trusted. A key is never made where sealed state already exists (a
+non-empty ``*.sqlite3`` file in the folder): a lost key is its own error (reason
+``"missing_key"``) that names the key file and says to restore it from a backup, never
+a fresh key whose seals every stored row then fails.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ __all__ = [
     "KEY_BYTES",
     "KEY_FILE",
     "NONCE_BYTES",
+    "SEALED_SUFFIX",
     "decrypt",
     "encrypt",
     "folder_key",
@@ -49,6 +53,8 @@ __all__ = [
 
 KEY_FILE: Final = "store.key"
 """The key's file name in the data folder."""
+SEALED_SUFFIX: Final = ".sqlite3"
+"""The files a data folder seals rows in (the run store, the checkpoints, the orders)."""
 KEY_BYTES: Final = 32
 """The key's size in bytes."""
 NONCE_BYTES: Final = 12
@@ -58,9 +64,14 @@ NONCE_BYTES: Final = 12
 def folder_key(folder: str | os.PathLike[str], *, create: bool = True) -> bytes:
     """The data folder's key, created on first use when ``create``.
 
+    A key is created only in a folder that holds no sealed state yet (no non-empty file
+    ending in :data:`SEALED_SUFFIX`): a new key could authenticate none of it.
+
     Raises:
-        DataFolderError: the key file is missing (``create=False``), a symlink, not ours,
-            readable by others, or not :data:`KEY_BYTES` long.
+        DataFolderError: the key file is missing (``create=False``: reason
+            ``"missing"``; beside sealed state: reason ``"missing_key"``, naming the key
+            file and the stored files), a symlink, not ours, readable by others, or not
+            :data:`KEY_BYTES` long.
     """
     where = private_folder(folder)
     path = where / KEY_FILE
@@ -74,11 +85,37 @@ def folder_key(folder: str | os.PathLike[str], *, create: bool = True) -> bytes:
                 path=str(path),
                 reason="missing",
             ) from None
+    sealed = _sealed_files(where)
+    if sealed:
+        raise DataFolderError(
+            f"the data folder's key {str(path)!r} is missing, but the folder holds sealed "
+            f"state ({', '.join(sealed)}) that only that key can authenticate: restore "
+            f"{KEY_FILE} from a backup into the folder (mode 0600) and run the command "
+            "again; a new key is not created here (it could read none of the stored runs). "
+            "A folder written by an older agent-contract without authentication never "
+            "had a key: finish or discard its runs with that version, or use a new folder",
+            path=str(path),
+            reason="missing_key",
+        )
     _create(path)
     try:
         return _read(path)
     except FileNotFoundError as exc:  # pragma: no cover - removed between create and read
         raise DataFolderError(f"the key file {str(path)!r} vanished", path=str(path)) from exc
+
+
+def _sealed_files(folder: Path) -> list[str]:
+    """The names of the non-empty sealed files in ``folder`` (sorted)."""
+    found = []
+    for entry in folder.iterdir():
+        if entry.name.endswith(SEALED_SUFFIX):
+            try:
+                size = entry.lstat().st_size
+            except OSError:
+                continue
+            if size > 0:
+                found.append(entry.name)
+    return sorted(found)
 
 
 def _read(path: Path) -> bytes:

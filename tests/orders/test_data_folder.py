@@ -361,3 +361,32 @@ def test_gc_reports_but_keeps_unrecorded_checkpoints(
     assert json.loads(out)["unrecorded_kept"] == 1
     count = "SELECT COUNT(*) FROM checkpoints WHERE thread_id = ?"
     assert data.query(data.checkpoints_db, count, demo.thread_id)[0][0] > 0
+
+
+# -- a missing key ------------------------------------------------------------------------------
+
+
+def test_a_missing_key_beside_stored_runs_is_named_and_never_recreated(
+    harness: str, folder: Path, invoke: Invoke
+) -> None:
+    """``approve`` on a folder whose ``store.key`` was lost: exit 8 with an error that
+    names the key file and how to restore it (not a tampering message), no new key is
+    written, and putting the key back lets the same approval go through.
+
+    When it fails: a key was created beside sealed rows (every stored run then fails
+    its seal and the error blames tampering)."""
+    demo = pause(harness, folder)
+    key = folder / "store.key"
+    saved = key.read_bytes()
+    key.unlink()
+    code, out, err = invoke("approve", demo.thread_id, "--decision", "approve")
+    assert code == 8, out + err
+    assert "store.key" in err
+    assert "restore" in err
+    assert "tamper" not in err.lower()
+    assert "Traceback" not in err
+    assert not key.exists()  # never a fresh key beside sealed rows
+    key.write_bytes(saved)
+    key.chmod(0o600)
+    code, out, err = invoke("approve", demo.thread_id, "--decision", "approve")
+    assert code == 0, out + err

@@ -432,3 +432,20 @@ def test_dated_margin_is_short() -> None:
     """Companions count as a release's own only if uploaded within the hour (a
     coordinated release); a day would already pick up the next core (measured)."""
     assert timedelta(hours=1) >= DATED_MARGIN
+
+
+@pytest.mark.parametrize("value", ["--index-url=http://127.0.0.1:9/simple", "-e.", "-r x.txt"])
+def test_a_with_value_that_is_an_option_is_a_usage_error(
+    monkeypatch: pytest.MonkeyPatch, value: str, check_doc: dict[str, object]
+) -> None:
+    """``--with=--index-url=...`` never reaches ``uv pip install`` as an option (it would
+    swap the package index): exit 2 before anything is installed.
+
+    When it fails: the value was handed to the installer as it is."""
+    runner = Runner(check_doc)
+    monkeypatch.setattr(matrix, "subprocess_runner", lambda: runner)
+    err = io.StringIO()
+    code = main(["matrix", "--langchain", "1.2.11", f"--with={value}", "--quiet"], err=err)
+    assert code == 2, err.getvalue()
+    assert "--with" in err.getvalue()
+    assert runner.installs() == []

@@ -21,15 +21,16 @@ from pathlib import Path
 
 import pytest
 
+from agent_contract.app.matrix.command import find_uv
 from tests.workspace import distributions
 
 ROOT = Path(__file__).resolve().parents[2]
-UV = shutil.which("uv")
+UV = find_uv(roots=[ROOT])
+"""uv as the README's set-up installs it (``.tools/bin/uv``), ``$UV`` (what ``uv run``
+sets) or on ``PATH`` (:func:`find_uv`, which the matrix command uses): found wherever the
+README's set-up ran, never a skip; none at all fails the collection naming the set-up."""
 
-pytestmark = [
-    pytest.mark.skipif(UV is None, reason="uv is not on PATH"),
-    pytest.mark.children_run_plain,
-]
+pytestmark = [pytest.mark.children_run_plain]
 
 
 def run(*argv: str | Path, cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess[str]:
@@ -57,10 +58,9 @@ def readme_suite_example() -> str:
 @pytest.fixture(scope="module")
 def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A fresh virtual environment holding only the built wheels (and pytest)."""
-    assert UV is not None
     work = tmp_path_factory.mktemp("wheels")
     built = run(
-        UV, "build", "--all-packages", "--wheel", "--quiet", "--out-dir", work / "dist", cwd=ROOT
+        *UV, "build", "--all-packages", "--wheel", "--quiet", "--out-dir", work / "dist", cwd=ROOT
     )
     assert built.returncode == 0, built.stderr
     wheels = sorted((work / "dist").glob("*.whl"))
@@ -68,7 +68,7 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
         d.artifact_prefix for d in distributions()
     )
     exported = run(
-        UV,
+        *UV,
         "export",
         "--frozen",
         "--no-hashes",
@@ -81,12 +81,12 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     assert exported.returncode == 0, exported.stderr
     (work / "constraints.txt").write_text(exported.stdout, encoding="utf-8")
-    made = run(UV, "venv", "--quiet", work / "venv", "--python", sys.executable, cwd=work)
+    made = run(*UV, "venv", "--quiet", work / "venv", "--python", sys.executable, cwd=work)
     assert made.returncode == 0, made.stderr
     python = work / "venv" / "bin" / "python"
     pytest_pin = f"pytest=={importlib.metadata.version('pytest')}"
     installed = run(
-        UV,
+        *UV,
         "pip",
         "install",
         "--quiet",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import math
+import warnings
 from pathlib import Path
 
 import pytest
@@ -229,3 +230,18 @@ def test_tool_handler_returns_expression_and_result() -> None:
     assert spec.handler(expression="12 * (3 + 2)") == {"expression": "12 * (3 + 2)", "result": 60}
     with pytest.raises(InvalidArgumentsError, match="function calls"):
         spec.handler(expression="__import__('os').getcwd()")
+
+
+@pytest.mark.parametrize(
+    "expression", ["0x1for 2", "1if 2else 3", "1or 2", "'\\d'", "1 + 0b1and 1"]
+)
+def test_refused_input_prints_no_python_warning(expression: str) -> None:
+    """Input the parser would warn about (a number glued to a keyword, an escape in a
+    string) is refused before it is parsed: nothing on stderr (issue 24, item 10).
+
+    When it fails: a Python SyntaxWarning reached the user's terminal."""
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        with pytest.raises(InvalidArgumentsError):
+            evaluate(expression)
+    assert [str(w.message) for w in seen] == []

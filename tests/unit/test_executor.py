@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import threading
 import time
@@ -285,5 +286,107 @@ def test_a_coroutine_not_yet_started_at_the_timeout_never_starts(awaits: bool) -
         assert preamble_done.wait(5)
         time.sleep(0.05)  # had it started, the body would have run by now
         assert wrote == []
+    finally:
+        pool.shutdown()
+
+
+# -- a tool that ignores its cancellation ------------------------------------------------
+
+
+def test_arun_does_not_wait_for_a_task_that_swallows_its_cancellation() -> None:
+    """The caller gets the timeout back at the limit plus the grace while the tool still
+    runs (it is waiting for the test), and the outcome is unknown, never its value.
+
+    When it fails: ``arun_with_timeout`` waits for the cancelled task to end
+    (``asyncio.wait_for`` does) and hands back its late value as a success."""
+    release = asyncio.Event()
+    ran: list[str] = []
+
+    async def stubborn() -> str:
+        ran.append("started")
+        with contextlib.suppress(asyncio.CancelledError):  # swallowed
+            await asyncio.sleep(5.0)
+        await asyncio.wait_for(release.wait(), 30.0)  # hang guard far above the expected time
+        ran.append("finished")
+        return "late"
+
+    async def main() -> tuple[Any, list[str]]:
+        invocation = await arun_with_timeout(stubborn, 0.05, native=True, cancel_grace=0.1)
+        seen = list(ran)
+        release.set()
+        await asyncio.sleep(0.05)
+        return invocation, seen
+
+    invocation, seen_at_report = asyncio.run(main())
+    assert invocation.timed_out
+    assert not invocation.cancelled  # it did not end by its cancellation
+    assert invocation.value is None
+    assert seen_at_report == ["started"]  # reported while the tool still ran
+    assert ran == ["started", "finished"]  # the abandoned task was left to end
+
+
+def test_arun_reports_a_task_that_returns_after_its_cancellation_unknown() -> None:
+    """A tool that swallows its cancellation and returns within the grace is still not
+    a success, nor cancelled: it worked past its limit."""
+
+    async def stubborn() -> str:
+        try:
+            await asyncio.sleep(5.0)
+        except asyncio.CancelledError:
+            return "returned anyway"
+        return "late"
+
+    invocation = asyncio.run(arun_with_timeout(stubborn, 0.05, native=True, cancel_grace=2.0))
+    assert invocation.timed_out
+    assert not invocation.cancelled
+    assert invocation.value is None
+
+
+def test_arun_a_slow_cleanup_past_the_grace_is_unknown() -> None:
+    """A cleanup that outlasts the grace: the caller has the result before the cleanup
+    ended, outcome unknown; within the grace it is cancelled."""
+    cleaned: list[float] = []
+
+    def slow_cleanup(seconds: float) -> Any:
+        async def body() -> None:
+            try:
+                await asyncio.sleep(5.0)
+            except asyncio.CancelledError:
+                await asyncio.sleep(seconds)
+                cleaned.append(seconds)
+                raise
+
+        return body
+
+    async def main() -> tuple[Any, Any, list[float]]:
+        slow = await arun_with_timeout(slow_cleanup(1.0), 0.05, native=True, cancel_grace=0.05)
+        seen = list(cleaned)
+        quick = await arun_with_timeout(slow_cleanup(0.0), 0.05, native=True, cancel_grace=2.0)
+        return slow, quick, seen
+
+    slow, quick, seen_at_report = asyncio.run(main())
+    assert slow.timed_out
+    assert not slow.cancelled
+    assert seen_at_report == []  # reported before the cleanup ended
+    assert quick.timed_out
+    assert quick.cancelled
+
+
+def test_the_pool_reports_a_task_that_returns_after_its_cancellation_unknown() -> None:
+    """The executor's own loop (offline, LangChain's sync path): a coroutine that
+    swallows its cancellation and returns within the grace is unknown, not cancelled."""
+
+    async def stubborn() -> str:
+        try:
+            await asyncio.sleep(5.0)
+        except asyncio.CancelledError:
+            return "returned anyway"
+        return "late"
+
+    pool = ToolExecutor(max_workers=1, cancel_grace_seconds=2.0)
+    try:
+        invocation = pool.submit_coroutine(stubborn).result(0.05)
+        assert invocation.timed_out
+        assert not invocation.cancelled
     finally:
         pool.shutdown()

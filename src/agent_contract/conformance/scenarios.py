@@ -52,6 +52,8 @@ RUN_ORDER: Final[tuple[str, ...]] = (
     "secret_in_result",
     "async_tool",
     "async_tool_timeout",
+    "async_tool_ignores_cancellation",
+    "async_tool_slow_cleanup",
     "cross_field_check",
     "return_direct_ends_the_run",
     "return_direct_failure_goes_on",

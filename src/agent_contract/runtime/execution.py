@@ -15,6 +15,7 @@ from typing import Any, Final
 
 from ..errors import ConfigurationError
 from ..executor import Invocation, ToolExecutor, arun_with_timeout, run_isolated
+from ..pools import CANCEL_GRACE_SECONDS
 from ..results import ToolResult, classify_exception, error_result, success_result
 from ..text import copy_json
 from ..tools import ToolContext, ToolSpec
@@ -195,11 +196,21 @@ async def aexecute(
     context = tool_context(run, planned.call_id)
     with _interruptible(run, planned, spec):
         invocation = await arun_with_timeout(
-            lambda: ainvoke(context), timeout, native=spec.is_async
+            lambda: ainvoke(context),
+            timeout,
+            native=spec.is_async,
+            cancel_grace=_cancel_grace(run.contract.executor),
         )
     _reraise_passthrough(invocation, passthrough)
     result = result_from(run.contract, planned, spec, invocation, timeout)
     return run.record(amend(run, result))
+
+
+def _cancel_grace(executor: ToolExecutor) -> float:
+    """The grace a cancelled async tool gets to end: the executor's, or the default for
+    an executor that does not say."""
+    grace = getattr(executor, "cancel_grace_seconds", CANCEL_GRACE_SECONDS)
+    return float(grace) if isinstance(grace, int | float) else CANCEL_GRACE_SECONDS
 
 
 @contextmanager

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from ..messages import Message
 from ..results import ToolResult
@@ -33,6 +33,7 @@ from .ledger import PlannedCall
 from .records import ContractViolation, Stop
 
 __all__ = [
+    "BREAKS_HISTORY",
     "CheckedHistory",
     "DirectAnswer",
     "HistoryCode",
@@ -40,7 +41,25 @@ __all__ = [
     "HistoryScan",
     "check_history",
     "direct_answer",
+    "keeps_refused_turn",
 ]
+
+BREAKS_HISTORY: frozenset[str] = frozenset(
+    {"missing_call_id", "duplicate_call_id", "empty_tool_name"}
+)
+"""Violation codes of a refused model turn that no answer can make a valid history of
+(a call with no id, an id used twice or reused from an earlier turn, a call with no
+name): such a turn is kept out of the messages handed forward and stored."""
+
+
+def keeps_refused_turn(violations: Iterable[ContractViolation[Any]]) -> bool:
+    """Whether a refused (``invalid``) model turn stays in the messages a run returns and
+    a thread stores: ``False`` when any of ``violations`` is one of
+    :data:`BREAKS_HISTORY` (the next turn would be refused as a broken history before
+    any model call); the refusal itself is still in the run's trace and result. Other
+    refused turns stay, their calls answered by the contract's error tool messages."""
+    return not any(v.code in BREAKS_HISTORY for v in violations)
+
 
 HistoryCode = Literal[
     "missing_call_id",

@@ -62,10 +62,15 @@ def _normalize_arguments(call: ToolCall) -> tuple[Any, Violation | None]:
     if isinstance(args, str):
         try:
             args = json.loads(args)
-        except (ValueError, RecursionError):  # RecursionError: nested too deep to parse
+        except (ValueError, RecursionError) as exc:  # RecursionError: nested too deep
+            what = (
+                "are nested too deeply to parse"
+                if isinstance(exc, RecursionError)
+                else "are not valid JSON"
+            )
             return call.arguments, Violation(
                 code="unparseable_arguments",
-                message=f"arguments of call {call.id!r} are not valid JSON",
+                message=f"arguments of call {call.id!r} {what}",
                 tool_call_id=call.id or None,
                 raw_arguments=call.arguments,
             )

@@ -49,6 +49,7 @@ from agent_contract.errors import ConfigurationError, ScriptExhaustedError
 from agent_contract.messages import Message, ToolCall
 from agent_contract.results import ToolResult
 from agent_contract.runtime import AnswerFormat, ChildScopeRefused, Contract, RunState, Stop
+from agent_contract.runtime.history import keeps_refused_turn
 
 from .messages import from_pydantic_messages, response_to_completion, tool_return_part
 from .tools import current_call, current_run_state, deliver, not_admitted
@@ -76,6 +77,7 @@ class ContractStopped(Exception):
         *,
         response: Message | None = None,
         refusals: Sequence[ToolResult] = (),
+        keep: bool = True,
     ) -> None:
         super().__init__(f"{stop.reason}: {stop.detail}" if stop.detail else stop.reason)
         self.stop = stop
@@ -84,6 +86,10 @@ class ContractStopped(Exception):
         """The refused model response as the transcript records it, if one was refused."""
         self.refusals = tuple(refusals)
         """The bound refusals that answer its calls, in issue order."""
+        self.keep = keep
+        """Whether the refused response stays in the run's messages: ``False`` for one
+        no answer makes a valid history of (see
+        :func:`~agent_contract.runtime.history.keeps_refused_turn`)."""
 
 
 RAISED_THROUGH: Final[tuple[type[BaseException], ...]] = (ContractStopped, *_NOT_A_MODEL_FAILURE)
@@ -212,10 +218,19 @@ class ContractCapability(AbstractCapability[Any]):
 
     # -- the model ---------------------------------------------------------------------
 
-    def _stop(self, stop: Stop, *, response: Message | None = None, refusals: Any = ()) -> None:
+    def _stop(
+        self,
+        stop: Stop,
+        *,
+        response: Message | None = None,
+        refusals: Any = (),
+        keep: bool = True,
+    ) -> None:
         state = self.state
         state.halt(stop)
-        raise ContractStopped(state.view.halted or stop, response=response, refusals=refusals)
+        raise ContractStopped(
+            state.view.halted or stop, response=response, refusals=refusals, keep=keep
+        )
 
     async def wrap_model_request(
         self, ctx: Any, *, request_context: ModelRequestContext, handler: Any
@@ -286,10 +301,12 @@ class ContractCapability(AbstractCapability[Any]):
             return response
         said = Message(role="assistant", content=completion.text, tool_calls=verdict.calls)
         if verdict.shape == "invalid":
+            kept = keeps_refused_turn(verdict.violations)
             self._stop(
                 verdict.stop or Stop(reason="invalid_response"),
                 response=said,
-                refusals=verdict.refusals,
+                refusals=verdict.refusals if kept else (),
+                keep=kept,
             )
         plan = state.plan_tool_calls(verdict.calls)
         if plan.stop is not None:  # refused whole: every call holds its refusal

@@ -191,7 +191,11 @@ def _finish_stopped(
 ) -> RunResult:
     transcript = from_pydantic_messages(captured)
     refused = stopped.response
-    if refused is not None:
+    if refused is not None and not stopped.keep:
+        # Kept out of the messages handed forward: the framework's own copy included.
+        if transcript and transcript[-1].role == "assistant" and transcript[-1].tool_calls:
+            transcript.pop()
+    elif refused is not None:
         last = transcript[-1] if transcript else None
         if last is None or last.role != "assistant" or last.tool_calls != refused.tool_calls:
             transcript.append(refused)

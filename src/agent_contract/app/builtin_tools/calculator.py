@@ -49,7 +49,10 @@ Every rejection raises :class:`~agent_contract.errors.InvalidArgumentsError`
 from __future__ import annotations
 
 import ast
+import io
+import itertools
 import math
+import tokenize
 from typing import Any, Final
 
 from ...errors import InvalidArgumentsError
@@ -280,12 +283,34 @@ def evaluate(expression: str) -> int | float:
             :data:`MAX_MAGNITUDE`.
     """
     text = _check_text(expression)
+    _check_tokens(text)
     try:
         tree = ast.parse(text, mode="eval")
     except (SyntaxError, RecursionError, MemoryError, ValueError):
         raise InvalidArgumentsError("not a valid arithmetic expression") from None
     _check_tree(tree.body)
     return _evaluate_node(tree.body)
+
+
+def _check_tokens(text: str) -> None:
+    """Refuse, before :func:`ast.parse` sees them, what makes the parser print a Python
+    ``SyntaxWarning`` on stderr: a number glued to a name (``0x1for 2``: "invalid
+    hexadecimal literal") and a string literal with a backslash (an invalid escape
+    sequence).
+
+    Raises:
+        InvalidArgumentsError: either is present.
+    """
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return  # ast.parse refuses it, with no warning
+    for token, following in itertools.pairwise(tokens):
+        if token.type == tokenize.STRING and "\\" in token.string:  # an escape
+            raise InvalidArgumentsError("strings are not allowed")
+        glued = token.end == following.start
+        if token.type == tokenize.NUMBER and following.type == tokenize.NAME and glued:
+            raise InvalidArgumentsError("not a valid arithmetic expression")
 
 
 def _handle(expression: str) -> dict[str, Any]:

@@ -218,11 +218,12 @@ def cmd_matrix(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     the running ones came from (see :func:`~agent_contract.app.matrix.packages.locate_packages`).
 
     Raises:
-        ConfigurationError: a bad release list, a ``--wheels`` folder without the two
+        ConfigurationError: a ``--with`` value that starts with ``-``, a bad release list, a ``--wheels`` folder without the two
             wheels, a ``--source`` that is not a checkout, or a ``--junit`` file that
             cannot be written (exit 2).
         DependencyMissingError: no uv found (:func:`find_uv`; exit 4).
     """
+    extra = [_requirement(r) for r in args.extra]  # before anything is looked up
     target, text = _chosen(args)
     releases = parse_releases(text, target)
     if args.junit is not None:
@@ -250,7 +251,7 @@ def cmd_matrix(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         progress=None if args.quiet else progress,
         mode=args.companions,
         pins={option: getattr(args, _dest(option)) for option in target.pin_options},
-        extra=[_requirement(r) for r in args.extra],
+        extra=extra,
         target=target,
     )
     out.write(MATRIX_FORMATS[args.format](report))
@@ -261,7 +262,17 @@ def cmd_matrix(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def _requirement(text: str) -> str:
     """A ``--with`` value: a local path (``.``, ``./pkg``, ``../x.whl``) becomes absolute,
-    since the environments are built elsewhere; anything else is a requirement as is."""
+    since the environments are built elsewhere; anything else is a requirement as is.
+
+    Raises:
+        ConfigurationError: the value starts with ``-`` (an installer option such as
+            ``--index-url``, never a requirement; exit 2).
+    """
+    if text.strip().startswith("-"):
+        raise ConfigurationError(
+            f"--with {text!r} is an installer option, not a requirement: give a "
+            "requirement (PACKAGE==VERSION) or a local path (./pkg)"
+        )
     path = Path(text)
     if text.startswith((".", "/")) and path.exists():
         return str(path.resolve())

@@ -157,10 +157,12 @@ DEFINITION: Final = BoundaryDefinition(
         ),
         _refused_reply(
             "duplicate_call_ids",
-            "two calls sharing one id are a contract violation",
+            "two calls sharing one id are a contract violation: the refused turn is kept "
+            "out of the messages handed forward (no answer makes it a valid history)",
             tool_calls(
                 ("echo", {"text": "one"}, "call_dup"), ("echo", {"text": "two"}, "call_dup")
             ),
+            results=(),
         ),
         Scenario(
             name="empty_response",

@@ -6,6 +6,7 @@ layer).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 from collections.abc import Callable
@@ -23,9 +24,16 @@ __all__ = [
     "async_hang_tool",
     "check_cancelled",
     "check_timeout",
+    "check_unknown",
     "flaky_tool",
     "hang_tool",
+    "slow_cleanup_tool",
+    "stubborn_tool",
 ]
+
+_PAST_GRACE: Final = 2.0
+"""Seconds a stubborn tool goes on after its cancellation: past the executor's grace
+(1 s), bounded by the tool's own logic."""
 
 
 def _too_slow(name: str, description: str, handler: Callable[..., Any]) -> ToolSpec:
@@ -62,6 +70,39 @@ def async_hang_tool(probe: Probe) -> ToolSpec:
     return _too_slow("async_hang", "An async tool that is too slow.", handler)
 
 
+def stubborn_tool(probe: Probe) -> ToolSpec:
+    """``stubborn(text)``: an ``async def`` handler that swallows its cancellation at the
+    0.15 s timeout and goes on past the grace, then notes a late write and returns."""
+
+    async def handler(text: str) -> str:
+        probe.record("stubborn", {"text": text})
+        # The tool swallows its cancellation and goes on.
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.sleep(0.6)
+        await asyncio.sleep(_PAST_GRACE)
+        probe.late_writes.append(text)
+        return "finished anyway"
+
+    return _too_slow("stubborn", "An async tool that ignores cancellation.", handler)
+
+
+def slow_cleanup_tool(probe: Probe) -> ToolSpec:
+    """``slow_cleanup(text)``: an ``async def`` handler whose cleanup after its
+    cancellation at the 0.15 s timeout takes longer than the grace (it then ends
+    cancelled)."""
+
+    async def handler(text: str) -> str:
+        probe.record("slow_cleanup", {"text": text})
+        try:
+            await asyncio.sleep(0.6)
+        except asyncio.CancelledError:
+            await asyncio.sleep(_PAST_GRACE)  # a slow cleanup, then the cancellation goes on
+            raise
+        return "finished"
+
+    return _too_slow("slow_cleanup", "An async tool with a slow cleanup.", handler)
+
+
 def _flaky(text: str) -> str:
     raise TimeoutError("the upstream service did not answer")
 
@@ -95,6 +136,32 @@ def check_cancelled(obs: Observation, model: FakeModel, probe: Probe) -> list[Pr
     if probe.late_writes:
         problems.append(f"the cancelled tool still wrote {probe.late_writes}")
     return [Problem(boundary="timeouts", message=m) for m in problems]
+
+
+def _outcome(message: Any) -> str:
+    """A tool message's outcome: the ``outcome`` of an error's JSON, else ``success``."""
+    if message["status"] != "error":
+        return "success"
+    try:
+        return str(json.loads(message["content"]).get("outcome"))
+    except ValueError:
+        return "not JSON"
+
+
+def check_unknown(name: str) -> Callable[[Observation, FakeModel, Probe], list[Problem]]:
+    """The tool ``name`` ran once, and its one timeout reports outcome ``unknown`` (it
+    did not end at its cancellation: never a success, never ``cancelled``)."""
+
+    def check(obs: Observation, model: FakeModel, probe: Probe) -> list[Problem]:
+        problems = []
+        outcomes = [_outcome(m) for m in obs.tool_messages]
+        if outcomes != ["unknown"]:
+            problems.append(f"{name} outcomes {outcomes}, expected ['unknown']")
+        if probe.ran(name) != 1:
+            problems.append(f"{name} ran {probe.ran(name)} times, expected 1")
+        return [Problem(boundary="timeouts", message=m) for m in problems]
+
+    return check
 
 
 DEFINITION: Final = BoundaryDefinition(
@@ -133,6 +200,35 @@ DEFINITION: Final = BoundaryDefinition(
             result=("error", "timeout"),
             tools=tools_with(async_hang_tool),
             extra=(check_timeout, check_cancelled),
+            requires=("timeouts",),
+        ),
+        call_then_answer(
+            name="async_tool_ignores_cancellation",
+            boundary="timeouts",
+            description=(
+                "an async tool that swallows its cancellation at the timeout is reported "
+                "at the limit plus the grace: outcome unknown, side effects possible, "
+                "never a success"
+            ),
+            call=tool_call("stubborn", {"text": "slow"}),
+            answer="timed out",
+            result=("error", "timeout"),
+            tools=tools_with(stubborn_tool),
+            extra=(check_timeout, check_unknown("stubborn")),
+            requires=("timeouts",),
+        ),
+        call_then_answer(
+            name="async_tool_slow_cleanup",
+            boundary="timeouts",
+            description=(
+                "an async tool whose cleanup after its cancellation outlasts the grace: "
+                "outcome unknown, side effects possible"
+            ),
+            call=tool_call("slow_cleanup", {"text": "slow"}),
+            answer="timed out",
+            result=("error", "timeout"),
+            tools=tools_with(slow_cleanup_tool),
+            extra=(check_timeout, check_unknown("slow_cleanup")),
             requires=("timeouts",),
         ),
         call_then_answer(

@@ -19,6 +19,7 @@ from langgraph.types import Command
 
 from agent_contract.errors import ConfigurationError
 from agent_contract.runtime import RunState, Stop
+from agent_contract.runtime.history import keeps_refused_turn
 
 from ..messages import ai_message_to_completion, escaped_ai_message
 from ..run_config import RunNotes
@@ -101,6 +102,9 @@ def record_model_response(
         return ModelResponse(result=[*kept, reply], structured_response=None)
     if verdict.shape == "invalid":
         stop = verdict.stop or Stop(reason="invalid_response")
+        if not keeps_refused_turn(verdict.violations):
+            # Kept out of the thread: no answer makes a valid history of this turn.
+            return stop_response(state, stop)
         return stop_response(state, stop, response.result, verdict.refusals)
     plan = state.plan_tool_calls(verdict.calls)
     if plan.stop is not None:  # refused whole: every call holds its refusal

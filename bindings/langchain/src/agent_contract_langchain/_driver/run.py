@@ -33,7 +33,15 @@ from ..tools import RawValue, current_tool_context
 from .prepare import Admitted
 from .requests import with_visible_arguments
 
-__all__ = ["Ran", "arun_tool_call", "arun_write", "run_tool_call", "run_write"]
+__all__ = [
+    "REPORTED",
+    "Ran",
+    "arun_tool_call",
+    "arun_write",
+    "reported_error",
+    "run_tool_call",
+    "run_write",
+]
 
 Ran = tuple[ToolResult, dict[str, Any] | None]
 """A call's result and, when its tool returned a ``Command``, the rest of its update."""
@@ -48,6 +56,34 @@ contract's, never a tool's failure the model reads: it goes out of the run."""
 
 class _ToolReportedError(ToolError):
     """A foreign tool (or a layer inside the contract) answered with an error message."""
+
+
+REPORTED: Final = "the tool reported an error"
+"""What the model reads of an error a tool reported, unless the contract's
+``expose_exception_text`` shows the tool's own text (redacted) after it."""
+
+
+def _reported_text(content: Any) -> str:
+    """The text of an error ``ToolMessage``'s content: a string, or the text of its
+    content blocks (what langchain-mcp-adapters returns)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [
+            block if isinstance(block, str) else str(block.get("text", ""))
+            for block in content
+            if isinstance(block, str) or (isinstance(block, dict) and block.get("type") == "text")
+        ]
+        return "\n".join(p for p in parts if p)
+    return ""
+
+
+def reported_error(message: ToolMessage, expose: bool) -> ToolError:
+    """The error a tool's error ``ToolMessage`` stands for, under the same exposure policy
+    as an exception a tool raises: :data:`REPORTED`, then the tool's text when
+    ``expose`` (``Contract(expose_exception_text=True)``; redacted with the result)."""
+    text = _reported_text(message.content).strip() if expose else ""
+    return _ToolReportedError(f"{REPORTED}: {text}" if text else REPORTED)
 
 
 @dataclass(slots=True)
@@ -77,7 +113,7 @@ class _Output:
             output = message
         if isinstance(output, ToolMessage):
             if output.status == "error":
-                raise _ToolReportedError("the tool reported an error")
+                raise reported_error(output, self.state.view.contract.expose_exception_text)
             if isinstance(output.artifact, RawValue):
                 return output.artifact.value
             return tool_message_value(output.content)
