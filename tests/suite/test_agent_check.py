@@ -16,8 +16,8 @@ import pytest
 
 from agent_contract.app.cli import main
 from agent_contract.conformance.agent import render_agent_text, run_agent_check
+from agent_contract.conformance.agent_schema import invalid_arguments, sample_arguments
 from agent_contract_langchain.agent_check.probes import agent_probes
-from agent_contract_langchain.agent_check.schema import invalid_arguments, sample_arguments
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOP = "tests.agents.shop:build_shop_agent"
