@@ -79,6 +79,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.checkpoint.memory import InMemorySaver
 
 from agent_contract.conformance.agent import AgentProbes
+from agent_contract.conformance.agent_factory import probe_context
 from agent_contract.conformance.agent_scenarios import (
     OfferedTools,
     probe_budget,
@@ -107,7 +108,6 @@ from .capture import (
     capture_agents,
     is_compiled_graph,
     load_factory,
-    probe_context,
 )
 
 __all__ = [
