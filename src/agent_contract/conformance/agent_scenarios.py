@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ..budget import Budget
+from ..errors import ConfigurationError
 from ..harnesses import Observation
 from ..messages import Completion, Message
 from ..runtime import Contract
@@ -36,6 +37,7 @@ __all__ = [
     "SLOW_LIMIT_SECONDS",
     "OfferedTools",
     "ToolFacts",
+    "check_effects",
     "probe_budget",
     "probe_scenarios",
     "tool_facts",
@@ -124,6 +126,24 @@ class ToolFacts:
     """Seconds: the contract's timeout of the tool, else :data:`PROBE_TIMEOUT_SECONDS`."""
     valid: dict[str, Any] | None
     """Arguments that fit :attr:`parameters`, or None when none could be generated."""
+
+
+def check_effects(effects: Mapping[str, str], names: set[str]) -> None:
+    """Check the effects a team declared (``check --effect NAME=read``), by tool name,
+    against ``names``, the tools of every agent the factory built.
+
+    Raises:
+        ConfigurationError: an effect other than ``read`` or ``write``, or one for a tool
+            no agent has.
+    """
+    for name, effect in effects.items():
+        if effect not in ("read", "write"):
+            raise ConfigurationError(f"effect of {name!r} must be read or write, got {effect!r}")
+        if name not in names:
+            raise ConfigurationError(
+                f"--effect names {name!r}, which is not one of the agent's tools: "
+                + ", ".join(sorted(names))
+            )
 
 
 def probe_budget(contract: Contract | None) -> Budget:

@@ -82,6 +82,7 @@ from agent_contract.conformance.agent import AgentProbes
 from agent_contract.conformance.agent_factory import probe_context
 from agent_contract.conformance.agent_scenarios import (
     OfferedTools,
+    check_effects,
     probe_budget,
     probe_scenarios,
     tool_facts,
@@ -381,15 +382,7 @@ def agent_probes(
         spec = f"{getattr(spec, '__module__', '?')}:{getattr(spec, '__qualname__', '?')}"
     label = spec.rpartition(":")[2]
     effects = dict(effects or {})
-    names = {t.name for part in built.agents for t in part.tools}
-    for name, effect in effects.items():
-        if effect not in ("read", "write"):
-            raise ConfigurationError(f"effect of {name!r} must be read or write, got {effect!r}")
-        if name not in names:
-            raise ConfigurationError(
-                f"--effect names {name!r}, which is not one of the agent's tools: "
-                + ", ".join(sorted(names))
-            )
+    check_effects(effects, {t.name for part in built.agents for t in part.tools})
     ordered = [built.outermost] if built.outermost is not None else []
     ordered += [p for p in built.agents if p is not built.outermost]
     several = len(ordered) > 1 or built.outermost is None
