@@ -30,3 +30,29 @@ def test_run_options_are_run_inputs_fields_and_no_front_door_repeats_them() -> N
         parameters = inspect.signature(front_door).parameters
         assert not set(parameters) & set(RunOptions.__annotations__), front_door
         assert parameters["options"].kind is inspect.Parameter.VAR_KEYWORD, front_door
+
+
+def test_resume_options_are_the_parameters_they_reach_and_no_resume_repeats_them() -> None:
+    from agent_contract.runtime import Contract, ResumeOptions, RunState
+    from agent_contract_langchain.resuming import GraphResumeOptions
+
+    reached = {
+        "context": inspect.signature(Contract.restore).parameters["context"],
+        "checkpoint": inspect.signature(RunState.resume).parameters["checkpoint"],
+    }
+    declared = {
+        k: getattr(t, "__forward_arg__", t) for k, t in ResumeOptions.__annotations__.items()
+    }
+    assert declared == {k: p.annotation for k, p in reached.items()}
+    assert all(p.default is None for p in reached.values())
+    assert set(ResumeOptions.__annotations__) < set(GraphResumeOptions.__annotations__)
+    resumes = [
+        agent_contract_langchain.resume_agent,
+        agent_contract_langchain.aresume_agent,
+        agent_contract_langchain.resume_graph,
+        agent_contract_langchain.aresume_graph,
+    ]
+    for resume in resumes:
+        parameters = inspect.signature(resume).parameters
+        assert not set(parameters) & set(GraphResumeOptions.__annotations__), resume
+        assert parameters["options"].kind is inspect.Parameter.VAR_KEYWORD, resume
