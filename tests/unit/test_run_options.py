@@ -7,6 +7,7 @@ import inspect
 
 import agent_contract_langchain
 import agent_contract_pydantic_ai
+from agent_contract import resume as agent_contract_resume
 from agent_contract import run
 from agent_contract.runtime import RunInput, RunOptions
 
@@ -55,4 +56,8 @@ def test_resume_options_are_the_parameters_they_reach_and_no_resume_repeats_them
     for resume in resumes:
         parameters = inspect.signature(resume).parameters
         assert not set(parameters) & set(GraphResumeOptions.__annotations__), resume
+        assert parameters["options"].kind is inspect.Parameter.VAR_KEYWORD, resume
+    for resume in (agent_contract_resume, agent_contract_pydantic_ai.resume_agent):
+        parameters = inspect.signature(resume).parameters
+        assert not set(parameters) & set(ResumeOptions.__annotations__), resume
         assert parameters["options"].kind is inspect.Parameter.VAR_KEYWORD, resume
