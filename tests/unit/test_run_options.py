@@ -1,9 +1,13 @@
-"""The run's keywords are declared once (RunOptions), next to the RunInput they fill."""
+"""The run's keywords are declared once (RunOptions), next to the RunInput they fill; a
+resume's too (ResumeOptions)."""
 
 from __future__ import annotations
 
 import dataclasses
 import inspect
+from typing import Any
+
+import pytest
 
 import agent_contract_langchain
 import agent_contract_pydantic_ai
@@ -61,3 +65,30 @@ def test_resume_options_are_the_parameters_they_reach_and_no_resume_repeats_them
         parameters = inspect.signature(resume).parameters
         assert not set(parameters) & set(ResumeOptions.__annotations__), resume
         assert parameters["options"].kind is inspect.Parameter.VAR_KEYWORD, resume
+
+
+def test_resume_agent_hands_create_agent_its_options_in_either_spelling(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from agent_contract_langchain import resuming
+
+    built: list[dict[str, Any]] = []
+    resumed: list[dict[str, Any]] = []
+    monkeypatch.setattr(resuming, "build_agent", lambda model, contract, **kw: built.append(kw))
+    monkeypatch.setattr(
+        resuming,
+        "resume_graph",
+        lambda graph, contract, snapshot, approvals, **kw: resumed.append(kw),
+    )
+    resuming.resume_agent(
+        None,  # type: ignore[arg-type]
+        None,  # type: ignore[arg-type]
+        {},
+        checkpointer="saver",
+        create_agent_options={"tools": ["t"]},
+        middleware=["m"],  # type: ignore[call-arg]
+        system="s",
+        answers={"i": 1},
+    )
+    assert built == [{"system": "s", "checkpointer": "saver", "tools": ["t"], "middleware": ["m"]}]
+    assert resumed == [{"mode": "invoke", "system": "s", "answers": {"i": 1}}]
