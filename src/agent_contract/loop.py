@@ -21,8 +21,8 @@ from .errors import ConfigurationError, ModelError, ScriptExhaustedError
 from .messages import Completion, Message
 from .model import Model
 from .runtime import (
-    Checkpoint,
     Contract,
+    ResumeOptions,
     RunInput,
     RunOptions,
     RunResult,
@@ -124,10 +124,9 @@ def resume(
     snapshot: Mapping[str, Any],
     approvals: Sequence[Approval] = (),
     *,
-    context: Mapping[str, Any] | None = None,
-    checkpoint: Checkpoint | None = None,
     max_output_tokens: int = 512,
     temperature: float = 0.0,
+    **options: Unpack[ResumeOptions],
 ) -> RunResult:
     """Continue a run paused with ``pending_approval``, after human decisions.
 
@@ -143,14 +142,17 @@ def resume(
         contract: the same tools and budget the run started with.
         snapshot: ``RunResult.snapshot`` or a stored copy.
         approvals: decisions for some or all pending calls.
-        context: application values for context-aware tools.
-        checkpoint: stores a snapshot durably (called before any write runs).
+        **options: the resume's keywords (see
+            :class:`~agent_contract.runtime.ResumeOptions`): ``context``, application
+            values for context-aware tools; ``checkpoint``, stores a snapshot durably
+            (called before any write runs).
 
     Raises:
         ApprovalError: a decision does not fit (nothing runs, nothing is recorded).
         CheckpointError: the snapshot cannot be restored.
     """
-    state, transcript = contract.restore(snapshot, context=context)
+    state, transcript = contract.restore(snapshot, context=options.get("context"))
+    checkpoint = options.get("checkpoint")
     with interruptible(state, transcript):
         for planned in state.resume(approvals, checkpoint=checkpoint, transcript=transcript):
             state.execute(planned)

@@ -16,8 +16,8 @@ import pytest
 
 from agent_contract.app.cli import main
 from agent_contract.conformance.agent import render_agent_text, run_agent_check
+from agent_contract.conformance.agent_schema import invalid_arguments, sample_arguments
 from agent_contract_langchain.agent_check.probes import agent_probes
-from agent_contract_langchain.agent_check.schema import invalid_arguments, sample_arguments
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOP = "tests.agents.shop:build_shop_agent"
@@ -505,7 +505,7 @@ def test_a_factory_that_hangs_is_a_configuration_error(
 ) -> None:
     """Newcomer finding 11: a factory that never returns ends check --agent with a named
     error (exit 2), not with no output."""
-    monkeypatch.setattr("agent_contract_langchain.agent_check.capture.FACTORY_TIMEOUT_SECONDS", 0.3)
+    monkeypatch.setattr("agent_contract.conformance.agent_factory.FACTORY_TIMEOUT_SECONDS", 0.3)
     code, out, err = cli("--agent", "team_agents:hangs", "--quiet")
     assert code == 2, err
     assert out == ""
@@ -522,7 +522,7 @@ def test_a_signal_after_the_factory_timeout_is_not_called_the_timeout(
     another signal (SIGTERM from CI's timeout) ends as that signal, not as the timeout."""
     from agent_contract_langchain.agent_check.capture import capture_agent
 
-    monkeypatch.setattr("agent_contract_langchain.agent_check.capture.FACTORY_TIMEOUT_SECONDS", 0.3)
+    monkeypatch.setattr("agent_contract.conformance.agent_factory.FACTORY_TIMEOUT_SECONDS", 0.3)
     import team_agents  # type: ignore[import-not-found]
 
     with pytest.raises(team_agents.Terminated):

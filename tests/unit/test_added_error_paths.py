@@ -8,9 +8,9 @@ from types import SimpleNamespace
 from typing import Any
 
 from agent_contract.conformance import run_check
+from agent_contract.conformance.agent_factory import bounded_call
 from agent_contract.conformance.scenarios import SCENARIOS
 from agent_contract_langchain._driver.requests import injected_arguments
-from agent_contract_langchain.agent_check.capture import _bounded
 
 
 class _NoWeakref:
@@ -36,7 +36,7 @@ def test_a_factory_outside_the_main_thread_is_not_interrupted() -> None:
         time.sleep(0.05)
         return "built"
 
-    worker = threading.Thread(target=lambda: found.append(_bounded(slow, None, 0.01)))
+    worker = threading.Thread(target=lambda: found.append(bounded_call(slow, None, 0.01)))
     worker.start()
     worker.join()
     assert found == ["built"]

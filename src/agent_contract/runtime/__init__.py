@@ -29,7 +29,7 @@ module above it.
 from .answers import AnswerFormat
 from .contract import Contract
 from .execution import AsyncInvoke, Invoke
-from .input import Decider, RunInput, RunOptions
+from .input import Decider, ResumeOptions, RunInput, RunOptions
 from .interruption import interruptible
 from .layers import LayerOps
 from .ledger import PlannedCall
@@ -64,6 +64,7 @@ __all__ = [
     "PlannedCall",
     "ResponseShape",
     "ResponseVerdict",
+    "ResumeOptions",
     "RunInput",
     "RunInterrupted",
     "RunOptions",

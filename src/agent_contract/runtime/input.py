@@ -25,9 +25,9 @@ from ..trace import RedactionPolicy
 from .answers import AnswerFormat
 from .contract import Contract
 from .response import Commentary
-from .state import RunState
+from .state import Checkpoint, RunState
 
-__all__ = ["Decider", "RunInput", "RunOptions"]
+__all__ = ["Decider", "ResumeOptions", "RunInput", "RunOptions"]
 
 
 class Decider(Protocol):
@@ -65,6 +65,19 @@ class RunOptions(TypedDict, total=False):
     """Application values for context-aware tools."""
     run_id: str | None
     """The run's id (default: a random id)."""
+
+
+class ResumeOptions(TypedDict, total=False):
+    """The keywords of a resume every binding takes (the LangChain binding's
+    ``resume_agent``/``resume_graph`` and their async twins, the PydanticAI binding's
+    ``resume_agent``), declared once: each is the parameter of the same name of the call
+    it reaches (:meth:`Contract.restore`'s ``context``, :meth:`RunState.resume`'s
+    ``checkpoint``). Every key is optional; one left out is ``None``."""
+
+    context: Mapping[str, Any] | None
+    """Application values for context-aware tools (:meth:`Contract.restore`)."""
+    checkpoint: Checkpoint | None
+    """Stores a snapshot durably; called before any write runs (:meth:`RunState.resume`)."""
 
 
 @dataclass(frozen=True, kw_only=True)

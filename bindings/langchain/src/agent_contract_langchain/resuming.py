@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypedDict, Unpack, cast
 
 from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.memory import InMemorySaver
@@ -27,7 +27,14 @@ from agent_contract.approval import Approval
 from agent_contract.errors import CheckpointError
 from agent_contract.harnesses import Harness, RunInput, settle_approvals
 from agent_contract.model import Model
-from agent_contract.runtime import Checkpoint, Contract, RunResult, RunState, Stop
+from agent_contract.runtime import (
+    Checkpoint,
+    Contract,
+    ResumeOptions,
+    RunResult,
+    RunState,
+    Stop,
+)
 from agent_contract.tools import ToolSpec
 
 from .approvals import payload_call_id
@@ -39,6 +46,7 @@ from .stops import stop_of, without_stops
 from .suite_extras import CAPABILITIES, extra_middleware, suite_tools
 
 __all__ = [
+    "GraphResumeOptions",
     "aresume_agent",
     "aresume_graph",
     "reconcile_finished",
@@ -50,6 +58,45 @@ __all__ = [
 ]
 
 
+class GraphResumeOptions(ResumeOptions, total=False):
+    """The keywords of a LangGraph resume (:func:`resume_agent`, :func:`resume_graph` and
+    their async twins), declared once: the core's
+    :class:`~agent_contract.runtime.ResumeOptions` (``context``, ``checkpoint``) and the
+    graph's own below. Every key is optional; one left out is ``None``."""
+
+    answers: Mapping[str, Any] | None
+    """Resume values for interrupts that are not the contract's write approvals, by
+    interrupt id (see :func:`resume_agent`)."""
+    system: str | None
+    """The system message the run was built with."""
+    graph_context: Any
+    """The graph's runtime ``context=`` (for ``context_schema``), passed through untouched."""
+
+
+def _agent_graph(
+    model: Model | BaseChatModel,
+    contract: Contract,
+    checkpointer: Any,
+    create_agent_options: Mapping[str, Any] | None,
+    options: Mapping[str, Any],
+) -> tuple[Any, GraphResumeOptions]:
+    """The ``create_agent`` graph a resume runs on, and the resume's own keywords.
+
+    A keyword outside :class:`GraphResumeOptions` goes to ``create_agent`` beside
+    ``create_agent_options`` (the spelling ``resume_agent(..., middleware=[...])``)."""
+    keys = GraphResumeOptions.__optional_keys__
+    resume = cast(GraphResumeOptions, {k: v for k, v in options.items() if k in keys})
+    extra = {k: v for k, v in options.items() if k not in keys}
+    graph = build_agent(
+        model,
+        contract,
+        system=resume.get("system"),
+        checkpointer=checkpointer,
+        **{**(create_agent_options or {}), **extra},
+    )
+    return graph, resume
+
+
 def resume_agent(
     model: Model | BaseChatModel,
     contract: Contract,
@@ -57,13 +104,9 @@ def resume_agent(
     approvals: Sequence[Approval] = (),
     *,
     checkpointer: Any,
-    answers: Mapping[str, Any] | None = None,
-    context: Mapping[str, Any] | None = None,
-    checkpoint: Callable[[dict[str, Any]], None] | None = None,
-    system: str | None = None,
     mode: Mode = "invoke",
-    graph_context: Any = None,
-    **create_agent_options: Any,
+    create_agent_options: Mapping[str, Any] | None = None,
+    **options: Unpack[GraphResumeOptions],
 ) -> RunResult:
     """Continue a ``create_agent`` run that paused (``pending_approval`` or
     ``interrupted``), possibly in a new process.
@@ -83,32 +126,22 @@ def resume_agent(
     run pauses again with ``pending_approval``, as offline.
 
     Args:
-        answers: resume values for interrupts that are not the contract's write
+        create_agent_options: as the run was built with (``middleware``, ...; None:
+            none); a keyword outside :class:`GraphResumeOptions` is handed to
+            ``create_agent`` too.
+        **options: the resume's keywords (see :class:`GraphResumeOptions`): ``answers``
+            are resume values for interrupts that are not the contract's write
             approvals (a ``HumanInTheLoopMiddleware`` review, an ``interrupt()`` in a
             tool), by interrupt id (``RunResult.stop_detail`` names them; the thread's
             ``get_state(config).interrupts`` holds them).
-        **create_agent_options: as the run was built with (``middleware``, ...).
 
     Raises:
         ApprovalError: a decision does not fit.
         CheckpointError: the snapshot cannot be restored, or the thread has no
             checkpoint or nothing pending to resume (never a fresh start).
     """
-    graph = build_agent(
-        model, contract, system=system, checkpointer=checkpointer, **create_agent_options
-    )
-    return resume_graph(
-        graph,
-        contract,
-        snapshot,
-        approvals,
-        answers=answers,
-        context=context,
-        checkpoint=checkpoint,
-        system=system,
-        mode=mode,
-        graph_context=graph_context,
-    )
+    graph, resume = _agent_graph(model, contract, checkpointer, create_agent_options, options)
+    return resume_graph(graph, contract, snapshot, approvals, mode=mode, **resume)
 
 
 async def aresume_agent(
@@ -118,12 +151,8 @@ async def aresume_agent(
     approvals: Sequence[Approval] = (),
     *,
     checkpointer: Any,
-    answers: Mapping[str, Any] | None = None,
-    context: Mapping[str, Any] | None = None,
-    checkpoint: Callable[[dict[str, Any]], None] | None = None,
-    system: str | None = None,
-    graph_context: Any = None,
-    **create_agent_options: Any,
+    create_agent_options: Mapping[str, Any] | None = None,
+    **options: Unpack[GraphResumeOptions],
 ) -> RunResult:
     """:func:`resume_agent` in the running event loop (for an async checkpointer).
 
@@ -131,20 +160,8 @@ async def aresume_agent(
         ConfigurationError: the checkpointer is bound to another event loop.
         ApprovalError, CheckpointError: as :func:`resume_agent`.
     """
-    graph = build_agent(
-        model, contract, system=system, checkpointer=checkpointer, **create_agent_options
-    )
-    return await aresume_graph(
-        graph,
-        contract,
-        snapshot,
-        approvals,
-        answers=answers,
-        context=context,
-        checkpoint=checkpoint,
-        system=system,
-        graph_context=graph_context,
-    )
+    graph, resume = _agent_graph(model, contract, checkpointer, create_agent_options, options)
+    return await aresume_graph(graph, contract, snapshot, approvals, **resume)
 
 
 def _resume_command(
@@ -184,18 +201,51 @@ def _resume_command(
     return Command(resume=resume)
 
 
+class _GraphRun(TypedDict):
+    """The keywords :func:`run_graph` and :func:`arun_graph` continue a resume with."""
+
+    system: str | None
+    config: dict[str, Any]
+    resume: Command[Any]
+    graph_context: Any
+
+
+def _restored(
+    contract: Contract, snapshot: Mapping[str, Any], options: GraphResumeOptions
+) -> tuple[RunState, dict[str, Any]]:
+    """The paused run restored from ``snapshot``, and the config of its thread."""
+    state, _ = contract.restore(snapshot, context=options.get("context"))
+    return state, {"configurable": {"thread_id": state.view.run_id}}
+
+
+def _continued(
+    state: RunState,
+    current: Any,
+    approvals: Sequence[Approval],
+    config: dict[str, Any],
+    options: GraphResumeOptions,
+) -> _GraphRun:
+    """Record the decisions against the thread's ``current`` state, and the keywords
+    the graph is then run again with (see :func:`_resume_command`)."""
+    command = _resume_command(
+        state, current, approvals, options.get("answers"), options.get("checkpoint")
+    )
+    return _GraphRun(
+        system=options.get("system"),
+        config=config,
+        resume=command,
+        graph_context=options.get("graph_context"),
+    )
+
+
 def resume_graph(
     graph: Any,
     contract: Contract,
     snapshot: Mapping[str, Any],
     approvals: Sequence[Approval] = (),
     *,
-    answers: Mapping[str, Any] | None = None,
-    context: Mapping[str, Any] | None = None,
-    checkpoint: Callable[[dict[str, Any]], None] | None = None,
-    system: str | None = None,
     mode: Mode = "invoke",
-    graph_context: Any = None,
+    **options: Unpack[GraphResumeOptions],
 ) -> RunResult:
     """:func:`resume_agent` for a graph you compiled yourself (with a checkpointer and
     the contract's middleware for ``contract``).
@@ -205,34 +255,12 @@ def resume_graph(
         ConfigurationError: an async checkpointer (use :func:`aresume_graph`).
     """
     if mode == "ainvoke":
-        return run_async(
-            aresume_graph(
-                graph,
-                contract,
-                snapshot,
-                approvals,
-                answers=answers,
-                context=context,
-                checkpoint=checkpoint,
-                system=system,
-                graph_context=graph_context,
-            )
-        )
-    state, _ = contract.restore(snapshot, context=context)
-    config: dict[str, Any] = {"configurable": {"thread_id": state.view.run_id}}
+        return run_async(aresume_graph(graph, contract, snapshot, approvals, **options))
+    state, config = _restored(contract, snapshot, options)
     with framework_errors():
         current = graph.get_state(config)
-    command = _resume_command(state, current, approvals, answers, checkpoint)
-    return run_graph(
-        graph,
-        state,
-        [],
-        mode=mode,
-        system=system,
-        config=config,
-        resume=command,
-        graph_context=graph_context,
-    )
+    run = _continued(state, current, approvals, config, options)
+    return run_graph(graph, state, [], mode=mode, **run)
 
 
 async def aresume_graph(
@@ -240,12 +268,7 @@ async def aresume_graph(
     contract: Contract,
     snapshot: Mapping[str, Any],
     approvals: Sequence[Approval] = (),
-    *,
-    answers: Mapping[str, Any] | None = None,
-    context: Mapping[str, Any] | None = None,
-    checkpoint: Callable[[dict[str, Any]], None] | None = None,
-    system: str | None = None,
-    graph_context: Any = None,
+    **options: Unpack[GraphResumeOptions],
 ) -> RunResult:
     """:func:`resume_graph` with ``ainvoke`` in the running event loop.
 
@@ -254,20 +277,11 @@ async def aresume_graph(
         ApprovalError, CheckpointError: as :func:`resume_agent`.
     """
     check_loop(graph)
-    state, _ = contract.restore(snapshot, context=context)
-    config: dict[str, Any] = {"configurable": {"thread_id": state.view.run_id}}
+    state, config = _restored(contract, snapshot, options)
     with framework_errors():
         current = await graph.aget_state(config)
-    command = _resume_command(state, current, approvals, answers, checkpoint)
-    return await arun_graph(
-        graph,
-        state,
-        [],
-        system=system,
-        config=config,
-        resume=command,
-        graph_context=graph_context,
-    )
+    run = _continued(state, current, approvals, config, options)
+    return await arun_graph(graph, state, [], **run)
 
 
 def resume_or_reconcile(

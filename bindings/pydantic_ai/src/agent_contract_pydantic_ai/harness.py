@@ -38,8 +38,8 @@ from agent_contract.harnesses import Harness, RunInput, settle_approvals
 from agent_contract.messages import Message
 from agent_contract.model import Model
 from agent_contract.runtime import (
-    Checkpoint,
     Contract,
+    ResumeOptions,
     RunOptions,
     RunResult,
     interruptible,
@@ -158,10 +158,9 @@ def resume_agent(
     snapshot: Mapping[str, Any],
     approvals: Sequence[Approval] = (),
     *,
-    context: Mapping[str, Any] | None = None,
-    checkpoint: Checkpoint | None = None,
     mode: Mode = "run_sync",
-    **agent_options: Any,
+    agent_options: Mapping[str, Any] | None = None,
+    **options: Unpack[ResumeOptions],
 ) -> RunResult:
     """Continue a run paused with ``pending_approval``, from its snapshot alone (in this
     process or another).
@@ -174,12 +173,23 @@ def resume_agent(
     PydanticAI is not started (it needs an answer for every deferred call): the decided
     writes run and the run stays paused, as the offline loop does.
 
+    Args:
+        agent_options: passed to the ``Agent`` (as :func:`run_agent`'s; None: none); a
+            keyword outside :class:`~agent_contract.runtime.ResumeOptions` is passed to
+            it too.
+        **options: the resume's keywords (see
+            :class:`~agent_contract.runtime.ResumeOptions`): ``context`` and
+            ``checkpoint``.
+
     Raises:
         ApprovalError: a decision does not fit.
         CheckpointError: the snapshot cannot be restored.
     """
-    state, transcript = contract.restore(snapshot, context=context)
+    keys = ResumeOptions.__optional_keys__
+    extra = {k: v for k, v in options.items() if k not in keys}
+    state, transcript = contract.restore(snapshot, context=options.get("context"))
     pending = [p.tool_call_id for p in state.view.pending_approvals()]  # before rejections answer
+    checkpoint = options.get("checkpoint")
     writes = state.resume(approvals, checkpoint=checkpoint, transcript=transcript)
     harness = "pydantic-ai" if mode == "run_sync" else f"pydantic-ai-{mode}"
     if any(state.view.decision_for(call_id) is None for call_id in pending):
@@ -195,7 +205,7 @@ def resume_agent(
             results.approvals[call_id] = ToolDenied(answered.content)
         else:
             results.approvals[call_id] = ToolApproved()
-    agent = build_agent(model, contract, **agent_options)
+    agent = build_agent(model, contract, **{**(agent_options or {}), **extra})
     deferred = results if results.approvals else None  # e.g. resuming an interrupted run
     return drive_agent(agent, state, transcript, mode=mode, deferred_tool_results=deferred)
 

@@ -2,9 +2,11 @@
 ``create_agent``, built from the agent the factory returns.
 
 - :mod:`.probes`: :func:`~.probes.agent_probes`, the entry point's builder;
-- :mod:`.capture`: calling the factory and taking the agent apart (model, tools, middleware);
-- :mod:`.scenarios`: the probe scenarios, from each tool's declared effect and the budget;
-- :mod:`.schema`: arguments that fit a tool's schema, and ones that do not.
+- :mod:`.capture`: calling the factory and taking the agent apart (model, tools, middleware).
+
+The probe scenarios (from each tool's schema, declared effect and the budget) are the
+core's, :mod:`agent_contract.conformance.agent_scenarios`, which any binding's
+``check --agent`` can use.
 
 Importing this package imports no LangChain; its modules do.
 """

@@ -3,37 +3,35 @@
 :func:`capture_agent` calls ``factory(model)`` while ``create_agent`` (as
 ``langchain.agents`` exports it, as any loaded module imported it, and as a closure
 the factory holds it) records its arguments and builds the graph from a rewrite of
-them; :func:`probe_context` builds a value of the team's ``context_schema``. Used by
+them (the rebinding, the watchdog on the factory's call and the placeholder context are
+the core's, :mod:`agent_contract.conformance.agent_factory`). Used by
 :mod:`agent_contract_langchain.agent_check`.
 """
 
 from __future__ import annotations
 
-import _thread
 import contextlib
-import dataclasses
 import importlib
 import inspect
 import os
-import signal
 import sys
 import threading
-import types
 import typing
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any
 
 from langchain_core.tools import BaseTool
 from langchain_core.tools import tool as as_tool
 
+from agent_contract.conformance import agent_factory
+from agent_contract.conformance.agent_factory import bounded_call, rebound
 from agent_contract.errors import ConfigurationError
 from agent_contract.registry import import_attribute
 
 from ..middleware import ContractMiddleware
 
 __all__ = [
-    "FACTORY_TIMEOUT_SECONDS",
     "AgentParts",
     "Built",
     "GraphModule",
@@ -42,7 +40,6 @@ __all__ = [
     "capture_agents",
     "is_compiled_graph",
     "load_factory",
-    "probe_context",
 ]
 
 
@@ -263,36 +260,15 @@ def _intercepted(factory: Any, rewrite: Rewrite, model: Any) -> Iterator[list[Ag
         part.graph = original(**rewrite(key, dict(arguments)))
         return part.graph
 
-    homes: list[tuple[Any, str]] = [
-        (agents_module, "create_agent"),
-        (factory_module, "create_agent"),
-    ]
     # Every loaded module that bound the name (``from langchain.agents import
     # create_agent``), not only the factory's own: a factory often calls a helper of
     # another module of the team's that builds the agent.
+    homes = [(agents_module, "create_agent"), (factory_module, "create_agent")]
     targets = (original, agents_module.create_agent)
-    skip = {id(vars(agents_module)), id(vars(factory_module))}
-    found = [(n, k) for n, k in _bindings_of(targets) if id(n) not in skip]
-    globals_ = getattr(factory, "__globals__", None)
-    if isinstance(globals_, dict) and id(globals_) not in skip:
-        found += [(globals_, k) for k, v in list(globals_.items()) if any(v is t for t in targets)]
-    placed = {(id(home), key) for home, key in homes}
-    for namespace, key in found:
-        if (id(namespace), key) not in placed and any(namespace.get(key) is t for t in targets):
-            placed.add((id(namespace), key))
-            homes.append((namespace, key))
-    for index, cell in enumerate(getattr(factory, "__closure__", None) or ()):
-        with contextlib.suppress(ValueError):  # an empty cell
-            if cell.cell_contents is original or cell.cell_contents is agents_module.create_agent:
-                homes.append((cell, str(index)))
-    saved = [(home, key, _get(home, key)) for home, key in homes]
     try:
-        for home, key in homes:
-            _set(home, key, recording)
-        yield seen
+        with rebound(targets, recording, homes=homes, factory=factory):
+            yield seen
     finally:
-        for home, key, value in reversed(saved):
-            _set(home, key, value)
         if isinstance(factory, GraphModule):  # the module, executed again, bound ours
             namespace = vars(sys.modules[factory.module])
             for key, value in list(namespace.items()):
@@ -300,113 +276,8 @@ def _intercepted(factory: Any, rewrite: Rewrite, model: Any) -> Iterator[list[Ag
                     namespace[key] = original
 
 
-_BINDINGS: dict[str, Any] = {}
-"""The cache of :func:`_bindings_of`: ``{"key": ..., "found": [...]}``."""
-
-
-def _bindings_of(targets: tuple[Any, ...]) -> list[tuple[dict[str, Any], str]]:
-    """``(module namespace, name)`` for every loaded module's global bound to one of
-    ``targets``. Scanning every module takes tens of milliseconds (thousands of modules
-    once deepagents is imported) and the check captures the factory once per probe, so
-    the scan is kept until a module is loaded or unloaded (the caller checks each
-    binding still holds before using it)."""
-    modules = sys.modules
-    last = next(reversed(modules), None)
-    key = (len(modules), last, id(modules.get(last)) if last is not None else 0, *map(id, targets))
-    if _BINDINGS.get("key") != key:
-        found: list[tuple[dict[str, Any], str]] = []
-        for module in list(modules.values()):
-            namespace = getattr(module, "__dict__", None)
-            if not isinstance(namespace, dict):
-                continue
-            for name, value in list(namespace.items()):
-                if any(value is t for t in targets):
-                    found.append((namespace, name))
-        _BINDINGS.update(key=key, found=found)
-    return list(_BINDINGS["found"])
-
-
-def _get(home: Any, key: str) -> Any:
-    if isinstance(home, types.CellType):
-        return home.cell_contents
-    return home[key] if isinstance(home, dict) else getattr(home, key)
-
-
-def _set(home: Any, key: str, value: Any) -> None:
-    if isinstance(home, types.CellType):
-        home.cell_contents = value
-    elif isinstance(home, dict):
-        home[key] = value
-    else:
-        setattr(home, key, value)
-
-
 _LOCK = threading.Lock()
 """One factory call at a time (the interception is process-wide)."""
-
-
-FACTORY_TIMEOUT_SECONDS: Final = 120.0
-"""How long :func:`capture_agent` waits for the team's factory to return (seconds): a
-factory that hangs (a network call, a lock) ends ``check --agent`` with a named error
-instead of no output."""
-
-
-def _interrupt_main_thread() -> None:
-    """SIGINT to the main thread (it wakes a blocking call, which a simulated one does
-    not); where threads cannot be signalled, the simulated one."""
-    if hasattr(signal, "pthread_kill"):
-        signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
-    else:  # pragma: no cover - Windows
-        _thread.interrupt_main()
-
-
-def _is_sigint(exc: BaseException) -> bool:
-    """Whether ``exc`` is what SIGINT raises: ``KeyboardInterrupt``, or an exception a
-    SIGINT handler raised that names the signal (``signum``, as the CLI's does)."""
-    return isinstance(exc, KeyboardInterrupt) or getattr(exc, "signum", None) == signal.SIGINT
-
-
-def _bounded(factory: Callable[[Any], Any], model: Any, timeout: float) -> Any:
-    """``factory(model)`` in this thread, bounded by ``timeout`` seconds when this is
-    the main thread: a watchdog then interrupts it as Ctrl-C would (the factory runs where
-    it always did, so its SQLite connections, signal handlers and event loop belong to
-    the thread that uses the agent). Outside the main thread it is not bounded, nor is a
-    factory that ignores or handles SIGINT itself (it is sent once); a caller that must
-    never hang wraps the whole process in a timeout of its own.
-
-    Raises:
-        ConfigurationError: it did not return in time.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        return factory(model)
-    lock = threading.Lock()
-    state = {"done": False, "fired": False}
-
-    def fire() -> None:
-        with lock:
-            if not state["done"]:
-                state["fired"] = True
-                _interrupt_main_thread()
-
-    watchdog = threading.Timer(timeout, fire)
-    watchdog.daemon = True
-    watchdog.start()
-    try:
-        value = factory(model)
-        with lock:
-            state["done"] = True
-    except BaseException as exc:
-        with lock:
-            state["done"] = True
-        if not (state["fired"] and _is_sigint(exc)):  # e.g. a later SIGTERM stays itself
-            raise
-        raise ConfigurationError(
-            f"the agent factory did not return within {timeout:g} s (it may be waiting on "
-            "a network call or a lock); check --agent builds the agent once per probe"
-        ) from None
-    finally:
-        watchdog.cancel()
-    return value
 
 
 def capture_agents(
@@ -416,11 +287,12 @@ def capture_agents(
 
     Raises:
         ConfigurationError: the factory raised, called ``sys.exit``, did not return
-            within :data:`FACTORY_TIMEOUT_SECONDS`, or called no ``create_agent``.
+            within :data:`~agent_contract.conformance.agent_factory.FACTORY_TIMEOUT_SECONDS`,
+            or called no ``create_agent``.
     """
     with _LOCK, _intercepted(factory, rewrite or (lambda key, a: a), model) as seen:
         try:
-            graph = _bounded(factory, model, FACTORY_TIMEOUT_SECONDS)
+            graph = bounded_call(factory, model, agent_factory.FACTORY_TIMEOUT_SECONDS)
         except ConfigurationError:
             raise
         except SystemExit as exc:  # a factory must return or raise, never end the process
@@ -473,31 +345,3 @@ def capture_agent(
     """
     built = capture_agents(factory, model, None if rewrite is None else (lambda key, a: rewrite(a)))
     return built.graph, built.outermost or built.agents[0]
-
-
-_PLACEHOLDERS: Final[dict[Any, Any]] = {str: "probe", int: 0, float: 0.0, bool: False}
-
-
-def probe_context(schema: Any) -> Any:
-    """A value of the team's ``context_schema`` for the probes: defaults where it has
-    them, else a placeholder per field type (``"probe"``, 0, False, None). None when there
-    is no schema or it cannot be built."""
-    if schema is None:
-        return None
-    with contextlib.suppress(Exception):
-        return schema()
-    fields: dict[str, Any] = {}
-    hints: dict[str, Any] = {}
-    with contextlib.suppress(Exception):
-        hints = typing.get_type_hints(schema)
-    if dataclasses.is_dataclass(schema):
-        names = [f.name for f in dataclasses.fields(schema) if f.init]
-    elif hasattr(schema, "model_fields"):
-        names = list(schema.model_fields)
-    else:
-        names = list(hints)
-    for name in names:
-        fields[name] = _PLACEHOLDERS.get(hints.get(name), None)
-    with contextlib.suppress(Exception):
-        return schema(**fields)
-    return dict(fields)

@@ -79,12 +79,18 @@ from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.checkpoint.memory import InMemorySaver
 
 from agent_contract.conformance.agent import AgentProbes
-from agent_contract.conformance.evaluate import (
-    observe,
+from agent_contract.conformance.agent_factory import probe_context
+from agent_contract.conformance.agent_scenarios import (
+    OfferedTools,
+    check_effects,
+    probe_budget,
+    probe_scenarios,
+    tool_facts,
 )
+from agent_contract.conformance.evaluate import observe
 from agent_contract.errors import ConfigurationError
 from agent_contract.harnesses import Harness, Observation, RunInput
-from agent_contract.messages import Completion, Message
+from agent_contract.messages import Message
 from agent_contract.model import Model
 from agent_contract.runtime import RunResult
 from agent_contract.testing import FakeModel
@@ -95,6 +101,7 @@ from ..chat_model import ContractChatModel
 from ..harness import Mode, run_async, run_graph
 from ..messages import to_langchain_messages
 from ..middleware import ContractMiddleware
+from ..tools import _visible_schema
 from .capture import (
     AgentParts,
     Built,
@@ -102,17 +109,13 @@ from .capture import (
     capture_agents,
     is_compiled_graph,
     load_factory,
-    probe_context,
 )
-from .scenarios import budget_of, probe_scenarios, tool_facts
-from .schema import sample_arguments
 
 __all__ = [
     "AgentParts",
     "agent_probes",
     "capture_agent",
     "load_factory",
-    "sample_arguments",
 ]
 
 
@@ -295,40 +298,13 @@ def _column_harness(column: _Column) -> Harness:
     return run
 
 
-class _Offered:
-    """A model that answers every call ``done`` and keeps the names of the tools the
-    first call offered (the tool definitions the model is given)."""
-
-    def __init__(self) -> None:
-        self.names: list[str] | None = None
-
-    def complete(
-        self,
-        messages: Sequence[Message],
-        tools: Sequence[dict[str, Any]] | None = None,
-        max_output_tokens: int = 512,
-        temperature: float = 0.0,
-    ) -> Completion:
-        """Record the offered tools' names (first call only); answer ``done``."""
-        if self.names is None:
-            self.names = [_definition_name(d) for d in tools or ()]
-        return Completion(text="done")
-
-
-def _definition_name(definition: Mapping[str, Any]) -> str:
-    function = definition.get("function")
-    if isinstance(function, Mapping) and "name" in function:
-        return str(function["name"])
-    return str(definition.get("name", "?"))
-
-
 def _offered_tools(
     factory: Callable[[Any], Any], parts: AgentParts, outermost: bool
 ) -> tuple[list[str] | None, str]:
     """The names of the tools the agent's model is offered on its first call (one run of
     the agent as built, its model answering at once), or ``(None, why)`` when that run
     failed."""
-    recorder = _Offered()
+    recorder = OfferedTools()
     try:
         built = capture_agents(factory, ContractChatModel(model=recorder))
         own = built.agent(parts.key)
@@ -406,15 +382,7 @@ def agent_probes(
         spec = f"{getattr(spec, '__module__', '?')}:{getattr(spec, '__qualname__', '?')}"
     label = spec.rpartition(":")[2]
     effects = dict(effects or {})
-    names = {t.name for part in built.agents for t in part.tools}
-    for name, effect in effects.items():
-        if effect not in ("read", "write"):
-            raise ConfigurationError(f"effect of {name!r} must be read or write, got {effect!r}")
-        if name not in names:
-            raise ConfigurationError(
-                f"--effect names {name!r}, which is not one of the agent's tools: "
-                + ", ".join(sorted(names))
-            )
+    check_effects(effects, {t.name for part in built.agents for t in part.tools})
     ordered = [built.outermost] if built.outermost is not None else []
     ordered += [p for p in built.agents if p is not built.outermost]
     several = len(ordered) > 1 or built.outermost is None
@@ -558,11 +526,16 @@ def _probes_of(
             + "; register each with from_langchain_tool(tool, effect=...) to offer it"
         )
     probed = dataclasses.replace(parts, tools=[t for t in parts.tools if t.name not in not_probed])
-    facts = tool_facts(probed, {k: v for k, v in effects.items() if k in mine})
-    budget = budget_of(probed)
+    contract = own.contract if own is not None else None
+    facts = tool_facts(
+        [(t.name, t.description, _visible_schema(t)) for t in probed.tools],
+        contract,
+        {k: v for k, v in effects.items() if k in mine},
+    )
+    budget = probe_budget(contract)
     secrets = own.contract.redaction.secrets if own is not None else ()
     scenarios, info = probe_scenarios(facts, budget, secrets)
-    undeclared = [f.tool.name for f in facts if not f.declared]
+    undeclared = [f.name for f in facts if not f.declared]
     if own is None:
         findings.append(
             "no ContractMiddleware in the stack: the column "
@@ -577,7 +550,7 @@ def _probes_of(
     for fact in facts:
         if fact.valid is None:
             findings.append(
-                f"{fact.tool.name}: no valid arguments could be generated from its schema "
+                f"{fact.name}: no valid arguments could be generated from its schema "
                 "(a pattern or format); its valid-call and invalid-argument probes are left out"
             )
     for provider in parts.provider_tools:
@@ -597,8 +570,8 @@ def _probes_of(
     return AgentProbes(
         agent=spec,
         name=name,
-        tools=tuple(f.tool.name for f in facts),
-        effects={f.tool.name: (f.effect if f.declared else "undeclared") for f in facts},
+        tools=tuple(f.name for f in facts),
+        effects={f.name: (f.effect if f.declared else "undeclared") for f in facts},
         scenarios=tuple(scenarios),
         probes=info,
         harnesses={c.name: _column_harness(c) for c in columns},

@@ -1,6 +1,6 @@
 """Arguments from a JSON Schema: valid ones (:func:`sample_arguments`) and ones that
 break it in a named way (:func:`invalid_arguments`), for the probes of
-:mod:`agent_contract_langchain.agent_check`."""
+``check --agent`` (:mod:`agent_contract.conformance.agent_scenarios`)."""
 
 from __future__ import annotations
 

@@ -1,36 +1,44 @@
 """The probes of a team's agent, as contract scenarios: per tool, from its JSON Schema,
-its declared effect and the budget (see :mod:`agent_contract_langchain.agent_check`)."""
+its declared effect and the budget (``check --agent``; see
+:mod:`agent_contract.conformance.agent`).
+
+A binding reads each of the agent's tools as a name, a description and the JSON Schema
+its model sees, and hands them to :func:`tool_facts` with the agent's contract (if it
+has one) and the effects the team declared; :func:`probe_scenarios` builds the probe
+scenarios from those facts and :func:`probe_budget`. :class:`OfferedTools` is the model
+of a first run that reads which tools the agent's model is offered. The binding keeps
+what touches its framework: taking the agent apart, stubbing its tools, running it."""
 
 from __future__ import annotations
 
 import copy
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from langchain_core.tools import BaseTool
-
-from agent_contract.budget import Budget
-from agent_contract.conformance.agent import ProbeInfo
-from agent_contract.conformance.base import Problem, Scenario
-from agent_contract.conformance.boundaries.timeouts import check_timeout
-from agent_contract.conformance.boundaries.tool_errors import check_hidden_text
-from agent_contract.conformance.checks import check_not_emitted, check_ran
-from agent_contract.conformance.fixtures import PLANTED_PASSWORD, PLANTED_SECRET, Probe
-from agent_contract.harnesses import Observation
-from agent_contract.testing import FakeModel, Reply, tool_call, tool_calls
-from agent_contract.tools import ToolSpec
-
-from ..tools import _visible_schema
-from .capture import AgentParts
-from .schema import invalid_arguments, sample_arguments
+from ..budget import Budget
+from ..errors import ConfigurationError
+from ..harnesses import Observation
+from ..messages import Completion, Message
+from ..runtime import Contract
+from ..testing import FakeModel, Reply, tool_call, tool_calls
+from ..tools import ToolSpec
+from .agent import ProbeInfo
+from .agent_schema import invalid_arguments, sample_arguments
+from .base import Problem, Scenario
+from .boundaries.timeouts import check_timeout
+from .boundaries.tool_errors import check_hidden_text
+from .checks import check_not_emitted, check_ran
+from .fixtures import PLANTED_PASSWORD, PLANTED_SECRET, Probe
 
 __all__ = [
     "PROBE_TIMEOUT_SECONDS",
     "SLOW_LIMIT_SECONDS",
+    "OfferedTools",
     "ToolFacts",
-    "budget_of",
+    "check_effects",
+    "probe_budget",
     "probe_scenarios",
     "tool_facts",
 ]
@@ -84,10 +92,10 @@ class _Specs:
             opts["effect"] = "write"
             opts["preview"] = lambda context, **arguments: {"would_call": arguments}
             opts["verify"] = lambda context, **arguments: None
-        self.name = fact.tool.name
+        self.name = fact.name
         self.template = ToolSpec(
-            name=fact.tool.name,
-            description=fact.tool.description or fact.tool.name,
+            name=fact.name,
+            description=fact.description or fact.name,
             parameters=fact.parameters,
             handler=lambda *context, **arguments: None,
             **opts,
@@ -102,44 +110,85 @@ class _Specs:
 
 @dataclass(frozen=True)
 class ToolFacts:
-    tool: BaseTool
+    """What the probes know of one of the agent's tools."""
+
+    name: str
+    description: str | None
+    """The tool's description (None or "" for none: its name stands in)."""
     parameters: dict[str, Any]
+    """The JSON Schema of the arguments its model sees (the contract's, when the
+    contract registers the tool), as a :class:`~agent_contract.tools.ToolSpec` stores it."""
     effect: str
+    """``read`` or ``write`` (an undeclared effect is taken as ``write``: fail closed)."""
     declared: bool
+    """Whether the contract or the team declared the effect."""
     timeout: float
+    """Seconds: the contract's timeout of the tool, else :data:`PROBE_TIMEOUT_SECONDS`."""
     valid: dict[str, Any] | None
+    """Arguments that fit :attr:`parameters`, or None when none could be generated."""
 
 
-def budget_of(parts: AgentParts) -> Budget:
-    own = parts.contract_middleware
-    if own is not None:
-        return own.contract.budget
+def check_effects(effects: Mapping[str, str], names: set[str]) -> None:
+    """Check the effects a team declared (``check --effect NAME=read``), by tool name,
+    against ``names``, the tools of every agent the factory built.
+
+    Raises:
+        ConfigurationError: an effect other than ``read`` or ``write``, or one for a tool
+            no agent has.
+    """
+    for name, effect in effects.items():
+        if effect not in ("read", "write"):
+            raise ConfigurationError(f"effect of {name!r} must be read or write, got {effect!r}")
+        if name not in names:
+            raise ConfigurationError(
+                f"--effect names {name!r}, which is not one of the agent's tools: "
+                + ", ".join(sorted(names))
+            )
+
+
+def probe_budget(contract: Contract | None) -> Budget:
+    """The budget the probes run under: the agent's own contract's, else the default
+    one with a 60-second deadline."""
+    if contract is not None:
+        return contract.budget
     return Budget(deadline_seconds=_DEADLINE)
 
 
-def tool_facts(parts: AgentParts, effects: Mapping[str, str]) -> list[ToolFacts]:
-    own = parts.contract_middleware
+def tool_facts(
+    tools: Iterable[tuple[str, str | None, dict[str, Any]]],
+    contract: Contract | None,
+    effects: Mapping[str, str],
+) -> list[ToolFacts]:
+    """The facts of each tool, ``(name, description, the JSON Schema its model sees)``
+    in the agent's order: its effect and timeout from ``contract``'s registry when it
+    registers the tool (and that spec's schema), else the effect ``effects`` declares
+    for it, else ``write`` (undeclared).
+
+    Raises:
+        ConfigurationError: a schema that is not a valid Draft 2020-12 object schema.
+    """
     found: list[ToolFacts] = []
-    for tool in parts.tools:
-        parameters = _visible_schema(tool)
-        spec = own.contract.registry.get(tool.name) if own is not None else None
+    for name, description, schema in tools:
+        parameters = schema
+        spec = contract.registry.get(name) if contract is not None else None
         effect: str
         if spec is not None:
             effect, declared, timeout = spec.effect, True, spec.timeout_seconds
             parameters = dict(spec.parameters)
-        elif tool.name in effects:
-            effect, declared, timeout = effects[tool.name], True, PROBE_TIMEOUT_SECONDS
+        elif name in effects:
+            effect, declared, timeout = effects[name], True, PROBE_TIMEOUT_SECONDS
         else:
             effect, declared, timeout = "write", False, PROBE_TIMEOUT_SECONDS
         probe_spec = ToolSpec(
-            name=tool.name,
-            description=tool.description or tool.name,
+            name=name,
+            description=description or name,
             parameters=parameters,
             handler=lambda **a: None,
         )
         found.append(
             ToolFacts(
-                tool=tool,
+                name=name,
+                description=description,
                 parameters=dict(probe_spec.parameters),
                 effect=effect,
                 declared=declared,
@@ -165,8 +214,10 @@ def _tools_builder(
 def probe_scenarios(
     facts: Sequence[ToolFacts], budget: Budget, secrets: Sequence[str] = ()
 ) -> tuple[list[Scenario], dict[str, ProbeInfo]]:
-    """The probe scenarios (see :mod:`agent_contract_langchain.agent_check`) and, per
-    scenario name, its tool and kind. ``secrets``: the values a read tool's result
+    """The probe scenarios (``valid_call``, the invalid-argument kinds, ``tool_error``,
+    ``secret_redacted`` per tool; ``unknown_tool``; ``repeated_calls``,
+    ``tool_call_budget`` and ``slow_call`` on a read tool) and, per scenario name, its
+    tool and kind (:class:`~agent_contract.conformance.agent.ProbeInfo`). ``secrets``: the values a read tool's result
     carries in the ``secret_redacted`` probe (the team's contract's, else the suite's
     planted secret)."""
     scenarios: list[Scenario] = []
@@ -179,7 +230,7 @@ def probe_scenarios(
         info[scenario.name] = ProbeInfo(tool=tool, kind=kind)
 
     for fact in facts:
-        name = fact.tool.name
+        name = fact.name
         if fact.valid is None:
             continue
         one = _one_call_of(name, budget)
@@ -285,7 +336,7 @@ def probe_scenarios(
         )
     if reads:
         first = reads[0]
-        name, valid = first.tool.name, first.valid or {}
+        name, valid = first.name, first.valid or {}
         repeats = budget.max_identical_calls + 1
         if repeats <= min(budget.max_tool_calls, budget.max_model_steps):
             script: list[Reply] = [
@@ -335,19 +386,19 @@ def probe_scenarios(
         slow = min(reads, key=lambda f: f.timeout)
         if slow.timeout <= SLOW_LIMIT_SECONDS:
             add(
-                _one_call_of(slow.tool.name, budget)(
-                    f"slow_call[{slow.tool.name}]",
+                _one_call_of(slow.name, budget)(
+                    f"slow_call[{slow.name}]",
                     slow.valid or {},
                     boundary="timeouts",
-                    description=f"{slow.tool.name} outlasts its timeout ({slow.timeout:g} s)",
+                    description=f"{slow.name} outlasts its timeout ({slow.timeout:g} s)",
                     tools=_tools_builder(
-                        templates, {slow.tool.name: _Behaviour(wait_seconds=slow.timeout + 1.0)}
+                        templates, {slow.name: _Behaviour(wait_seconds=slow.timeout + 1.0)}
                     ),
                     results=(("error", "timeout"),),
                     extra=(check_timeout,),
                     requires=("timeouts",),
                 ),
-                slow.tool.name,
+                slow.name,
                 "slow_call",
             )
     return scenarios, info
@@ -371,3 +422,32 @@ def _text_hidden(obs: Observation, model: FakeModel, probe: Probe) -> list[Probl
     if PLANTED_PASSWORD in obs.emitted:
         return [Problem(boundary="tool_errors", message="the tool's exception text was shown")]
     return []
+
+
+class OfferedTools:
+    """A model that answers every call ``done`` and keeps the names of the tools its
+    first call offered (the tool definitions the model is given): a first run of an
+    agent with it reads which tools the agent's model is offered."""
+
+    def __init__(self) -> None:
+        self.names: list[str] | None = None
+        """The offered tools' names; None until the first call."""
+
+    def complete(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[dict[str, Any]] | None = None,
+        max_output_tokens: int = 512,
+        temperature: float = 0.0,
+    ) -> Completion:
+        """Record the offered tools' names (first call only); answer ``done``."""
+        if self.names is None:
+            self.names = [_definition_name(d) for d in tools or ()]
+        return Completion(text="done")
+
+
+def _definition_name(definition: Mapping[str, Any]) -> str:
+    function = definition.get("function")
+    if isinstance(function, Mapping) and "name" in function:
+        return str(function["name"])
+    return str(definition.get("name", "?"))
