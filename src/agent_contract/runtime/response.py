@@ -45,6 +45,7 @@ ViolationCode = Literal[
     "duplicate_call_id",
     "arguments_not_object",
     "unparseable_arguments",
+    "unfinished_reply",
 ]
 
 
@@ -167,7 +168,9 @@ class ResponseVerdict:
     """For ``invalid``: one error result per distinct call id, bound to it; for
     ``refused_answer``: the answer call's refusal."""
     stop: Stop | None = None
-    """For ``invalid``: the ``invalid_response`` stop."""
+    """For ``invalid``: the ``invalid_response`` stop, or for a reply the model did not
+    finish ``truncated_response``, ``content_filtered`` or ``refused`` (see
+    :mod:`agent_contract.runtime.judging`)."""
     commentary: str = ""
     """For ``tool_calls``: the text that came with the calls (never an answer)."""
     accepted: ToolResult | None = None

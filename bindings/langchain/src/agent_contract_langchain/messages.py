@@ -83,7 +83,40 @@ _VALID: Final = "tool_call"
 _INVALID_STR: Final = "invalid_tool_call:str"
 _INVALID_JSON: Final = "invalid_tool_call:json"
 
-_FINISH_REASON_KEY: Final = "finish_reason"
+_FINISH_REASON_KEYS: Final = ("finish_reason", "stop_reason")
+"""Where the provider clients put why the model stopped, in ``response_metadata``:
+``ChatOpenAI`` (and this binding's chat model) under ``finish_reason``, ``ChatAnthropic``
+under ``stop_reason``."""
+_REFUSAL_KEY: Final = "refusal"
+"""``ChatOpenAI`` puts OpenAI's ``message.refusal`` text in ``additional_kwargs`` here."""
+
+
+def _finish_reason(message: AIMessage) -> str | None:
+    """The provider's finish reason of ``message`` (first of :data:`_FINISH_REASON_KEYS`
+    that holds a non-empty str), else ``None``."""
+    for key in _FINISH_REASON_KEYS:
+        value = message.response_metadata.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def _refusal(message: AIMessage) -> str | None:
+    """The refusal text ``message`` carries: ``additional_kwargs["refusal"]`` (OpenAI's
+    ``message.refusal``, as ``ChatOpenAI`` reads it) or the text of its ``refusal``
+    content blocks (the Responses API shape); ``None`` when it carries none."""
+    text = message.additional_kwargs.get(_REFUSAL_KEY)
+    if isinstance(text, str) and text:
+        return text
+    if isinstance(message.content, list):
+        parts = [
+            str(block.get("refusal") or "")
+            for block in message.content
+            if isinstance(block, dict) and block.get("type") == "refusal"
+        ]
+        if parts:
+            return "".join(parts)
+    return None
 
 
 def is_well_formed(call: ToolCall) -> bool:
@@ -379,7 +412,9 @@ def completion_to_ai_message(completion: Completion, *, message_id: str) -> AIMe
 
     Shape: ``content`` = ``completion.text``; calls split as in :func:`to_langchain`;
     ``id`` = ``message_id``; ``usage_metadata`` = input/output/total tokens;
-    ``response_metadata["finish_reason"]`` = ``completion.finish_reason``.
+    ``response_metadata["finish_reason"]`` = ``completion.finish_reason``; a
+    ``completion.refusal`` in ``additional_kwargs["refusal"]`` (where ``ChatOpenAI``
+    puts OpenAI's).
 
     Raises:
         ConfigurationError: ``completion`` is not a Completion, ``message_id`` is not
@@ -395,19 +430,27 @@ def completion_to_ai_message(completion: Completion, *, message_id: str) -> AIMe
         "output_tokens": usage.output_tokens,
         "total_tokens": usage.input_tokens + usage.output_tokens,
     }
-    return _ai_message(
+    message = _ai_message(
         completion,
         id=message_id,
         usage_metadata=usage_metadata,
-        response_metadata={_FINISH_REASON_KEY: completion.finish_reason},
+        response_metadata={"finish_reason": completion.finish_reason},
     )
+    if completion.refusal is not None:
+        message.additional_kwargs[_REFUSAL_KEY] = completion.refusal
+    return message
 
 
 def ai_message_to_completion(message: AIMessage) -> Completion:
     """The :class:`Completion` that ``message`` stands for (inverse of the above).
 
-    ``finish_reason`` comes from ``response_metadata["finish_reason"]`` when it is a
-    str, else ``"tool_calls"`` when there are calls and ``"stop"`` otherwise. Token usage
+    ``finish_reason`` is the provider's value as it came: ``response_metadata
+    ["finish_reason"]`` (``ChatOpenAI``: ``stop``, ``length``, ``tool_calls``,
+    ``content_filter``) or ``["stop_reason"]`` (``ChatAnthropic``: ``end_turn``,
+    ``max_tokens``, ``tool_use``, ``refusal``, ...), else ``"tool_calls"`` when there are
+    calls and ``"stop"`` otherwise (the core maps it:
+    :func:`~agent_contract.messages.finish_reason_of`). ``refusal`` is OpenAI's refusal
+    text (``additional_kwargs["refusal"]``, or ``refusal`` content blocks). Token usage
     comes from ``usage_metadata`` when present, else zero.
 
     Raises:
@@ -417,9 +460,7 @@ def ai_message_to_completion(message: AIMessage) -> Completion:
     if not isinstance(message, AIMessage):
         raise ConfigurationError(f"expected an AIMessage, got {type(message)!r}")
     calls = _join_calls(message)
-    finish: Any = message.response_metadata.get(_FINISH_REASON_KEY)
-    if not isinstance(finish, str):
-        finish = "tool_calls" if calls else "stop"
+    finish = _finish_reason(message) or ("tool_calls" if calls else "stop")
     meta = message.usage_metadata
     usage = (
         TokenUsage(input_tokens=meta["input_tokens"], output_tokens=meta["output_tokens"])
@@ -427,7 +468,11 @@ def ai_message_to_completion(message: AIMessage) -> Completion:
         else TokenUsage()
     )
     return Completion(
-        text=_text(message.content), tool_calls=calls, finish_reason=finish, usage=usage
+        text=_text(message.content),
+        tool_calls=calls,
+        finish_reason=finish,
+        usage=usage,
+        refusal=_refusal(message),
     )
 
 
