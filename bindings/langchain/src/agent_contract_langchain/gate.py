@@ -17,7 +17,9 @@ message, and the model is not called), offers the model only registered, allowli
 *final* tool list (a tool another middleware added is offered only if the contract
 registered it; a provider-side tool dict is never offered unless registered), and
 vouches for the ``AIMessage`` the model really returned, so a message another
-middleware invented is never judged an answer.
+middleware invented is never judged an answer. A streamed reply is judged on the
+argument text the model sent, not on langchain-core's repair of it
+(:mod:`~agent_contract_langchain.streamed`).
 
 On the tool side it reports every execution as an attempt
 (:meth:`~agent_contract.runtime.layers.LayerOps.record_attempt`): a retry is charged to the
@@ -54,9 +56,10 @@ from agent_contract.runtime import Contract, RunState
 
 from ._driver.requests import allowed_tools, check_child_offer, visible_arguments
 from .control import CONTROL_FLOW
-from .messages import from_langchain_messages
+from .messages import from_langchain_messages, with_streamed_arguments
 from .run_config import RunNotes, gated, run_in, run_state_in
 from .stops import stop_message
+from .streamed import StreamedCalls, collecting
 from .tools import to_tool_message
 
 __all__ = ["MODEL_NODE_ROUTES_BACK", "ContractGate", "is_gate_refusal", "model_node_routes_back"]
@@ -158,7 +161,23 @@ class ContractGate(AgentMiddleware):
         return state, notes, request.override(tools=tools)
 
     @staticmethod
-    def _vouch(notes: RunNotes, response: ModelResponse[Any] | AIMessage) -> Any:
+    def _vouch(
+        notes: RunNotes, response: ModelResponse[Any] | AIMessage, streamed: StreamedCalls
+    ) -> Any:
+        """``response`` with its calls' streamed argument text put back, its AIMessages
+        vouched for."""
+        raw = streamed.arguments()
+        if raw:
+            if isinstance(response, AIMessage):
+                response = with_streamed_arguments(response, raw)
+            else:
+                result = [
+                    with_streamed_arguments(m, raw) if isinstance(m, AIMessage) else m
+                    for m in response.result
+                ]
+                response = ModelResponse(
+                    result=result, structured_response=response.structured_response
+                )
         messages = [response] if isinstance(response, AIMessage) else response.result
         for message in messages:
             if isinstance(message, AIMessage) and message.id:
@@ -176,13 +195,14 @@ class ContractGate(AgentMiddleware):
             return prepared
         token = gated.set(state)  # the model call a contract gate passes
         try:
-            response = handler(prepared)
+            with collecting() as streamed:
+                response = handler(prepared)
         except Exception as exc:
             notes.provider_error = type(exc).__name__
             raise
         finally:
             gated.reset(token)
-        return self._vouch(notes, response)  # type: ignore[no-any-return]
+        return self._vouch(notes, response, streamed)  # type: ignore[no-any-return]
 
     async def awrap_model_call(
         self,
@@ -195,13 +215,14 @@ class ContractGate(AgentMiddleware):
             return prepared
         token = gated.set(state)  # the model call a contract gate passes
         try:
-            response = await handler(prepared)
+            with collecting() as streamed:
+                response = await handler(prepared)
         except Exception as exc:
             notes.provider_error = type(exc).__name__
             raise
         finally:
             gated.reset(token)
-        return self._vouch(notes, response)  # type: ignore[no-any-return]
+        return self._vouch(notes, response, streamed)  # type: ignore[no-any-return]
 
     # -- tools -------------------------------------------------------------------------
 

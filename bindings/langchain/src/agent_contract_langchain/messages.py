@@ -28,7 +28,7 @@ the marker to restore the original interleaving and the exact arguments; without
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
 from langchain_core.messages import (
@@ -60,6 +60,7 @@ __all__ = [
     "to_langchain",
     "to_langchain_messages",
     "tool_message_value",
+    "with_streamed_arguments",
 ]
 
 CALL_ORDER_KEY: Final = "agent_contract_call_order"
@@ -494,3 +495,66 @@ def tool_message_value(content: str | list[str | dict[Any, Any]]) -> Any:
     return [
         {k: v for k, v in b.items() if not (k == "id" and str(v).startswith("lc_"))} for b in blocks
     ]
+
+
+def _sent_as(text: str, args: Any) -> bool:
+    """True when the raw argument ``text`` says ``args``: it parses as JSON to an equal
+    value, or is blank and ``args`` is ``{}`` (no arguments, as every client reads it)."""
+    if not text.strip():
+        return bool(args == {})
+    try:
+        parsed: Any = json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    return bool(parsed == args)
+
+
+def with_streamed_arguments(message: AIMessage, raw: Mapping[str, str]) -> AIMessage:
+    """``message`` with each call's arguments as the model streamed them.
+
+    ``raw`` maps call ids to the joined argument text of the streamed chunks
+    (:class:`~agent_contract_langchain.streamed.StreamedCalls`). A valid call whose
+    parsed ``args`` are not what its raw text says (langchain-core closed a cut or broken
+    JSON text) moves to ``invalid_tool_calls`` with that text as its ``args``, as the
+    unstreamed client leaves a call whose arguments do not parse; the call order is kept
+    under :data:`CALL_ORDER_KEY`. Returns ``message`` itself when every call is as sent.
+    """
+    moved = [
+        isinstance(tc.get("id"), str)
+        and tc.get("id") in raw
+        and not _sent_as(raw[tc["id"] or ""], tc.get("args"))
+        for tc in message.tool_calls
+    ]
+    if not any(moved):
+        return message
+    valid: list[LCToolCall] = []
+    invalid: list[InvalidToolCall] = []
+    order: list[str] = []
+    for tc, cut in zip(message.tool_calls, moved, strict=True):
+        if cut:
+            invalid.append(
+                invalid_tool_call(
+                    name=tc.get("name"),
+                    args=raw[tc.get("id") or ""],
+                    id=tc.get("id"),
+                    error="the streamed arguments are not valid JSON",
+                )
+            )
+            order.append(_INVALID_STR)
+        else:
+            valid.append(tc)
+            order.append(_VALID)
+    known = _read_order(
+        message, n_valid=len(message.tool_calls), n_invalid=len(message.invalid_tool_calls)
+    )
+    kinds = [k for k in known or [] if k != _VALID] or [_INVALID_JSON] * len(
+        message.invalid_tool_calls
+    )
+    order.extend(k or _INVALID_JSON for k in kinds)
+    return message.model_copy(
+        update={
+            "tool_calls": valid,
+            "invalid_tool_calls": [*invalid, *message.invalid_tool_calls],
+            "additional_kwargs": {**message.additional_kwargs, CALL_ORDER_KEY: order},
+        }
+    )
