@@ -101,7 +101,8 @@ class ToolCall:
 
     ``arguments`` holds whatever the model produced: normally a ``dict`` (a JSON
     object), but a model may emit a JSON string, a list or unparseable text, and the
-    response validator must be able to see that to refuse it.
+    response validator must be able to see that to refuse it (an empty string is no
+    arguments, ``{}``, on every harness).
     """
 
     id: str | None

@@ -394,3 +394,49 @@ def test_an_anthropic_refusal_is_refused_with_its_text(
     assert result.stop_reason == "refused"
     assert result.output is None
     assert result.stop_detail == "the model refused: I can't help with that."
+
+
+# -- one verdict per reply ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize(("mode", "streaming"), WAYS)
+def test_empty_string_arguments_are_no_arguments(
+    provider: Literal["openai", "anthropic"], mode: str, streaming: bool, ran: Ran
+) -> None:
+    """``""`` is ``{}`` on every harness (the offline loop and the scripted models
+    included): the schema refuses it, the tool does not run, the model is told."""
+    if provider == "anthropic" and not _streams(mode, streaming):
+        pytest.skip("the Anthropic API sends unstreamed arguments as an object")
+    wire = Wire(
+        [
+            Reply(calls=(("call_e", "pay", ""),), finish="tool_calls"),
+            Reply(text="Which amount?"),
+        ],
+        provider,
+    )
+    result = run(wire, ran, mode=mode, streaming=streaming)
+    assert ran.calls == []
+    assert (result.stop_reason, result.output) == ("answered", "Which amount?")
+    (record,) = result.tool_calls
+    assert (record.id, record.error_kind) == ("call_e", "invalid_arguments")
+
+
+@pytest.mark.parametrize(("mode", "streaming"), WAYS)
+def test_list_arguments_stop_invalid_response_not_model_error(
+    mode: str, streaming: bool, ran: Ran
+) -> None:
+    """A JSON list: the response contract's ``arguments_not_object`` everywhere. Unstreamed,
+    ``ChatOpenAI`` cannot even build the message (it raises); the gate names it so, with
+    the stop every other harness gives, not ``model_error``."""
+    wire = Wire(
+        [Reply(calls=(("call_l", "pay", '["a", 1]'),), finish="tool_calls"), Reply(text="x")],
+        "openai",
+    )
+    result = run(wire, ran, mode=mode, streaming=streaming)
+    assert ran.calls == []
+    assert result.stop_reason == "invalid_response"
+    assert "must be a JSON object, got list" in result.stop_detail
+    if _streams(mode, streaming):  # the streamed message holds the call: it is answered
+        (record,) = result.tool_calls
+        assert (record.id, record.error_kind) == ("call_l", "invalid_call")

@@ -52,11 +52,11 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.config import get_config
 
-from agent_contract.runtime import Contract, RunState
+from agent_contract.runtime import Contract, RunState, Stop
 
 from ._driver.requests import allowed_tools, check_child_offer, visible_arguments
 from .control import CONTROL_FLOW
-from .messages import from_langchain_messages, with_streamed_arguments
+from .messages import from_langchain_messages, unbuilt_reply, with_streamed_arguments
 from .run_config import RunNotes, gated, run_in, run_state_in
 from .stops import stop_message
 from .streamed import StreamedCalls, collecting
@@ -161,6 +161,18 @@ class ContractGate(AgentMiddleware):
         return state, notes, request.override(tools=tools)
 
     @staticmethod
+    def _unbuilt(state: RunState, exc: Exception) -> ModelResponse[Any] | None:
+        """The ``invalid_response`` stop for a reply the client could not build because
+        its arguments are not a JSON object (:func:`~agent_contract_langchain.messages.
+        unbuilt_reply`), else ``None``."""
+        why = unbuilt_reply(exc)
+        if why is None:
+            return None
+        stop = Stop(reason="invalid_response", detail=f"{why} (the client could not read it)")
+        state.halt(stop)
+        return ModelResponse(result=[stop_message(state, stop)])
+
+    @staticmethod
     def _vouch(
         notes: RunNotes, response: ModelResponse[Any] | AIMessage, streamed: StreamedCalls
     ) -> Any:
@@ -198,6 +210,9 @@ class ContractGate(AgentMiddleware):
             with collecting() as streamed:
                 response = handler(prepared)
         except Exception as exc:
+            unbuilt = self._unbuilt(state, exc)
+            if unbuilt is not None:
+                return unbuilt
             notes.provider_error = type(exc).__name__
             raise
         finally:
@@ -218,6 +233,9 @@ class ContractGate(AgentMiddleware):
             with collecting() as streamed:
                 response = await handler(prepared)
         except Exception as exc:
+            unbuilt = self._unbuilt(state, exc)
+            if unbuilt is not None:
+                return unbuilt
             notes.provider_error = type(exc).__name__
             raise
         finally:

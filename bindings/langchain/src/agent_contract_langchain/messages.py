@@ -11,8 +11,9 @@ Roles map one to one::
     Message(role="assistant")  <-> AIMessage
     Message(role="tool")       <-> ToolMessage(content, tool_call_id, name, status)
 
-Tool calls on an assistant turn are split by LangChain into two lists. A call is
-*well-formed* when its id is a non-empty ``str``, its name a non-empty ``str`` and its
+Tool calls on an assistant turn are split by LangChain into two lists (arguments that
+are an empty string are no arguments, ``{}``, as ``ChatOpenAI`` and ``ChatAnthropic``
+read them). A call is *well-formed* when its id is a non-empty ``str``, its name a non-empty ``str`` and its
 arguments a ``dict``; those go to ``AIMessage.tool_calls``. Every other call goes to
 ``AIMessage.invalid_tool_calls`` with ``args`` holding the raw string the model sent
 (or the JSON text of a non-string value such as a list) and ``error`` a short reason.
@@ -60,6 +61,7 @@ __all__ = [
     "to_langchain",
     "to_langchain_messages",
     "tool_message_value",
+    "unbuilt_reply",
     "with_streamed_arguments",
 ]
 
@@ -171,6 +173,9 @@ def _split_calls(
     invalid: list[InvalidToolCall] = []
     order: list[str] = []
     for call in calls:
+        if isinstance(call.arguments, str) and not call.arguments.strip():
+            # no argument text is no arguments, as the provider clients read it
+            call = ToolCall(id=call.id, name=call.name, arguments={})
         if is_well_formed(call):
             valid.append(tool_call(name=call.name, args=dict(call.arguments), id=call.id))
             order.append(_VALID)
@@ -558,3 +563,36 @@ def with_streamed_arguments(message: AIMessage, raw: Mapping[str, str]) -> AIMes
             "additional_kwargs": {**message.additional_kwargs, CALL_ORDER_KEY: order},
         }
     )
+
+
+def unbuilt_reply(exc: BaseException) -> str | None:
+    """Why a provider client could not build the ``AIMessage`` of a reply, when ``exc``
+    says its calls' arguments are not a JSON object, else ``None``.
+
+    ``ChatOpenAI`` parses unstreamed arguments that are a JSON list (or number) and
+    then fails to build the message (a pydantic ``ValidationError`` at
+    ``tool_calls.N.args``, type ``dict_type``): the reply never exists as a message. The
+    verdict is the one every other harness gives the same reply (the response
+    contract's ``arguments_not_object``, stop ``invalid_response``), not ``model_error``;
+    the call has no id to answer (the client lost it). The message names the call's
+    position and the type sent.
+    """
+    errors = getattr(exc, "errors", None)
+    if type(exc).__name__ != "ValidationError" or not callable(errors):
+        return None
+    try:
+        found = errors(include_url=False)
+    except TypeError:
+        return None
+    problems = []
+    for error in found:
+        loc = tuple(error.get("loc", ()))
+        if not (len(loc) == 3 and loc[0] == "tool_calls" and loc[2] == "args"):
+            return None
+        if error.get("type") != "dict_type":
+            return None
+        problems.append(
+            f"arguments of call {loc[1]} must be a JSON object, "
+            f"got {type(error.get('input')).__name__}"
+        )
+    return "; ".join(problems) or None

@@ -246,6 +246,19 @@ DEFINITION: Final = BoundaryDefinition(
             "arguments that are a JSON list are a contract violation",
             tool_call("echo", ["a", "b"], id="call_list"),
         ),
+        call_then_answer(
+            name="empty_string_arguments",
+            boundary="response_shape",
+            description="arguments that are an empty string are no arguments, {}, as every "
+            "provider client reads them: the tool's schema refuses them (invalid_arguments), "
+            "the tool does not run, the run goes on",
+            call=tool_call("echo", "", id="call_empty"),
+            answer="I need a text to echo.",
+            result=("error", "invalid_arguments"),
+            tools=basic_tools,
+            must_not_run=("echo",),
+            extra=(check_output("I need a text to echo."),),
+        ),
         _refused_reply(
             "missing_call_id",
             "a call without an id cannot be answered: the run stops, nothing runs",
