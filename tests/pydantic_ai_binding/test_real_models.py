@@ -16,7 +16,6 @@ from agent_contract.messages import Message
 from agent_contract.runtime import RunResult
 from agent_contract.tools import ToolSpec
 from agent_contract_pydantic_ai import build_agent, drive_agent
-
 from tests.wire import PROVIDERS, Reply, Wire
 
 MODES = ("run_sync", "run", "stream")
