@@ -17,7 +17,7 @@ from ...tools import ToolSpec
 from ..base import Boundary, BoundaryDefinition, Check, Problem, Scenario, call_then_answer
 from ..fixtures import Probe, basic_tools, required_object, tools_with
 
-__all__ = ["DEFINITION", "check_error_names", "range_tool"]
+__all__ = ["DEFINITION", "check_error_names", "check_trace_cut", "range_tool"]
 
 
 def range_tool(probe: Probe) -> ToolSpec:
