@@ -13,6 +13,7 @@ Token counts a model reports are another thing:
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -26,6 +27,8 @@ __all__ = [
     "RunCounters",
     "RunUsage",
     "admit_tool_calls",
+    "argument_chars",
+    "check_argument_sizes",
     "check_before_model_call",
     "check_before_tool_calls",
     "check_deadline",
@@ -62,9 +65,22 @@ class Budget:
     max_trace_bytes: int = 1_000_000
     """Size of the trace as UTF-8 JSONL, in bytes; checked before each model call and
     each tool batch."""
+    max_argument_chars: int = 50_000
+    """Size of one argument of a tool call, in characters: a string's length, any other
+    value's JSON text (:func:`argument_chars`). A call with an argument over it is
+    refused one by one (``invalid_arguments``, naming the limit and the argument) before
+    its schema is checked, and never runs; the trace keeps a cut, marked copy of its
+    arguments. The default, 50,000, is far above what a tool's input needs and keeps a
+    handful of runaway arguments under ``max_trace_bytes``."""
 
     def __post_init__(self) -> None:
-        for name in ("max_model_steps", "max_tool_calls", "max_identical_calls", "max_trace_bytes"):
+        for name in (
+            "max_model_steps",
+            "max_tool_calls",
+            "max_identical_calls",
+            "max_trace_bytes",
+            "max_argument_chars",
+        ):
             _positive_int("Budget", name, getattr(self, name))
         deadline = self.deadline_seconds
         if deadline is not None and (
@@ -82,6 +98,7 @@ class Budget:
             "max_identical_calls": self.max_identical_calls,
             "deadline_seconds": self.deadline_seconds,
             "max_trace_bytes": self.max_trace_bytes,
+            "max_argument_chars": self.max_argument_chars,
         }
 
 
@@ -274,3 +291,30 @@ def admit_tool_calls(counters: RunCounters, keys: Sequence[str]) -> None:
     counters.tool_calls += len(keys)
     for key in keys:
         counters.call_counts[key] = counters.call_counts.get(key, 0) + 1
+
+
+def argument_chars(value: Any) -> int:
+    """The size of one argument value, in characters: a string's length, any other
+    value's compact JSON text (non-ASCII kept; a value JSON cannot write counts its
+    ``repr``)."""
+    if isinstance(value, str):
+        return len(value)
+    try:
+        return len(json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=repr))
+    except (ValueError, RecursionError):
+        return len(repr(value))
+
+
+def check_argument_sizes(budget: Budget, arguments: Any) -> str | None:
+    """Before a tool call runs: each top-level argument of ``arguments`` (a dict) against
+    :attr:`Budget.max_argument_chars`. Returns the refusal message naming the limit, the
+    first argument over it and its size (``"max_argument_chars of 50000 exceeded by
+    argument 'text' (300000 chars)"``), or ``None``."""
+    if not isinstance(arguments, dict):
+        return None
+    limit = budget.max_argument_chars
+    for name, value in arguments.items():
+        size = argument_chars(value)
+        if size > limit:
+            return f"max_argument_chars of {limit} exceeded by argument {name!r} ({size} chars)"
+    return None

@@ -84,7 +84,9 @@ ErrorKind = Literal[
 - ``budget_exceeded``: the call was refused because running it would cross a run budget.
 - ``repeated_call``: the call was refused as one identical call too many.
 - ``invalid_call``: the call itself broke the response contract (missing id, empty
-  name, arguments that are not a JSON object); the run stops with ``invalid_response``.
+  name, arguments that are not a JSON object); the run stops with ``invalid_response``;
+  or its reply was unfinished (cut by the output limit, filtered, refused: the stops
+  ``truncated_response``, ``content_filtered``, ``refused``), so it never ran.
 - ``rejected``: a human rejected a write call at approval.
 - ``interrupted``: the run was interrupted (Ctrl-C, SIGTERM, ``SystemExit``) while the
   call ran; its outcome is unknown and side effects are possible.
@@ -108,6 +110,9 @@ StopReason = Literal[
     "interrupted",
     "middleware_stop",
     "max_graph_steps",
+    "truncated_response",
+    "content_filtered",
+    "refused",
 ]
 """Why a run ended. Only ``answered`` carries an answer; every other reason is a stop
 that the caller must not present as one.
@@ -135,6 +140,14 @@ that the caller must not present as one.
   limit) ended the run before the contract decided; the detail names which.
 - ``max_graph_steps``: the framework's step limit, derived from the budget, was hit
   while the contract had not stopped the run (a stack that keeps looping).
+- ``truncated_response``: the model's reply was cut by its output limit (finish reason
+  ``length``, Anthropic's ``max_tokens``) or paused unfinished (``pause_turn``): its text
+  is not an answer and its tool calls did not run (each is answered ``invalid_call``).
+- ``content_filtered``: the provider's content filter cut or withheld the reply
+  (``content_filter``); nothing of it is an answer and no call of it ran.
+- ``refused``: the model declined (OpenAI's ``message.refusal``, Anthropic's
+  ``refusal`` stop reason): not a contract violation; the detail holds the refusal's
+  text, redacted; no call of the reply ran.
 
 ``pending_approval`` and ``interrupted`` are pauses (:data:`PAUSE_REASONS`): the
 run's state is kept and it can be resumed."""

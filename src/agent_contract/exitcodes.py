@@ -7,10 +7,13 @@ process), so they import these names rather than repeating the numbers.
 3 a budget stop (the derived graph step limit included); 4 a missing optional
 dependency (``dependency_missing``) or a release that could not be installed; 5 a
 contract violation (``invalid_response``, ``invalid_history``) or a broken boundary; 6
-the model failed; 7 paused (for approval, or on a framework interrupt); 8 a decision was
+the model failed (it raised, or its reply was cut by its output limit:
+``truncated_response``); 7 paused (for approval, or on a framework interrupt); 8 a decision was
 refused or cannot be carried out under the current contract (``policy_changed``), or a
 stored run cannot be read; 9 another layer of the agent (a framework middleware) ended
-the run. A command interrupted by a signal exits the shell's way: 130 (SIGINT, Ctrl-C)
+the run; 10 the provider declined to answer: the model refused (``refused``) or a
+content filter withheld the reply (``content_filtered``), an outcome of the request, not
+a failure of the agent. A command interrupted by a signal exits the shell's way: 130 (SIGINT, Ctrl-C)
 or 143 (SIGTERM), after storing the run (stop ``interrupted``) so that it can be
 resumed.
 """
@@ -31,6 +34,7 @@ __all__ = [
     "EXIT_MODEL_ERROR",
     "EXIT_OK",
     "EXIT_PENDING_APPROVAL",
+    "EXIT_REFUSED",
     "EXIT_TERMINATED",
     "EXIT_USAGE",
 ]
@@ -45,6 +49,8 @@ EXIT_MODEL_ERROR: Final = 6
 EXIT_PENDING_APPROVAL: Final = 7
 EXIT_APPROVAL_REFUSED: Final = 8
 EXIT_MIDDLEWARE_STOP: Final = 9
+EXIT_REFUSED: Final = 10
+"""The provider declined: ``refused`` (the model's refusal) or ``content_filtered``."""
 EXIT_INTERRUPTED: Final = 130
 """SIGINT (Ctrl-C): 128 + 2, as a shell reports it."""
 EXIT_TERMINATED: Final = 143
@@ -65,5 +71,8 @@ EXIT_CODES: Final[dict[str, int]] = {
     "interrupted": EXIT_PENDING_APPROVAL,
     "middleware_stop": EXIT_MIDDLEWARE_STOP,
     "max_graph_steps": EXIT_BUDGET,
+    "truncated_response": EXIT_MODEL_ERROR,
+    "content_filtered": EXIT_REFUSED,
+    "refused": EXIT_REFUSED,
 }
 """Exit code for each stop reason of ``run`` and ``approve``."""

@@ -20,14 +20,18 @@ from .errors import ConfigurationError
 from .text import escape_value
 
 __all__ = [
+    "FINISH_REASONS",
+    "PROVIDER_FINISH_REASONS",
     "ROLES",
     "Completion",
+    "FinishReason",
     "Message",
     "Role",
     "TokenUsage",
     "ToolCall",
     "ToolStatus",
     "canonical_json",
+    "finish_reason_of",
 ]
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -36,6 +40,60 @@ ROLES: Final[tuple[str, ...]] = ("system", "user", "assistant", "tool")
 
 ToolStatus = Literal["success", "error"]
 
+FinishReason = Literal[
+    "stop", "tool_calls", "length", "content_filter", "refusal", "paused", "other"
+]
+"""Why a model stopped writing its reply, in the contract's words (the judging of a
+response reads it, :mod:`agent_contract.runtime.judging`):
+
+- ``stop``: the model finished its turn (an answer, or calls: judged by the content);
+- ``tool_calls``: the model finished its turn with tool calls;
+- ``length``: the reply was cut by the output limit (``max_tokens``): never an answer,
+  and its tool calls never run (stop ``truncated_response``);
+- ``content_filter``: the provider's filter cut or withheld the reply (stop
+  ``content_filtered``);
+- ``refusal``: the model declined (stop ``refused``);
+- ``paused``: the provider paused a long turn to be continued (Anthropic's
+  ``pause_turn``): unfinished, like ``length``;
+- ``other``: a value this package does not know: the reply is judged by its content.
+"""
+
+FINISH_REASONS: Final[tuple[str, ...]] = FinishReason.__args__  # type: ignore[attr-defined]
+"""Every :data:`FinishReason`, in declaration order."""
+
+PROVIDER_FINISH_REASONS: Final[Mapping[str, FinishReason]] = {
+    # OpenAI Chat Completions `choices[].finish_reason`
+    "stop": "stop",
+    "length": "length",
+    "tool_calls": "tool_calls",
+    "function_call": "tool_calls",
+    "content_filter": "content_filter",
+    # Anthropic Messages `stop_reason`
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "tool_use": "tool_calls",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "pause_turn": "paused",
+    "refusal": "refusal",
+    # PydanticAI's `ModelResponse.finish_reason` (OpenTelemetry values; `stop`, `length`
+    # and `content_filter` as above)
+    "tool_call": "tool_calls",
+    # the contract's own names
+    "paused": "paused",
+}
+"""A provider's finish (stop) reason -> the :data:`FinishReason` it means. Keys are
+compared lower-cased; an unknown value is ``other``."""
+
+
+def finish_reason_of(value: str | None) -> FinishReason:
+    """The :data:`FinishReason` a provider's ``value`` means (see
+    :data:`PROVIDER_FINISH_REASONS`): ``None`` or ``""`` (none sent) is ``stop``, a value
+    not in the table ``other``."""
+    if not value:
+        return "stop"
+    return PROVIDER_FINISH_REASONS.get(value.strip().lower(), "other")
+
 
 @dataclass(frozen=True, kw_only=True)
 class ToolCall:
@@ -43,7 +101,8 @@ class ToolCall:
 
     ``arguments`` holds whatever the model produced: normally a ``dict`` (a JSON
     object), but a model may emit a JSON string, a list or unparseable text, and the
-    response validator must be able to see that to refuse it.
+    response validator must be able to see that to refuse it (an empty string is no
+    arguments, ``{}``, on every harness).
     """
 
     id: str | None
@@ -235,10 +294,17 @@ class Completion:
     tool_calls: tuple[ToolCall, ...] = ()
     """The tool calls requested, in the order the model issued them."""
     finish_reason: str = "stop"
-    """``"stop"`` for an answer, ``"tool_calls"`` for a request, ``"length"`` when the
-    output cap was hit. Informational: the contract judges the content."""
+    """Why the model stopped: a :data:`FinishReason` or a provider's own value (OpenAI's
+    ``finish_reason``, Anthropic's ``stop_reason``; :func:`finish_reason_of` maps it).
+    Contract input: ``length`` (``max_tokens``) and ``pause_turn`` stop the run with
+    ``truncated_response``, ``content_filter`` with ``content_filtered``, ``refusal`` with
+    ``refused``; none of them is ever an answer and their tool calls never run."""
     usage: TokenUsage = field(default_factory=TokenUsage)
     """Token counts for this call."""
+    refusal: str | None = None
+    """The provider's refusal text (OpenAI's ``message.refusal``), or ``None``: a
+    completion that carries one is a refusal whatever its finish reason (stop
+    ``refused``, the text redacted in the stop's detail)."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.text, str):
@@ -248,6 +314,14 @@ class Completion:
             raise ConfigurationError("Completion.finish_reason must be a str")
         if not isinstance(self.usage, TokenUsage):
             raise ConfigurationError("Completion.usage must be a TokenUsage")
+        if self.refusal is not None and not isinstance(self.refusal, str):
+            raise ConfigurationError("Completion.refusal must be a str or None")
+
+    @property
+    def finish(self) -> FinishReason:
+        """:attr:`finish_reason` as a :data:`FinishReason` (a refusal text makes it
+        ``refusal``)."""
+        return "refusal" if self.refusal is not None else finish_reason_of(self.finish_reason)
 
     @property
     def wants_tools(self) -> bool:

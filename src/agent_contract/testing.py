@@ -97,6 +97,7 @@ def _materialize(completion: Completion, step: int, prompt: int) -> Completion:
         tool_calls=calls,
         finish_reason=completion.finish_reason,
         usage=usage,
+        refusal=completion.refusal,
     )
 
 

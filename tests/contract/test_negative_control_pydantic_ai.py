@@ -106,6 +106,15 @@ EXPECTED_BROKEN: dict[str, set[str]] = {
     "write_acknowledgement_lost": {"write_approval"},
     "write_crash_after_write": set(),
     "write_crash_after_approval": set(),
+    # Issue 23: the finish reason ignored, no argument size limit.
+    "empty_string_arguments": {"response_shape"},  # crashed:TypeError
+    "tool_call_cut_by_length": {"response_shape", T},  # answered
+    "parsed_tool_call_cut_by_max_tokens": {"response_shape", T},  # answered
+    "text_cut_by_length": {"response_shape", T},  # answered
+    "content_filtered_reply": {"response_shape", T},  # answered
+    "provider_refusal": {"response_shape", T},  # crashed:ContentFilterError
+    "refusal_stop_reason_with_calls": {"response_shape", T},  # answered
+    "argument_over_size_limit": {"argument_validation", T},  # answered
 }
 
 

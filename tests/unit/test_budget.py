@@ -32,11 +32,19 @@ def test_defaults() -> None:
         "max_identical_calls": 2,
         "deadline_seconds": 60.0,
         "max_trace_bytes": 1_000_000,
+        "max_argument_chars": 50_000,
     }
 
 
 @pytest.mark.parametrize(
-    "field", ["max_model_steps", "max_tool_calls", "max_identical_calls", "max_trace_bytes"]
+    "field",
+    [
+        "max_model_steps",
+        "max_tool_calls",
+        "max_identical_calls",
+        "max_trace_bytes",
+        "max_argument_chars",
+    ],
 )
 @pytest.mark.parametrize(
     "value",

@@ -1,15 +1,27 @@
-"""Judging one model response for a run: the response contract
-(:mod:`~agent_contract.runtime.response`), commentary beside tool calls, and structured
-answers (:mod:`~agent_contract.runtime.answers`). What
-:meth:`RunState.accept_response` does, with the run's lock held."""
+"""Judging one model response for a run: its finish reason first, then the response
+contract (:mod:`~agent_contract.runtime.response`), commentary beside tool calls, and
+structured answers (:mod:`~agent_contract.runtime.answers`). What
+:meth:`RunState.accept_response` does, with the run's lock held.
+
+The finish reason (:attr:`Completion.finish`, mapped from the provider's value by
+:func:`~agent_contract.messages.finish_reason_of`) is contract input, read before the
+content: a reply the model did not finish is never an answer and none of its tool calls
+runs, whatever its shape. A refusal (a refusal text, or the finish reason ``refusal``)
+stops the run with ``refused``, the text (redacted) in the stop's detail; a reply cut
+by the output limit (``length``) or paused (``paused``) with ``truncated_response``; a
+filtered one (``content_filter``) with ``content_filtered``. Each call of such a reply
+is answered with a bound ``invalid_call`` error, so the transcript stays a conversation
+a provider accepts.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from ..canonical import canonical_json
-from ..messages import Completion, ToolCall
-from ..results import success_result
+from ..errors import StopReason
+from ..messages import Completion, FinishReason, ToolCall
+from ..results import MAX_ERROR_CHARS, success_result
 from ..text import escape_surrogates
 from ..trace import PREVIEW_CHARS, RAW_ARGUMENTS_CHARS
 from .answers import AnswerFormat
@@ -18,7 +30,22 @@ from .records import Stop
 from .response import ResponseShape, ResponseVerdict, Violation, validate_response
 from .run import Run
 
-__all__ = ["judge"]
+__all__ = ["UNFINISHED_STOPS", "judge"]
+
+UNFINISHED_STOPS: dict[FinishReason, StopReason] = {
+    "refusal": "refused",
+    "length": "truncated_response",
+    "paused": "truncated_response",
+    "content_filter": "content_filtered",
+}
+"""The stop of a reply that the model did not finish, by its finish reason."""
+
+_WHY: dict[FinishReason, str] = {
+    "refusal": "the model refused",
+    "length": "the reply was cut by the model's output limit",
+    "paused": "the provider paused the reply before it was finished",
+    "content_filter": "the provider's content filter withheld the reply",
+}
 
 
 def _invalid(
@@ -67,15 +94,63 @@ def _answer_violations(
     return ()
 
 
+def _unfinished(
+    run: Run, completion: Completion, calls: tuple[ToolCall, ...]
+) -> ResponseVerdict | None:
+    """The verdict on a reply its finish reason says is unfinished (see the module
+    doc), or ``None`` for a finished one."""
+    finish = completion.finish
+    reason = UNFINISHED_STOPS.get(finish)
+    if reason is None:
+        return None
+    why = _WHY[finish]
+    raw = completion.finish_reason
+    fields: dict[str, Any] = {
+        "step": run.counters.model_steps,
+        "shape": "invalid",
+        "tool_calls": [{"id": c.id, "name": c.name} for c in calls],
+        "text_chars": len(completion.text),
+        "finish_reason": raw,
+    }
+    detail = f"{why} (finish reason {raw!r})"
+    if finish == "refusal":
+        said = completion.refusal or completion.text
+        text = run.contract.redaction.redact(escape_surrogates(said.strip()))
+        if len(text) > MAX_ERROR_CHARS:
+            text = text[:MAX_ERROR_CHARS] + " [cut]"
+        fields["refusal"] = text[:PREVIEW_CHARS]
+        detail = f"{why}: {text}" if text else why
+    run.trace.record("model_response", **fields)
+    violations = tuple(
+        Violation(
+            code="unfinished_reply",
+            message=f"not run: {why} (finish reason {raw!r})",
+            tool_call_id=c.id or None,
+        )
+        for c in calls
+    )
+    return ResponseVerdict(
+        shape="invalid",
+        calls=calls,
+        violations=violations,
+        refusals=run.ledger.refuse_invalid(calls, violations, run.history.ids),
+        stop=Stop(reason=reason, detail=detail),
+    )
+
+
 def judge(run: Run, completion: Completion, answer: AnswerFormat | None) -> ResponseVerdict:
     """The verdict on ``completion`` (see :meth:`RunState.accept_response`); refusals
-    are recorded and the ``model_response`` event is traced."""
+    are recorded and the ``model_response`` event is traced. An unfinished reply (see
+    the module doc) is ``invalid`` with its own stop, whatever its content."""
     contract = run.contract
     calls, violations = validate_response(
         completion,
         seen_ids=(*run.ledger.issued, *run.history.ids),
         commentary=contract.commentary,
     )
+    unfinished = _unfinished(run, completion, calls)
+    if unfinished is not None:
+        return unfinished
     if answer is not None and not violations:
         violations = _answer_violations(completion, calls, answer)
     answering = answer is not None and len(calls) == 1 and calls[0].name in answer.tools

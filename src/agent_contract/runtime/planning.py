@@ -3,7 +3,8 @@
 Batch checks (deadline, trace size, tool-call budget, identical repeats) admit or
 refuse the batch whole; a refused batch gives every call a bound error and a stop. In
 an admitted batch each call is checked alone: registered (``unknown_tool``),
-allowlisted (``not_allowed``), arguments valid (``invalid_arguments``); write calls are
+allowlisted (``not_allowed``), each argument within ``Budget.max_argument_chars`` and
+the arguments valid (``invalid_arguments``); write calls are
 previewed and then wait for approval (:func:`~agent_contract.runtime.writes.plan_write`).
 """
 
@@ -101,6 +102,9 @@ def _plan_one(run: Run, call: ToolCall) -> PlannedCall:
         )
     if not contract.is_allowed(call.name):
         return refused("not_allowed", f"tool {call.name!r} is not allowed in this run")
+    oversized = budget_checks.check_argument_sizes(contract.budget, call.arguments)
+    if oversized is not None:
+        return refused("invalid_arguments", f"invalid arguments for {call.name!r}: {oversized}")
     problem = spec.validate(call.arguments)
     if problem is not None:
         return refused("invalid_arguments", f"invalid arguments for {call.name!r}: {problem}")

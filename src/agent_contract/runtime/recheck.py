@@ -3,7 +3,7 @@ day; a write runs only if it still fits the contract the run was resumed with.""
 
 from __future__ import annotations
 
-from ..budget import check_deadline
+from ..budget import check_argument_sizes, check_deadline
 from ..errors import ErrorKind
 from .ledger import PlannedCall, refusal
 from .records import Stop
@@ -57,7 +57,9 @@ def _policy_problem(run: Run, planned: PlannedCall) -> tuple[ErrorKind, str] | N
         return "not_allowed", f"{name!r} is no longer a registered write tool"
     if not contract.is_allowed(name):
         return "not_allowed", f"{name!r} is no longer in the allowlist"
-    problem = spec.validate(planned.arguments)
+    problem = check_argument_sizes(contract.budget, planned.arguments) or spec.validate(
+        planned.arguments
+    )
     if problem is not None:
         return "invalid_arguments", f"the arguments fail the current schema: {problem}"
     budget, counters = contract.budget, run.counters

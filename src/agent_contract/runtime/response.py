@@ -45,6 +45,7 @@ ViolationCode = Literal[
     "duplicate_call_id",
     "arguments_not_object",
     "unparseable_arguments",
+    "unfinished_reply",
 ]
 
 
@@ -59,6 +60,10 @@ class Violation(ContractViolation[ViolationCode]):
 
 def _normalize_arguments(call: ToolCall) -> tuple[Any, Violation | None]:
     args = call.arguments
+    if isinstance(args, str) and not args.strip():
+        # No argument text is no arguments: every provider client reads it so
+        # (ChatOpenAI, ChatAnthropic, PydanticAI), so every harness does too.
+        return {}, None
     if isinstance(args, str):
         try:
             args = json.loads(args)
@@ -96,7 +101,10 @@ def validate_response(
     never an answer; with ``commentary="refuse"`` it is a violation instead. Each call
     needs a non-empty name, an id that is unique within the response and the run, and
     arguments that are a JSON object (a JSON *string* holding an object is accepted and
-    parsed).
+    parsed; an empty or blank string is no arguments, ``{}``, which the tool's schema
+    then judges). Arguments that are any other JSON value (a list, a number) are
+    ``arguments_not_object`` and text that does not parse ``unparseable_arguments``: both
+    stop the run with ``invalid_response``, the call answered ``invalid_call``.
 
     Args:
         completion: what the model returned.
@@ -172,7 +180,9 @@ class ResponseVerdict:
     """For ``invalid``: one error result per distinct call id, bound to it; for
     ``refused_answer``: the answer call's refusal."""
     stop: Stop | None = None
-    """For ``invalid``: the ``invalid_response`` stop."""
+    """For ``invalid``: the ``invalid_response`` stop, or for a reply the model did not
+    finish ``truncated_response``, ``content_filtered`` or ``refused`` (see
+    :mod:`agent_contract.runtime.judging`)."""
     commentary: str = ""
     """For ``tool_calls``: the text that came with the calls (never an answer)."""
     accepted: ToolResult | None = None

@@ -9,7 +9,9 @@ paused) and the event's fields. Event types, in the order a run produces them
 - ``run_started``: ``run_id``, ``tools_offered`` (names), ``budget``.
 - ``model_call``: ``step`` (1-based).
 - ``model_response``: ``step``, ``shape`` (``final``, ``tool_calls`` or ``invalid``),
-  ``tool_calls`` (``[{"id", "name"}]``), ``text_chars``.
+  ``tool_calls`` (``[{"id", "name"}]``), ``text_chars``; for a reply the model did not
+  finish (cut, filtered, refused) also ``finish_reason`` (the provider's value) and, for
+  a refusal, ``refusal`` (its first :data:`PREVIEW_CHARS` characters, redacted).
 - ``contract_violation``: ``code``, ``message``, ``tool_call_id``; for
   ``unparseable_arguments`` also ``raw_arguments`` (the text the model sent, redacted,
   then cut to :data:`RAW_ARGUMENTS_CHARS` characters), ``raw_arguments_chars`` (its

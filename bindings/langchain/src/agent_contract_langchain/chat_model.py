@@ -56,12 +56,15 @@ def message_id_for(transcript_length: int, completion: Completion) -> str:
     transcript, so ids are unique within a run (and within a thread that continues
     it); equal inputs give equal ids, so reruns are reproducible.
     """
+    fields: dict[str, Any] = {
+        "text": completion.text,
+        "tool_calls": [c.to_dict() for c in completion.tool_calls],
+        "finish_reason": completion.finish_reason,
+    }
+    if completion.refusal is not None:
+        fields["refusal"] = completion.refusal
     payload = canonical_bytes(
-        {
-            "text": completion.text,
-            "tool_calls": [c.to_dict() for c in completion.tool_calls],
-            "finish_reason": completion.finish_reason,
-        }
+        fields
     )  # never raises: lone surrogates and non-JSON arguments get a tagged form
     digest = hashlib.sha256(payload).hexdigest()[:12]
     return f"ac-{transcript_length}-{digest}"

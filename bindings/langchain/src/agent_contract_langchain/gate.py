@@ -17,7 +17,9 @@ message, and the model is not called), offers the model only registered, allowli
 *final* tool list (a tool another middleware added is offered only if the contract
 registered it; a provider-side tool dict is never offered unless registered), and
 vouches for the ``AIMessage`` the model really returned, so a message another
-middleware invented is never judged an answer.
+middleware invented is never judged an answer. A streamed reply is judged on the
+argument text the model sent, not on langchain-core's repair of it
+(:mod:`~agent_contract_langchain.streamed`).
 
 On the tool side it reports every execution as an attempt
 (:meth:`~agent_contract.runtime.layers.LayerOps.record_attempt`): a retry is charged to the
@@ -50,13 +52,14 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.config import get_config
 
-from agent_contract.runtime import Contract, RunState
+from agent_contract.runtime import Contract, RunState, Stop
 
 from ._driver.requests import allowed_tools, check_child_offer, visible_arguments
 from .control import CONTROL_FLOW
-from .messages import from_langchain_messages
+from .messages import from_langchain_messages, unbuilt_reply, with_streamed_arguments
 from .run_config import RunNotes, gated, run_in, run_state_in
 from .stops import stop_message
+from .streamed import StreamedCalls, collecting
 from .tools import to_tool_message
 
 __all__ = ["MODEL_NODE_ROUTES_BACK", "ContractGate", "is_gate_refusal", "model_node_routes_back"]
@@ -161,7 +164,35 @@ class ContractGate(AgentMiddleware):
         return state, notes, request.override(tools=tools)
 
     @staticmethod
-    def _vouch(notes: RunNotes, response: ModelResponse[Any] | AIMessage) -> Any:
+    def _unbuilt(state: RunState, exc: Exception) -> ModelResponse[Any] | None:
+        """The ``invalid_response`` stop for a reply the client could not build because
+        its arguments are not a JSON object (:func:`~agent_contract_langchain.messages.
+        unbuilt_reply`), else ``None``."""
+        why = unbuilt_reply(exc)
+        if why is None:
+            return None
+        stop = Stop(reason="invalid_response", detail=f"{why} (the client could not read it)")
+        state.halt(stop)
+        return ModelResponse(result=[stop_message(state, stop)])
+
+    @staticmethod
+    def _vouch(
+        notes: RunNotes, response: ModelResponse[Any] | AIMessage, streamed: StreamedCalls
+    ) -> Any:
+        """``response`` with its calls' streamed argument text put back, its AIMessages
+        vouched for."""
+        raw = streamed.arguments()
+        if raw:
+            if isinstance(response, AIMessage):
+                response = with_streamed_arguments(response, raw)
+            else:
+                result = [
+                    with_streamed_arguments(m, raw) if isinstance(m, AIMessage) else m
+                    for m in response.result
+                ]
+                response = ModelResponse(
+                    result=result, structured_response=response.structured_response
+                )
         messages = [response] if isinstance(response, AIMessage) else response.result
         for message in messages:
             if isinstance(message, AIMessage) and message.id:
@@ -179,13 +210,17 @@ class ContractGate(AgentMiddleware):
             return prepared
         token = gated.set(state)  # the model call a contract gate passes
         try:
-            response = handler(prepared)
+            with collecting() as streamed:
+                response = handler(prepared)
         except Exception as exc:
+            unbuilt = self._unbuilt(state, exc)
+            if unbuilt is not None:
+                return unbuilt
             notes.provider_error = type(exc).__name__
             raise
         finally:
             gated.reset(token)
-        return self._vouch(notes, response)  # type: ignore[no-any-return]
+        return self._vouch(notes, response, streamed)  # type: ignore[no-any-return]
 
     async def awrap_model_call(
         self,
@@ -198,13 +233,17 @@ class ContractGate(AgentMiddleware):
             return prepared
         token = gated.set(state)  # the model call a contract gate passes
         try:
-            response = await handler(prepared)
+            with collecting() as streamed:
+                response = await handler(prepared)
         except Exception as exc:
+            unbuilt = self._unbuilt(state, exc)
+            if unbuilt is not None:
+                return unbuilt
             notes.provider_error = type(exc).__name__
             raise
         finally:
             gated.reset(token)
-        return self._vouch(notes, response)  # type: ignore[no-any-return]
+        return self._vouch(notes, response, streamed)  # type: ignore[no-any-return]
 
     # -- tools -------------------------------------------------------------------------
 

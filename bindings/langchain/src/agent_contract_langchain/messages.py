@@ -11,8 +11,9 @@ Roles map one to one::
     Message(role="assistant")  <-> AIMessage
     Message(role="tool")       <-> ToolMessage(content, tool_call_id, name, status)
 
-Tool calls on an assistant turn are split by LangChain into two lists. A call is
-*well-formed* when its id is a non-empty ``str``, its name a non-empty ``str`` and its
+Tool calls on an assistant turn are split by LangChain into two lists (arguments that
+are an empty string are no arguments, ``{}``, as ``ChatOpenAI`` and ``ChatAnthropic``
+read them). A call is *well-formed* when its id is a non-empty ``str``, its name a non-empty ``str`` and its
 arguments a ``dict``; those go to ``AIMessage.tool_calls``. Every other call goes to
 ``AIMessage.invalid_tool_calls`` with ``args`` holding the raw string the model sent
 (or the JSON text of a non-string value such as a list) and ``error`` a short reason.
@@ -28,7 +29,7 @@ the marker to restore the original interleaving and the exact arguments; without
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
 from langchain_core.messages import (
@@ -60,6 +61,8 @@ __all__ = [
     "to_langchain",
     "to_langchain_messages",
     "tool_message_value",
+    "unbuilt_reply",
+    "with_streamed_arguments",
 ]
 
 CALL_ORDER_KEY: Final = "agent_contract_call_order"
@@ -83,7 +86,40 @@ _VALID: Final = "tool_call"
 _INVALID_STR: Final = "invalid_tool_call:str"
 _INVALID_JSON: Final = "invalid_tool_call:json"
 
-_FINISH_REASON_KEY: Final = "finish_reason"
+_FINISH_REASON_KEYS: Final = ("finish_reason", "stop_reason")
+"""Where the provider clients put why the model stopped, in ``response_metadata``:
+``ChatOpenAI`` (and this binding's chat model) under ``finish_reason``, ``ChatAnthropic``
+under ``stop_reason``."""
+_REFUSAL_KEY: Final = "refusal"
+"""``ChatOpenAI`` puts OpenAI's ``message.refusal`` text in ``additional_kwargs`` here."""
+
+
+def _finish_reason(message: AIMessage) -> str | None:
+    """The provider's finish reason of ``message`` (first of :data:`_FINISH_REASON_KEYS`
+    that holds a non-empty str), else ``None``."""
+    for key in _FINISH_REASON_KEYS:
+        value = message.response_metadata.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def _refusal(message: AIMessage) -> str | None:
+    """The refusal text ``message`` carries: ``additional_kwargs["refusal"]`` (OpenAI's
+    ``message.refusal``, as ``ChatOpenAI`` reads it) or the text of its ``refusal``
+    content blocks (the Responses API shape); ``None`` when it carries none."""
+    text = message.additional_kwargs.get(_REFUSAL_KEY)
+    if isinstance(text, str) and text:
+        return text
+    if isinstance(message.content, list):
+        parts = [
+            str(block.get("refusal") or "")
+            for block in message.content
+            if isinstance(block, dict) and block.get("type") == "refusal"
+        ]
+        if parts:
+            return "".join(parts)
+    return None
 
 
 def is_well_formed(call: ToolCall) -> bool:
@@ -137,6 +173,9 @@ def _split_calls(
     invalid: list[InvalidToolCall] = []
     order: list[str] = []
     for call in calls:
+        if isinstance(call.arguments, str) and not call.arguments.strip():
+            # no argument text is no arguments, as the provider clients read it
+            call = ToolCall(id=call.id, name=call.name, arguments={})
         if is_well_formed(call):
             valid.append(tool_call(name=call.name, args=dict(call.arguments), id=call.id))
             order.append(_VALID)
@@ -379,7 +418,9 @@ def completion_to_ai_message(completion: Completion, *, message_id: str) -> AIMe
 
     Shape: ``content`` = ``completion.text``; calls split as in :func:`to_langchain`;
     ``id`` = ``message_id``; ``usage_metadata`` = input/output/total tokens;
-    ``response_metadata["finish_reason"]`` = ``completion.finish_reason``.
+    ``response_metadata["finish_reason"]`` = ``completion.finish_reason``; a
+    ``completion.refusal`` in ``additional_kwargs["refusal"]`` (where ``ChatOpenAI``
+    puts OpenAI's).
 
     Raises:
         ConfigurationError: ``completion`` is not a Completion, ``message_id`` is not
@@ -395,19 +436,27 @@ def completion_to_ai_message(completion: Completion, *, message_id: str) -> AIMe
         "output_tokens": usage.output_tokens,
         "total_tokens": usage.input_tokens + usage.output_tokens,
     }
-    return _ai_message(
+    message = _ai_message(
         completion,
         id=message_id,
         usage_metadata=usage_metadata,
-        response_metadata={_FINISH_REASON_KEY: completion.finish_reason},
+        response_metadata={"finish_reason": completion.finish_reason},
     )
+    if completion.refusal is not None:
+        message.additional_kwargs[_REFUSAL_KEY] = completion.refusal
+    return message
 
 
 def ai_message_to_completion(message: AIMessage) -> Completion:
     """The :class:`Completion` that ``message`` stands for (inverse of the above).
 
-    ``finish_reason`` comes from ``response_metadata["finish_reason"]`` when it is a
-    str, else ``"tool_calls"`` when there are calls and ``"stop"`` otherwise. Token usage
+    ``finish_reason`` is the provider's value as it came: ``response_metadata
+    ["finish_reason"]`` (``ChatOpenAI``: ``stop``, ``length``, ``tool_calls``,
+    ``content_filter``) or ``["stop_reason"]`` (``ChatAnthropic``: ``end_turn``,
+    ``max_tokens``, ``tool_use``, ``refusal``, ...), else ``"tool_calls"`` when there are
+    calls and ``"stop"`` otherwise (the core maps it:
+    :func:`~agent_contract.messages.finish_reason_of`). ``refusal`` is OpenAI's refusal
+    text (``additional_kwargs["refusal"]``, or ``refusal`` content blocks). Token usage
     comes from ``usage_metadata`` when present, else zero.
 
     Raises:
@@ -417,9 +466,7 @@ def ai_message_to_completion(message: AIMessage) -> Completion:
     if not isinstance(message, AIMessage):
         raise ConfigurationError(f"expected an AIMessage, got {type(message)!r}")
     calls = _join_calls(message)
-    finish: Any = message.response_metadata.get(_FINISH_REASON_KEY)
-    if not isinstance(finish, str):
-        finish = "tool_calls" if calls else "stop"
+    finish = _finish_reason(message) or ("tool_calls" if calls else "stop")
     meta = message.usage_metadata
     usage = (
         TokenUsage(input_tokens=meta["input_tokens"], output_tokens=meta["output_tokens"])
@@ -427,7 +474,11 @@ def ai_message_to_completion(message: AIMessage) -> Completion:
         else TokenUsage()
     )
     return Completion(
-        text=_text(message.content), tool_calls=calls, finish_reason=finish, usage=usage
+        text=_text(message.content),
+        tool_calls=calls,
+        finish_reason=finish,
+        usage=usage,
+        refusal=_refusal(message),
     )
 
 
@@ -449,3 +500,99 @@ def tool_message_value(content: str | list[str | dict[Any, Any]]) -> Any:
     return [
         {k: v for k, v in b.items() if not (k == "id" and str(v).startswith("lc_"))} for b in blocks
     ]
+
+
+def _sent_as(text: str, args: Any) -> bool:
+    """True when the raw argument ``text`` says ``args``: it parses as JSON to an equal
+    value, or is blank and ``args`` is ``{}`` (no arguments, as every client reads it)."""
+    if not text.strip():
+        return bool(args == {})
+    try:
+        parsed: Any = json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    return bool(parsed == args)
+
+
+def with_streamed_arguments(message: AIMessage, raw: Mapping[str, str]) -> AIMessage:
+    """``message`` with each call's arguments as the model streamed them.
+
+    ``raw`` maps call ids to the joined argument text of the streamed chunks
+    (:class:`~agent_contract_langchain.streamed.StreamedCalls`). A valid call whose
+    parsed ``args`` are not what its raw text says (langchain-core closed a cut or broken
+    JSON text) moves to ``invalid_tool_calls`` with that text as its ``args``, as the
+    unstreamed client leaves a call whose arguments do not parse; the call order is kept
+    under :data:`CALL_ORDER_KEY`. Returns ``message`` itself when every call is as sent.
+    """
+    moved = [
+        isinstance(tc.get("id"), str)
+        and tc.get("id") in raw
+        and not _sent_as(raw[tc["id"] or ""], tc.get("args"))
+        for tc in message.tool_calls
+    ]
+    if not any(moved):
+        return message
+    valid: list[LCToolCall] = []
+    invalid: list[InvalidToolCall] = []
+    order: list[str] = []
+    for tc, cut in zip(message.tool_calls, moved, strict=True):
+        if cut:
+            invalid.append(
+                invalid_tool_call(
+                    name=tc.get("name"),
+                    args=raw[tc.get("id") or ""],
+                    id=tc.get("id"),
+                    error="the streamed arguments are not valid JSON",
+                )
+            )
+            order.append(_INVALID_STR)
+        else:
+            valid.append(tc)
+            order.append(_VALID)
+    known = _read_order(
+        message, n_valid=len(message.tool_calls), n_invalid=len(message.invalid_tool_calls)
+    )
+    kinds = [k for k in known or [] if k != _VALID] or [_INVALID_JSON] * len(
+        message.invalid_tool_calls
+    )
+    order.extend(k or _INVALID_JSON for k in kinds)
+    return message.model_copy(
+        update={
+            "tool_calls": valid,
+            "invalid_tool_calls": [*invalid, *message.invalid_tool_calls],
+            "additional_kwargs": {**message.additional_kwargs, CALL_ORDER_KEY: order},
+        }
+    )
+
+
+def unbuilt_reply(exc: BaseException) -> str | None:
+    """Why a provider client could not build the ``AIMessage`` of a reply, when ``exc``
+    says its calls' arguments are not a JSON object, else ``None``.
+
+    ``ChatOpenAI`` parses unstreamed arguments that are a JSON list (or number) and
+    then fails to build the message (a pydantic ``ValidationError`` at
+    ``tool_calls.N.args``, type ``dict_type``): the reply never exists as a message. The
+    verdict is the one every other harness gives the same reply (the response
+    contract's ``arguments_not_object``, stop ``invalid_response``), not ``model_error``;
+    the call has no id to answer (the client lost it). The message names the call's
+    position and the type sent.
+    """
+    errors = getattr(exc, "errors", None)
+    if type(exc).__name__ != "ValidationError" or not callable(errors):
+        return None
+    try:
+        found = errors(include_url=False)
+    except TypeError:
+        return None
+    problems = []
+    for error in found:
+        loc = tuple(error.get("loc", ()))
+        if not (len(loc) == 3 and loc[0] == "tool_calls" and loc[2] == "args"):
+            return None
+        if error.get("type") != "dict_type":
+            return None
+        problems.append(
+            f"arguments of call {loc[1]} must be a JSON object, "
+            f"got {type(error.get('input')).__name__}"
+        )
+    return "; ".join(problems) or None

@@ -15,7 +15,13 @@ mapping, both ways:
   ``RetryFeedbackPart``;
 - ``ModelResponse`` <-> ``assistant``: its text parts joined are the content, its
   ``ToolCallPart`` s the tool calls, the arguments kept as the model sent them (a string
-  that is not JSON stays a string, so the contract sees it and refuses it).
+  that is not JSON stays a string, so the contract sees it and refuses it; an empty
+  string is no arguments, ``{}``, as on every harness);
+- its finish reason: the provider's own value when the model kept it
+  (``provider_details["finish_reason"]``: OpenAI's ``finish_reason``, Anthropic's
+  ``stop_reason``), else PydanticAI's normalized ``finish_reason``; a refusal from
+  ``provider_details["refusal"]`` (OpenAI's refusal text, Anthropic's explanation) or
+  the raw reason ``refusal`` (PydanticAI reports both as ``content_filter``).
 
 An empty ``tool_call_id`` is no id at all (PydanticAI's own ``guard_tool_call_id`` reads it
 so): the contract sees ``None`` and refuses the call as ``missing_call_id``.
@@ -48,6 +54,7 @@ from agent_contract.results import ToolResult
 __all__ = [
     "ERROR_OUTCOMES",
     "completion_to_response",
+    "finish_fields",
     "from_pydantic",
     "from_pydantic_messages",
     "response_to_completion",
@@ -122,6 +129,29 @@ def _request_messages(request: ModelRequest) -> list[Message]:
     return out
 
 
+_TO_PYDANTIC_FINISH: Final[dict[str, str]] = {
+    "stop": "stop",
+    "tool_calls": "tool_call",
+    "length": "length",
+    "paused": "stop",
+    "content_filter": "content_filter",
+    "refusal": "content_filter",
+}
+"""The contract's :data:`~agent_contract.messages.FinishReason` -> PydanticAI's
+``FinishReason`` (``other`` has none)."""
+
+
+def _finish(response: ModelResponse) -> tuple[str, str | None]:
+    """``(finish_reason, refusal)`` of ``response`` (see the module doc)."""
+    details = response.provider_details or {}
+    raw = details.get("finish_reason")
+    finish = raw if isinstance(raw, str) and raw else response.finish_reason
+    refusal = details.get("refusal")
+    if not isinstance(refusal, str) or not refusal:
+        refusal = None
+    return finish or "", refusal
+
+
 def response_to_completion(response: ModelResponse) -> Completion:
     """The contract's view of one model response (see the module doc).
 
@@ -139,13 +169,15 @@ def response_to_completion(response: ModelResponse) -> Completion:
         if isinstance(part, ToolCallPart)
     )
     usage = response.usage
+    finish, refusal = _finish(response)
     return Completion(
         text=text,
         tool_calls=calls,
-        finish_reason="tool_calls" if calls else "stop",
+        finish_reason=finish or ("tool_calls" if calls else "stop"),
         usage=TokenUsage(
             input_tokens=int(usage.input_tokens or 0), output_tokens=int(usage.output_tokens or 0)
         ),
+        refusal=refusal,
     )
 
 
@@ -179,7 +211,8 @@ def completion_to_response(
     """A contract :class:`Completion` as a ``ModelResponse``.
 
     A call without an id keeps an empty ``tool_call_id`` (left out, PydanticAI would make
-    one up), so the contract sees that the model sent none.
+    one up), so the contract sees that the model sent none. The finish reason is kept
+    as a provider keeps it (:func:`finish_fields`).
     """
     parts: list[ModelResponsePart] = []
     if completion.text:
@@ -195,7 +228,26 @@ def completion_to_response(
     usage = RequestUsage(
         input_tokens=completion.usage.input_tokens, output_tokens=completion.usage.output_tokens
     )
-    return ModelResponse(parts=parts, usage=usage, model_name=model_name)
+    finish_reason, details = finish_fields(completion)
+    return ModelResponse(
+        parts=parts,
+        usage=usage,
+        model_name=model_name,
+        finish_reason=finish_reason,  # type: ignore[arg-type]  # one of PydanticAI's values
+        provider_details=details,
+    )
+
+
+def finish_fields(completion: Completion) -> tuple[str | None, dict[str, Any] | None]:
+    """``(finish_reason, provider_details)`` of a ``ModelResponse`` for ``completion``,
+    as PydanticAI's provider models fill them: the normalized reason, and the provider's
+    own value under ``provider_details["finish_reason"]`` (with the refusal text under
+    ``"refusal"``)."""
+    finish = completion.finish
+    details: dict[str, Any] = {"finish_reason": completion.finish_reason}
+    if completion.refusal is not None:
+        details["refusal"] = completion.refusal
+    return _TO_PYDANTIC_FINISH.get(finish), details
 
 
 def tool_return_part(result: ToolResult | Message) -> ToolReturnPart:

@@ -21,18 +21,21 @@ response, so on that path a missing id is never seen by the contract (see
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any, Final
 
 from pydantic_ai.messages import ModelMessage, ModelResponse
+from pydantic_ai.models import ModelRequestParameters, StreamedResponse
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
+from pydantic_ai.settings import ModelSettings
 from pydantic_ai.tools import ToolDefinition
 
 from agent_contract.errors import ModelError
 from agent_contract.messages import Completion
 from agent_contract.model import Model
 
-from .messages import completion_to_response, from_pydantic_messages
+from .messages import completion_to_response, finish_fields, from_pydantic_messages
 
 __all__ = ["MODEL_NAME", "contract_model", "tool_definitions"]
 
@@ -70,6 +73,35 @@ def _json_arguments(arguments: Any) -> str:
     return json.dumps(arguments, ensure_ascii=False, default=repr)
 
 
+class _FinishingFunctionModel(FunctionModel):
+    """A ``FunctionModel`` whose streamed responses carry the completion's finish reason
+    and refusal as a provider's do (``FunctionModel`` streams leave them ``None``): the
+    stream function files its completion under the request's message list, read here
+    once the stream has started (its first item computes the completion)."""
+
+    finishing: dict[int, Completion]
+    """The completions of streams under way, by ``id()`` of their message list."""
+
+    @asynccontextmanager
+    async def request_stream(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+        run_context: Any = None,
+    ) -> AsyncGenerator[StreamedResponse]:
+        """``FunctionModel.request_stream`` with the finish reason filled in."""
+        async with super().request_stream(
+            messages, model_settings, model_request_parameters, run_context
+        ) as streamed:
+            completion = self.finishing.pop(id(messages), None)
+            if completion is not None:
+                finish, details = finish_fields(completion)
+                streamed.finish_reason = finish  # type: ignore[assignment]  # PydanticAI's value
+                streamed.provider_details = details
+            yield streamed
+
+
 def contract_model(model: Model, *, model_name: str = MODEL_NAME) -> FunctionModel:
     """``model`` as a PydanticAI ``FunctionModel`` (non-streamed and streamed paths).
 
@@ -89,6 +121,7 @@ def contract_model(model: Model, *, model_name: str = MODEL_NAME) -> FunctionMod
         messages: list[ModelMessage], info: AgentInfo
     ) -> AsyncIterator[str | DeltaToolCalls]:
         completion = _complete(model, messages, info)
+        finishing[id(messages)] = completion
         if completion.text:
             yield completion.text
         for index, call in enumerate(completion.tool_calls):
@@ -103,4 +136,9 @@ def contract_model(model: Model, *, model_name: str = MODEL_NAME) -> FunctionMod
         if not completion.text and not completion.tool_calls:
             yield ""
 
-    return FunctionModel(function, stream_function=stream_function, model_name=model_name)
+    finishing: dict[int, Completion] = {}
+    built = _FinishingFunctionModel(
+        function, stream_function=stream_function, model_name=model_name
+    )
+    built.finishing = finishing
+    return built
