@@ -53,6 +53,7 @@ __all__ = [
     "completion_from_chunks",
     "completion_from_json",
     "local_url",
+    "resolve_api_key",
 ]
 
 LOCAL_HOSTS: Final = frozenset({"127.0.0.1", "localhost", "::1"})
@@ -66,6 +67,27 @@ _RETRIED_STATUS: Final = frozenset({408, 409, 429})
 def local_url(url: str) -> bool:
     """True when ``url``'s host is this machine (:data:`LOCAL_HOSTS`)."""
     return (urlsplit(url).hostname or "") in LOCAL_HOSTS
+
+
+def resolve_api_key(api_key: str | None, base_url: str, api_key_env: str) -> str:
+    """The key to send to ``base_url``: ``api_key``, else the environment variable
+    ``api_key_env``, else, only for a local server (:func:`local_url`),
+    :data:`LOCAL_PLACEHOLDER_KEY`.
+
+    Raises:
+        ConfigurationError: no key for a server that is not local, or an empty (blank)
+            key, given or read.
+    """
+    if api_key is None:
+        api_key = os.environ.get(api_key_env)
+        if api_key is None and local_url(base_url):
+            api_key = LOCAL_PLACEHOLDER_KEY
+    if api_key is None or not api_key.strip():
+        raise ConfigurationError(
+            f"an api key is required for {base_url}: pass the api_key argument, or set "
+            f"the environment variable {api_key_env}"
+        )
+    return api_key
 
 
 def _retry_after(value: str | None) -> float | None:
@@ -278,15 +300,7 @@ class OpenAICompatibleModel:
             raise ConfigurationError("model must be a non-empty model name")
         if timeout <= 0 or max_retries < 0 or backoff < 0 or max_backoff < 0:
             raise ConfigurationError("timeout must be > 0; max_retries, backoff, max_backoff >= 0")
-        if api_key is None:
-            api_key = os.environ.get(api_key_env)
-            if api_key is None and local_url(base_url):
-                api_key = LOCAL_PLACEHOLDER_KEY
-        if api_key is None or not api_key.strip():
-            raise ConfigurationError(
-                f"an api_key is required for {base_url} (pass api_key= or set {api_key_env}); "
-                "use FakeModel offline"
-            )
+        api_key = resolve_api_key(api_key, base_url, api_key_env)
         self.model = model
         self.base_url = base_url.rstrip("/")
         self.timeout = timeout

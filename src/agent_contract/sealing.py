@@ -32,7 +32,9 @@ import hashlib
 import hmac
 import os
 import secrets
+import sqlite3
 import stat
+from contextlib import closing
 from pathlib import Path
 from typing import Final
 
@@ -54,7 +56,11 @@ __all__ = [
 KEY_FILE: Final = "store.key"
 """The key's file name in the data folder."""
 SEALED_SUFFIX: Final = ".sqlite3"
-"""The files a data folder seals rows in (the run store, the checkpoints, the orders)."""
+"""The files a data folder may seal rows in (the run store, the checkpoints)."""
+SEALED_TABLES: Final = ("runs", "checkpoints", "writes")
+"""The tables whose rows are sealed with the folder's key: the run store's ``runs`` and a
+sealed checkpointer's ``checkpoints`` and ``writes``. A file with none of them holding a
+row (the demo's order store, a new empty file) is not sealed state."""
 KEY_BYTES: Final = 32
 """The key's size in bytes."""
 NONCE_BYTES: Final = 12
@@ -105,7 +111,9 @@ def folder_key(folder: str | os.PathLike[str], *, create: bool = True) -> bytes:
 
 
 def _sealed_files(folder: Path) -> list[str]:
-    """The names of the non-empty sealed files in ``folder`` (sorted)."""
+    """The names of the files in ``folder`` that hold sealed rows (sorted): SQLite files
+    (``*``:data:`SEALED_SUFFIX`) with a row in one of :data:`SEALED_TABLES`. A file that
+    is not SQLite counts as sealed (it may be; fail closed)."""
     found = []
     for entry in folder.iterdir():
         if entry.name.endswith(SEALED_SUFFIX):
@@ -113,9 +121,35 @@ def _sealed_files(folder: Path) -> list[str]:
                 size = entry.lstat().st_size
             except OSError:
                 continue
-            if size > 0:
+            if size > 0 and _holds_sealed_rows(entry):
                 found.append(entry.name)
     return sorted(found)
+
+
+def _holds_sealed_rows(path: Path) -> bool:
+    """True when the SQLite file ``path`` has a row in one of :data:`SEALED_TABLES`, or
+    cannot be read as SQLite (read-only, without creating or changing anything); False
+    for a file another process holds locked (it is being written now, so its writer
+    had the key)."""
+    try:
+        with closing(
+            sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=1)
+        ) as db:
+            names = {
+                row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            }
+            return any(
+                db.execute(f'SELECT 1 FROM "{table}" LIMIT 1').fetchone() is not None  # noqa: S608 - fixed names
+                for table in SEALED_TABLES
+                if table in names
+            )
+    except sqlite3.OperationalError as exc:
+        # Locked by a live writer: a sealed store creates the key before its first sealed
+        # row, so a file being written now is not evidence of a lost key.
+        text = str(exc).lower()
+        return "locked" not in text and "busy" not in text
+    except sqlite3.Error:
+        return True
 
 
 def _read(path: Path) -> bytes:

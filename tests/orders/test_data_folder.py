@@ -390,3 +390,43 @@ def test_a_missing_key_beside_stored_runs_is_named_and_never_recreated(
     key.chmod(0o600)
     code, out, err = invoke("approve", demo.thread_id, "--decision", "approve")
     assert code == 0, out + err
+
+
+def test_a_key_is_created_beside_plain_files_but_not_beside_sealed_rows(tmp_path: Path) -> None:
+    """The key is refused only where sealed rows exist: an order store (plain rows) or an
+    empty run store does not hold any, a run store with a row does, and a file that is
+    not SQLite may (fail closed)."""
+    import sqlite3
+    from contextlib import closing
+
+    from agent_contract.app.builtin_tools.orders import OrderStore
+    from agent_contract.datafolder import DataFolderError
+    from agent_contract.sealing import KEY_FILE, folder_key
+
+    plain = tmp_path / "plain"
+    plain.mkdir(mode=0o700)
+    OrderStore(plain / "orders.sqlite3").refund_count()
+    with closing(sqlite3.connect(plain / "runs.sqlite3")) as db, db:
+        db.execute("CREATE TABLE runs (thread_id TEXT PRIMARY KEY)")
+    assert len(folder_key(plain)) == 32
+    assert (plain / KEY_FILE).exists()
+
+    sealed = tmp_path / "sealed"
+    sealed.mkdir(mode=0o700)
+    OrderStore(sealed / "orders.sqlite3").refund_count()
+    with closing(sqlite3.connect(sealed / "graph.sqlite3")) as db, db:
+        db.execute("CREATE TABLE checkpoints (thread_id TEXT)")
+        db.execute("INSERT INTO checkpoints VALUES ('t1')")
+    with pytest.raises(DataFolderError) as refused:
+        folder_key(sealed)
+    assert refused.value.reason == "missing_key"
+    assert "graph.sqlite3" in str(refused.value)
+    assert "orders.sqlite3" not in str(refused.value)
+    assert not (sealed / KEY_FILE).exists()
+
+    unreadable = tmp_path / "unreadable"
+    unreadable.mkdir(mode=0o700)
+    (unreadable / "runs.sqlite3").write_bytes(b"not a database at all" * 10)
+    with pytest.raises(DataFolderError):
+        folder_key(unreadable)
+    assert not (unreadable / KEY_FILE).exists()

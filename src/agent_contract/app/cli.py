@@ -28,10 +28,12 @@ Exit codes (:data:`~agent_contract.exitcodes.EXIT_CODES`): 0 answered; 1 a self-
 or internal failure; 2 a usage error; 3 a budget stop (``max_model_steps``,
 ``max_tool_calls``, ``repeated_call``, ``deadline``, ``max_trace_bytes``); 4 a missing
 optional dependency (``dependency_missing``); 5 a contract violation
-(``invalid_response``); 6 the model failed (``model_error``); 7 paused for approval
-(``pending_approval``, or ``interrupted`` when reported by a resumed run); 8 a
-decision was refused or a stored run cannot be read (``ApprovalError``,
-``CheckpointError``); 130 / 143 interrupted by SIGINT / SIGTERM (the run is stored).
+(``invalid_response``); 6 the model failed (``model_error``, ``truncated_response``);
+7 paused for approval (``pending_approval``, or ``interrupted`` when reported by a
+resumed run); 8 a decision was refused or a stored run cannot be read
+(``ApprovalError``, ``CheckpointError``); 9 a framework middleware ended the run
+(``middleware_stop``); 10 the provider declined (``refused``, ``content_filtered``);
+130 / 143 interrupted by SIGINT / SIGTERM (the run is stored).
 """
 
 from __future__ import annotations
@@ -296,7 +298,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="The tool-calling agent contract: run the demo agent, check harnesses.",
         epilog="exit codes: 0 answered, 1 failure, 2 usage, 3 budget stop, "
         "4 dependency missing, 5 contract violation, 6 model error, 7 pending approval, "
-        "8 approval refused or stored run unreadable, 130/143 interrupted (run stored)",
+        "8 approval refused or stored run unreadable, 9 middleware stop, "
+        "10 refused or content filtered, 130/143 interrupted (run stored)",
     )
     parser.add_argument("--version", action="version", version=f"agent-contract {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)

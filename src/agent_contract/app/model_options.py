@@ -95,7 +95,9 @@ def model_from_arguments(args: argparse.Namespace) -> Model:
         if args.stream:
             given.append("--stream")
         if given:
-            raise ConfigurationError(f"{', '.join(given)} go with --model openai-compatible")
+            raise ConfigurationError(
+                f"{', '.join(given)} {'go' if len(given) > 1 else 'goes'} with --model openai-compatible"
+            )
         return DemoModel()
     name = args.model_name or os.environ.get(MODEL_NAME_ENV) or _DEFAULT_NAME
     return OpenAICompatibleModel(

@@ -10,7 +10,7 @@ from typing import Any, Generic, Literal, TypeVar
 
 from ..approval import PendingApproval
 from ..budget import RunUsage
-from ..errors import ErrorKind, StopReason
+from ..errors import ErrorKind, ModelHTTPError, StopReason
 from ..messages import Message
 from ..results import Outcome
 from ..trace import Trace
@@ -79,8 +79,16 @@ class Stop:
     @classmethod
     def model_error(cls, exc: BaseException) -> Stop:
         """The stop for a model that raised: ``model_error``, naming only the exception's
-        type (its text may hold anything, secrets included)."""
-        return cls(reason="model_error", detail=f"the model raised {type(exc).__name__}")
+        type (its text may hold anything, secrets included) and, for a
+        :class:`~agent_contract.errors.ModelHTTPError`, its structured fields (kind, HTTP
+        status, attempts): ``"the model raised ModelHTTPError (rate_limited, HTTP 429, 3
+        attempts)"``."""
+        detail = f"the model raised {type(exc).__name__}"
+        if isinstance(exc, ModelHTTPError):
+            status = "no response" if exc.status is None else f"HTTP {exc.status}"
+            detail += f" ({exc.kind}, {status}, {exc.attempts} attempt"
+            detail += ")" if exc.attempts == 1 else "s)"
+        return cls(reason="model_error", detail=detail)
 
     @classmethod
     def interrupted(cls, exc: BaseException) -> Stop:

@@ -12,13 +12,12 @@ one instance serves any number of runs, sync and async
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING, Any
 
 from pydantic import SecretStr
 
 from agent_contract.errors import ConfigurationError, DependencyMissingError
-from agent_contract.http_model import LOCAL_PLACEHOLDER_KEY, local_url
+from agent_contract.http_model import resolve_api_key
 
 if TYPE_CHECKING:
     from langchain_openai import ChatOpenAI
@@ -69,14 +68,7 @@ def build_chat_model(
         ) from exc
     if timeout <= 0 or max_retries < 0:
         raise ConfigurationError("timeout must be > 0 seconds and max_retries >= 0")
-    if api_key is None:
-        api_key = os.environ.get(api_key_env)
-        if api_key is None and local_url(base_url):
-            api_key = LOCAL_PLACEHOLDER_KEY
-    if api_key is None or not api_key.strip():
-        raise ConfigurationError(
-            f"an api_key is required for {base_url} (pass api_key= or set {api_key_env})"
-        )
+    api_key = resolve_api_key(api_key, base_url, api_key_env)
     if temperature is not None:
         options["temperature"] = temperature
     return ChatOpenAI(
