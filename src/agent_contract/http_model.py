@@ -176,10 +176,12 @@ def completion_from_json(data: Any) -> Completion:
     if not isinstance(calls, list):
         raise _bad("the reply's tool_calls is not a list")
     finish = choice.get("finish_reason")
+    refusal = message.get("refusal")
     return Completion(
         text=content if isinstance(content, str) else "",
         tool_calls=tuple(_call(c) for c in calls),
         finish_reason=finish if isinstance(finish, str) else "",
+        refusal=refusal if isinstance(refusal, str) and refusal else None,
         usage=_usage(data.get("usage")),
     )
 
@@ -187,12 +189,14 @@ def completion_from_json(data: Any) -> Completion:
 def completion_from_chunks(chunks: Iterator[Any]) -> Completion:
     """A streamed reply (the ``chat.completion.chunk`` objects, in order) as one
     Completion: the text pieces joined, each call's argument pieces joined by its
-    ``index`` (the raw text, never repaired), the last finish reason and usage.
+    ``index`` (the raw text, never repaired), the refusal pieces joined, the last finish
+    reason and usage.
 
     Raises:
         ModelHTTPError: kind ``bad_reply``, a chunk is not a completion chunk.
     """
     text: list[str] = []
+    refusal: list[str] = []
     calls: dict[int, dict[str, Any]] = {}
     finish = ""
     usage = TokenUsage()
@@ -214,6 +218,8 @@ def completion_from_chunks(chunks: Iterator[Any]) -> Completion:
                 raise _bad("a stream event's delta is not an object")
             if isinstance(delta.get("content"), str):
                 text.append(delta["content"])
+            if isinstance(delta.get("refusal"), str):
+                refusal.append(delta["refusal"])
             for piece in delta.get("tool_calls") or []:
                 if not isinstance(piece, dict) or not isinstance(piece.get("index"), int):
                     raise _bad("a streamed tool call has no index")
@@ -232,6 +238,7 @@ def completion_from_chunks(chunks: Iterator[Any]) -> Completion:
             for _, c in sorted(calls.items())
         ),
         finish_reason=finish,
+        refusal="".join(refusal) or None,
         usage=usage,
     )
 

@@ -97,7 +97,8 @@ def test_cut_arguments_stay_raw_and_are_refused(stream: bool) -> None:
         model, _ = model_for(server, stream=stream)
         tool, runs = counting_calculator()
         result = run(model, [tool], "calculate 2 + 3")
-    assert result.stop_reason == "invalid_response"
+    # the reply says it was cut by the output limit: its call never runs
+    assert result.stop_reason == "truncated_response"
     assert runs == []
 
 
@@ -105,6 +106,32 @@ def test_finish_reason_is_passed_through_untouched() -> None:
     with ReplayServer([Completion(text="half an ans", finish_reason="length")]) as server:
         model, _ = model_for(server, stream=True)
         assert model.complete(USER).finish_reason == "length"
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
+def test_a_refusal_from_the_wire_stops_the_run_refused(stream: bool) -> None:
+    """OpenAI's ``message.refusal`` (streamed as ``delta.refusal`` pieces) reaches the
+    contract: the run stops ``refused`` with the text, never ``answered`` or
+    ``invalid_response``, and no tool runs."""
+    spec, runs = counting_calculator()
+    refusal = Completion(refusal="I can't help with that request.", finish_reason="stop")
+    with ReplayServer([refusal, refusal]) as server:
+        model, _ = model_for(server, stream=stream)
+        assert model.complete(USER).refusal == "I can't help with that request."
+        result = run(model, [spec], "calculate 2 + 3")
+    assert result.stop_reason == "refused"
+    assert "I can't help with that request." in result.stop_detail
+    assert exitcodes.EXIT_CODES["refused"] == exitcodes.EXIT_REFUSED
+    assert runs == []
+
+
+def test_a_400_names_its_kind_status_and_attempts() -> None:
+    with ReplayServer([Fault(status=400)]) as server:
+        model, _ = model_for(server)
+        result = run(model, [calculator_tool()], "calculate 2 + 3")
+    assert result.stop_detail == (
+        "the model raised ModelHTTPError (refused_request, HTTP 400, 1 attempt)"
+    )
 
 
 def test_429_with_retry_after_waits_as_asked_then_succeeds() -> None:

@@ -363,8 +363,8 @@ def _openai_usage(reply: Completion) -> dict[str, int]:
 def _openai_json(server: ReplayServer, reply: Completion) -> dict[str, Any]:
     message: dict[str, Any] = {
         "role": "assistant",
-        "content": reply.text if reply.text or not reply.tool_calls else None,
-        "refusal": None,
+        "content": reply.text if reply.text or not (reply.tool_calls or reply.refusal) else None,
+        "refusal": reply.refusal,
     }
     if reply.tool_calls:
         message["tool_calls"] = [
@@ -411,6 +411,9 @@ def _openai_chunks(
         }
 
     yield chunk({"role": "assistant", "content": "", "refusal": None})
+    if reply.refusal:
+        for piece in _pieces(reply.refusal, server.chunk_chars):
+            yield chunk({"refusal": piece})
     if reply.text:
         for piece in _pieces(reply.text, server.chunk_chars):
             yield chunk({"content": piece})
