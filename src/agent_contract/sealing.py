@@ -45,6 +45,7 @@ __all__ = [
     "KEY_FILE",
     "NONCE_BYTES",
     "SEALED_SUFFIX",
+    "SEALED_TABLES",
     "decrypt",
     "encrypt",
     "folder_key",

@@ -97,8 +97,20 @@ def injected_arguments(tool: Any, arguments: dict[str, Any]) -> dict[str, Any]:
     parameters = _parameters(func) if func is not None else None
     if parameters is None:
         return {}
-    hidden = parameters - set(getattr(tool, "args", {}) or {})
+    hidden = parameters - _model_visible_names(tool)
     return {k: v for k, v in arguments.items() if k in hidden}
+
+
+def _model_visible_names(tool: Any) -> set[str]:
+    """The argument names ``tool``'s schema shows the model. ``BaseTool.args`` raises
+    ``KeyError`` for a JSON Schema dict without ``properties`` (an object schema that
+    allows any keys); its properties are then none."""
+    try:
+        return set(getattr(tool, "args", {}) or {})
+    except KeyError:
+        schema = getattr(tool, "args_schema", None)
+        properties = schema.get("properties") if isinstance(schema, dict) else None
+        return set(properties) if isinstance(properties, dict) else set()
 
 
 def visible_arguments(tool: Any, arguments: Any) -> dict[str, Any]:
