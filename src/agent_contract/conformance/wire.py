@@ -488,27 +488,9 @@ def _anthropic_events(server: ReplayServer, reply: Completion) -> Iterator[tuple
         "usage": {"input_tokens": reply.usage.input_tokens, "output_tokens": 1},
     }
     yield "message_start", {"type": "message_start", "message": start}
-    index = 0
+    blocks: list[tuple[dict[str, Any], str, str, str]] = []
     if reply.text:
-        yield (
-            "content_block_start",
-            {
-                "type": "content_block_start",
-                "index": index,
-                "content_block": {"type": "text", "text": ""},
-            },
-        )
-        for piece in _pieces(reply.text, server.chunk_chars):
-            yield (
-                "content_block_delta",
-                {
-                    "type": "content_block_delta",
-                    "index": index,
-                    "delta": {"type": "text_delta", "text": piece},
-                },
-            )
-        yield "content_block_stop", {"type": "content_block_stop", "index": index}
-        index += 1
+        blocks.append(({"type": "text", "text": ""}, "text_delta", "text", reply.text))
     for call in reply.tool_calls:
         block = {
             "type": "tool_use",
@@ -516,21 +498,22 @@ def _anthropic_events(server: ReplayServer, reply: Completion) -> Iterator[tuple
             "name": call.name,
             "input": {},
         }
+        blocks.append((block, "input_json_delta", "partial_json", _arguments_text(call)))
+    for index, (block, delta_type, key, text) in enumerate(blocks):
         yield (
             "content_block_start",
             {"type": "content_block_start", "index": index, "content_block": block},
         )
-        for piece in _pieces(_arguments_text(call), server.chunk_chars):
+        for piece in _pieces(text, server.chunk_chars):
             yield (
                 "content_block_delta",
                 {
                     "type": "content_block_delta",
                     "index": index,
-                    "delta": {"type": "input_json_delta", "partial_json": piece},
+                    "delta": {"type": delta_type, key: piece},
                 },
             )
         yield "content_block_stop", {"type": "content_block_stop", "index": index}
-        index += 1
     yield (
         "message_delta",
         {
