@@ -10,6 +10,7 @@ least once), and the document's drift test runs in plain mode only.
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import os
 import tempfile
@@ -19,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from agent_contract.pools import run_async
 from devtools.middleware_matrix import (
     MIDDLEWARE_COMMAND,
     Cell,
@@ -46,12 +48,32 @@ def cell_of(name: str, position: Any, mode: str) -> Cell:
     return _measured[key]
 
 
+async def _other_tasks_done() -> None:
+    """Wait (at most 5 s) for the tasks the process's run loop still holds: an ``ainvoke``
+    cell's teardown (a shell session's stop) may finish there after the run returned."""
+    others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+    if others:
+        await asyncio.wait(others, timeout=5)
+    await asyncio.sleep(0)
+
+
 def settle_leaks() -> None:
-    """Let the scenario workers end and collect what they leave, so a leak's warning is
-    reported in the test that filters it, not in the next one."""
+    """Let the scenario workers and the run loop's pending tasks end and collect what
+    they leave, so a leak's warning is reported in the test that filters it, not in the
+    next one."""
     for thread in threading.enumerate():
         if thread.name.startswith("scenario-"):
             thread.join(5)
+    run_async(_other_tasks_done())
+    gc.collect()
+    # A shell session of an ainvoke cell can outlive its run: the last run's graph state
+    # stays reachable from the process's run loop thread until the next run there, so
+    # its finalizer (which stops the shell and leaks its pipes, LangChain's own
+    # ResourceWarning) would fire in another test. End those sessions here.
+    from langchain.agents.middleware import shell_tool
+
+    for resources in [o for o in gc.get_objects() if isinstance(o, shell_tool._SessionResources)]:
+        resources.finalizer()
     gc.collect()
     gc.collect()
 
