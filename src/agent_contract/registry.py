@@ -109,7 +109,10 @@ def missing_bindings() -> tuple[str, ...]:
         for r in requires
         if re.search(r"""extra\s*==\s*["']""", r)
     ]
-    return tuple(dict.fromkeys(n for n in names if not _installed(n)))
+    # Only agent-contract-* distributions are bindings; the other extras (otel, postgres)
+    # are optional features of the core.
+    bindings = (n for n in names if n.startswith(f"{DISTRIBUTION}-"))
+    return tuple(dict.fromkeys(n for n in bindings if not _installed(n)))
 
 
 def _not_registered(kind: str, name: str, known: str) -> Exception:
