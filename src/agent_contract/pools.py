@@ -98,16 +98,22 @@ class DaemonThreadPool(ThreadPoolExecutor):
             item = self._queue.get()
             if item is None:
                 return
-            future, call = item
-            if future.set_running_or_notify_cancel():
-                try:
-                    value = call()
-                except BaseException as exc:  # noqa: BLE001 - handed to the waiting caller
-                    future.set_exception(exc)
-                else:
-                    future.set_result(value)
-            del item, future, call
+            self._run(*item)
+            # Nothing of the item stays on this idle worker's frame: the last work's
+            # function, arguments and value (a graph node's state, on the run loop's
+            # executor) would stay reachable until the next work arrived.
+            del item
             self._idle_workers.release()
+
+    @staticmethod
+    def _run(future: Future[Any], call: Callable[[], Any]) -> None:
+        if future.set_running_or_notify_cancel():
+            try:
+                value = call()
+            except BaseException as exc:  # noqa: BLE001 - handed to the waiting caller
+                future.set_exception(exc)
+            else:
+                future.set_result(value)
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         """Stop taking work. ``cancel_futures`` cancels what has not started; ``wait``

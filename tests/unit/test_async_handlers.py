@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures.thread as cf_thread
+import gc
 import threading
+import weakref
 from typing import Any
 
 import pytest
@@ -152,6 +154,27 @@ def test_the_pool_runs_work_on_daemon_threads_exit_does_not_join() -> None:
     pool.shutdown()
     with pytest.raises(RuntimeError):
         pool.submit(lambda: None)
+
+
+def test_an_idle_worker_keeps_nothing_of_its_last_work() -> None:
+    # On the run loop's executor the last work is a graph node: its value (the run's
+    # state) must not stay reachable from the idle worker until the next work comes.
+    class State:
+        pass
+
+    pool = DaemonThreadPool(max_workers=1, thread_name_prefix="test-idle")
+    state = State()
+    gone = weakref.ref(state)
+    future = pool.submit(lambda value: value, state)
+    assert future.result(5.0) is state
+    del future, state
+    # The worker is idle once it has released its slot (not by submitting more work,
+    # which would overwrite what it kept).
+    assert pool._idle_workers.acquire(timeout=5.0)
+    pool._idle_workers.release()
+    gc.collect()
+    assert gone() is None
+    pool.shutdown()
 
 
 def test_the_executor_validates_its_grace() -> None:
