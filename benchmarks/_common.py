@@ -39,6 +39,13 @@ def environment() -> str:
     return "\n".join(lines)
 
 
+def load() -> str:
+    """The load average now, ``"load 1.23/1.50/1.80 (1/5/15 min)"`` (printed with every
+    figure: the machine may be shared)."""
+    avg = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
+    return f"load {avg[0]:.2f}/{avg[1]:.2f}/{avg[2]:.2f} (1/5/15 min)"
+
+
 def _flags() -> list[str]:
     flags = []
     if sys.flags.optimize:

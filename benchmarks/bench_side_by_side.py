@@ -53,13 +53,16 @@ from typing import Any
 import _common
 from langchain.agents import create_agent
 from langchain.agents.middleware import AgentMiddleware
+from langchain_core.language_models.chat_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
 
 from agent_contract import Budget, Completion, Contract, Message, ToolExecutor, ToolSpec, run
 from agent_contract.executor import Invocation
 from agent_contract.testing import FakeModel, tool_call, tool_calls
 from agent_contract_langchain import build_agent
 from agent_contract_langchain.chat_model import ContractChatModel
-from agent_contract_langchain.controls.plain_create_agent import plain_agent, plain_tool
+from agent_contract_langchain.controls.plain_create_agent import plain_tool
 from agent_contract_langchain.harness import arun_graph, run_graph
 from agent_contract_langchain.messages import to_langchain_messages
 from agent_contract_langchain.run_config import contract_config, recursion_limit
@@ -111,6 +114,12 @@ def script(steps: int, parallel: int = 1, tool: str = "echo") -> list[Any]:
     return replies
 
 
+def _common_json(arguments: Any) -> str:
+    import json
+
+    return json.dumps(dict(arguments))
+
+
 def payload_of(size: int) -> str:
     """Clean text of ``size`` characters (words, no secret-like literal)."""
     words = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor "
@@ -148,6 +157,62 @@ class EmptyWrap(AgentMiddleware):  # type: ignore[type-arg]
         return handler(request)
 
 
+class AsyncEmptyWrap(EmptyWrap):
+    """:class:`EmptyWrap` with the async hooks too (the contract's four hooks, empty)."""
+
+    async def awrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+        return await handler(request)
+
+    async def awrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+        return await handler(request)
+
+
+class LastMessageChatModel(BaseChatModel):
+    """A scripted LangChain chat model that reads **only the last message** (O(1) work
+    per step, whatever the history's length): a human message starts the script over,
+    anything else takes the next reply. The bare baseline of the growth table (a
+    baseline that converts the whole history each step grows with the run too)."""
+
+    replies: list[Any]
+    position: int = 0
+
+    @property
+    def _llm_type(self) -> str:
+        return "last-message-script"
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+        return self
+
+    def _reply(self, messages: list[BaseMessage]) -> ChatResult:
+        if isinstance(messages[-1], HumanMessage):
+            self.position = 0
+        reply = self.replies[self.position]
+        self.position += 1
+        if isinstance(reply, str):
+            message = AIMessage(content=reply, id=f"lm-{self.position}")
+        else:
+            message = AIMessage(
+                content=reply.text or "",
+                id=f"lm-{self.position}",
+                tool_calls=[
+                    {
+                        "name": c.name,
+                        "args": dict(c.arguments),
+                        "id": f"call-{self.position}-{j}",
+                        "type": "tool_call",
+                    }
+                    for j, c in enumerate(reply.tool_calls)
+                ],
+            )
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+    def _generate(self, messages: list[BaseMessage], stop: Any = None, **kwargs: Any) -> Any:
+        return self._reply(messages)
+
+    async def _agenerate(self, messages: list[BaseMessage], stop: Any = None, **kwargs: Any) -> Any:
+        return self._reply(messages)
+
+
 def _answered(result: Any) -> Any:
     if result.stop_reason != "answered":
         raise RuntimeError(f"the run stopped with {result.stop_reason}: {result.stop_detail}")
@@ -177,8 +242,10 @@ class Harnesses:
         fresh: bool = False,
         max_result_chars: int = 8_000,
         loop: asyncio.AbstractEventLoop,
+        chat: str = "contract",
     ) -> None:
         self.steps = steps
+        self.chat = chat
         self.loop = loop
         specs = [
             echo_spec(
@@ -209,6 +276,14 @@ class Harnesses:
     def model(self) -> FakeModel:
         return FakeModel(self.replies, stateless=True)
 
+    def chat_model(self) -> Any:
+        """The LangChain model of the LangChain variants: ``ContractChatModel`` over the
+        scripted ``FakeModel`` (``chat="contract"``: converts the history each step), or
+        :class:`LastMessageChatModel` (``chat="last"``: reads the last message only)."""
+        if self.chat == "last":
+            return LastMessageChatModel(replies=self.replies)
+        return ContractChatModel(model=self.model())
+
     # offline
     def offline(self, *, inline: bool = False, is_async: bool = False) -> Run:
         contract = self.contract
@@ -225,12 +300,12 @@ class Harnesses:
     # LangChain
     def bare_graph(self) -> Any:
         if self._bare is None:
-            self._bare = plain_agent(self.model(), self.specs)
+            self._bare = create_agent(self.chat_model(), tools=[plain_tool(t) for t in self.specs])
         return self._bare
 
     def mw_graph(self) -> Any:
         if self._graph is None:
-            self._graph = build_agent(self.model(), self.contract)
+            self._graph = build_agent(self.chat_model(), self.contract)
         return self._graph
 
     def driven(self, graph: Any, mode: str, config: Callable[[], Any] = lambda: None) -> Run:
@@ -249,13 +324,15 @@ class Harnesses:
     def bare(self, mode: str = "invoke") -> Run:
         return self.driven(self.bare_graph(), mode)
 
-    def empty_wrap(self, layers: int = 1) -> Run:
+    def empty_wrap(self, layers: int = 1, mode: str = "invoke") -> Run:
+        """``create_agent`` with ``layers`` empty middlewares having the contract's hooks
+        (sync and async ``wrap_model_call`` / ``wrap_tool_call``): the hook floor."""
         graph = create_agent(
-            ContractChatModel(model=self.model()),
+            self.chat_model(),
             tools=[plain_tool(t) for t in self.specs],
-            middleware=[type(f"EmptyWrap{i}", (EmptyWrap,), {})() for i in range(layers)],
+            middleware=[type(f"EmptyWrap{i}", (AsyncEmptyWrap,), {})() for i in range(layers)],
         )
-        return lambda: self.expect(graph.invoke(self.lc_input))
+        return self.driven(graph, mode)
 
     def middleware(self, mode: str = "invoke", *, inline: bool = False) -> Run:
         graph, contract, user = self.mw_graph(), self.contract, self.user
@@ -263,7 +340,7 @@ class Harnesses:
             contract = Contract(
                 self.specs, budget=self.budget, executor=InlineExecutor(max_workers=1)
             )
-            graph = build_agent(self.model(), contract)
+            graph = build_agent(self.chat_model(), contract)
         if mode == "ainvoke":  # on the caller's loop, as bare ainvoke is measured
             return lambda: _answered(
                 self.loop.run_until_complete(arun_graph(graph, contract.start(), user))
@@ -307,11 +384,86 @@ class Harnesses:
         return bare_run
 
     def openai_agents(self) -> Run | None:
+        """The OpenAI Agents SDK (``uv run --group bench``): an ``Agent`` with the same
+        ``echo`` tool, driven by ``Runner.run`` on the benchmark's loop, with a scripted
+        ``Model`` that reads only the last input item; tracing off. ``None`` when the
+        SDK is not installed."""
         try:
-            import agents  # noqa: F401  (the OpenAI Agents SDK; not a dependency)
+            from agents.items import ModelResponse
+            from agents.models.interface import Model as AgentsModel
+            from agents.usage import Usage
+            from openai.types.responses import (
+                ResponseFunctionToolCall,
+                ResponseOutputMessage,
+                ResponseOutputText,
+            )
+
+            from agents import Agent, ModelSettings, Runner, function_tool, set_tracing_disabled
         except ImportError:
             return None
-        return None  # not wired: the SDK is not installed where these figures were made
+        set_tracing_disabled(True)
+        replies, handler = self.replies, self.specs[0].handler
+
+        class Scripted(AgentsModel):  # type: ignore[misc]
+            position = 0
+
+            async def get_response(
+                self, system_instructions: Any, input: Any, *a: Any, **k: Any
+            ) -> Any:
+                last = input if isinstance(input, str) else input[-1]
+                if isinstance(last, str) or (isinstance(last, dict) and last.get("role") == "user"):
+                    self.position = 0
+                reply = replies[self.position]
+                self.position += 1
+                output: list[Any]
+                if isinstance(reply, str):
+                    output = [
+                        ResponseOutputMessage(
+                            id=f"m{self.position}",
+                            type="message",
+                            role="assistant",
+                            status="completed",
+                            content=[
+                                ResponseOutputText(type="output_text", text=reply, annotations=[])
+                            ],
+                        )
+                    ]
+                else:
+                    output = [
+                        ResponseFunctionToolCall(
+                            type="function_call",
+                            name=c.name,
+                            call_id=f"c{self.position}-{j}",
+                            arguments=_common_json(c.arguments),
+                        )
+                        for j, c in enumerate(reply.tool_calls)
+                    ]
+                return ModelResponse(output=output, usage=Usage(), response_id=None)
+
+            def stream_response(self, *a: Any, **k: Any) -> Any:
+                raise NotImplementedError
+
+        @function_tool
+        def echo(text: str) -> str:
+            """Returns its text."""
+            return str(handler(text=text))
+
+        agent = Agent(
+            name="bench",
+            instructions="",
+            tools=[echo],
+            model=Scripted(),
+            model_settings=ModelSettings(),
+        )
+        loop, turns = self.loop, self.steps + 5
+
+        def once() -> Any:
+            result = loop.run_until_complete(Runner.run(agent, "go", max_turns=turns))
+            if result.final_output != "done":
+                raise RuntimeError(f"unexpected output {result.final_output!r}")
+            return result
+
+        return once
 
     # the floor
     def floor(self) -> Run:
@@ -367,7 +519,7 @@ def us(seconds: float) -> str:
 
 
 def side_by_side(args: argparse.Namespace, loop: asyncio.AbstractEventLoop) -> None:
-    h = Harnesses(args.steps, loop=loop)
+    h = Harnesses(args.steps, loop=loop, chat=args.chat)
     variants: dict[str, Run] = {
         "floor: pure-Python loop (script + handler + a list)": h.floor(),
         "offline loop (sync tool, worker-thread hop)": h.offline(),
@@ -378,6 +530,8 @@ def side_by_side(args: argparse.Namespace, loop: asyncio.AbstractEventLoop) -> N
         "bare create_agent, stream": h.bare("stream"),
         "create_agent + empty wrap middleware, invoke": h.empty_wrap(),
         "create_agent + two empty wrap middlewares, invoke": h.empty_wrap(2),
+        "create_agent + two empty wrap middlewares, ainvoke": h.empty_wrap(2, "ainvoke"),
+        "create_agent + two empty wrap middlewares, stream": h.empty_wrap(2, "stream"),
         "contract middleware (build_agent + run_graph), invoke": h.middleware("invoke"),
         "contract middleware (build_agent + arun_graph), ainvoke": h.middleware("ainvoke"),
         "contract middleware (build_agent + run_graph), stream": h.middleware("stream"),
@@ -413,6 +567,8 @@ def side_by_side(args: argparse.Namespace, loop: asyncio.AbstractEventLoop) -> N
         "contract middleware, graph.stream as bare (values; no RunResult)": "stream",
         "bare create_agent, ainvoke": "ainvoke",
         "bare create_agent, stream": "stream",
+        "create_agent + two empty wrap middlewares, ainvoke": "ainvoke",
+        "create_agent + two empty wrap middlewares, stream": "stream",
     }
     rows = []
     for name, value in per_step.items():
@@ -427,7 +583,7 @@ def side_by_side(args: argparse.Namespace, loop: asyncio.AbstractEventLoop) -> N
         )
     print(
         f"### Side by side: {args.steps} tool steps + 1 answer, {args.rounds} rounds, "
-        "CPU median per model step\n"
+        f"CPU median per model step; LangChain model: {args.chat}; {_common.load()}\n"
     )
     print(_common.table(["variant", "CPU us/step", "vs bare invoke", "vs bare, same mode"], rows))
     if oa is None:
@@ -462,12 +618,34 @@ def _per_step_times(model: FakeModel) -> Callable[[], list[float]]:
     return durations
 
 
+def _per_step_chat_times(chat_model: Any) -> Callable[[], list[float]]:
+    """:func:`_per_step_times` for a LangChain chat model (its ``_generate``)."""
+    stamps: list[float] = []
+    target = chat_model.model if isinstance(chat_model, ContractChatModel) else chat_model
+    if isinstance(target, FakeModel):
+        return _per_step_times(target)
+    original = type(target)._generate
+
+    def generate(*args: Any, **kwargs: Any) -> Any:
+        stamps.append(time.process_time())
+        return original(target, *args, **kwargs)
+
+    object.__setattr__(target, "_generate", generate)
+
+    def durations() -> list[float]:
+        found = [b - a for a, b in itertools.pairwise(stamps)]
+        stamps.clear()
+        return found
+
+    return durations
+
+
 def growth_steps(args: argparse.Namespace, loop: asyncio.AbstractEventLoop) -> None:
     lengths = [1, 10, 100] if args.quick else [1, 10, 100, 1000]
     rows = []
     within: dict[str, float] = {}
     for steps in lengths:
-        h = Harnesses(steps, loop=loop)
+        h = Harnesses(steps, loop=loop, chat=args.chat)
         rounds = max(2, args.rounds // max(1, steps // 10)) if steps > 10 else args.rounds
         rounds = min(rounds, args.rounds)
         variants = {"offline": h.offline(), "bare": h.bare(), "middleware": h.middleware()}
@@ -481,8 +659,11 @@ def growth_steps(args: argparse.Namespace, loop: asyncio.AbstractEventLoop) -> N
             ]
         )
         if steps == lengths[-1]:
-            within = _within_run(steps, loop)
-    print("### Growth over run length (CPU us per model step, median)\n")
+            within = _within_run(steps, loop, args.chat)
+    print(
+        "### Growth over run length (CPU us per model step, median; LangChain model: "
+        f"{args.chat}; {_common.load()})\n"
+    )
     print(
         _common.table(
             ["steps", "rounds", "offline", "bare invoke", "middleware invoke", "middleware / bare"],
@@ -496,17 +677,20 @@ def growth_steps(args: argparse.Namespace, loop: asyncio.AbstractEventLoop) -> N
     )
 
 
-def _within_run(steps: int, loop: asyncio.AbstractEventLoop) -> dict[str, float]:
-    h = Harnesses(steps, loop=loop)
+def _within_run(steps: int, loop: asyncio.AbstractEventLoop, chat: str) -> dict[str, float]:
+    h = Harnesses(steps, loop=loop, chat=chat)
     found: dict[str, float] = {}
-    models = {name: h.model() for name in ("offline", "bare", "middleware")}
-    timers = {name: _per_step_times(m) for name, m in models.items()}
+    models = {"offline": h.model()}
+    timers = {"offline": _per_step_times(models["offline"])}
+    chats = {name: h.chat_model() for name in ("bare", "middleware")}
+    for name, chat_model in chats.items():
+        timers[name] = _per_step_chat_times(chat_model)
+    bare_graph = create_agent(chats["bare"], tools=[plain_tool(t) for t in h.specs])
+    mw_graph = build_agent(chats["middleware"], h.contract)
     runs = {
         "offline": lambda: _answered(run(models["offline"], h.contract, "go")),
-        "bare": lambda: h.expect(plain_agent(models["bare"], h.specs).invoke(h.lc_input)),
-        "middleware": lambda: _answered(
-            run_graph(build_agent(models["middleware"], h.contract), h.contract.start(), h.user)
-        ),
+        "bare": lambda: h.expect(bare_graph.invoke(h.lc_input)),
+        "middleware": lambda: _answered(run_graph(mw_graph, h.contract.start(), h.user)),
     }
     for name, fn in runs.items():
         fn()
@@ -532,6 +716,7 @@ def growth_other(args: argparse.Namespace, loop: asyncio.AbstractEventLoop) -> N
             divisor = h.steps + 1 if per == "step" else h.steps * int(value)
             variants = {"offline": h.offline(), "bare": h.bare(), "middleware": h.middleware()}
             cpu = measure(variants, rounds=rounds, warmup=2)
+            print(f"<!-- {header} {value}: {_common.load()} -->")
             figures = {n: med(cpu[n]) / divisor for n in variants}
             if not base:
                 base = figures
@@ -596,6 +781,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=40, help="timed runs per variant")
     parser.add_argument("--warmup", type=int, default=5, help="untimed runs per variant")
     parser.add_argument("--quick", action="store_true", help="smaller growth and memory runs")
+    parser.add_argument(
+        "--chat",
+        choices=["last", "contract"],
+        default="last",
+        help="the LangChain variants' chat model: one that reads only the last message "
+        "(default: O(1) per step), or ContractChatModel over the scripted FakeModel",
+    )
     parser.add_argument(
         "--only",
         choices=["side", "steps", "other", "memory"],
