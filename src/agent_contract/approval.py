@@ -56,16 +56,20 @@ def approval_token(
     caller: str | None = None,
     *,
     key: bytes | None = None,
+    canonical: str | None = None,
 ) -> str:
     """The token that binds an approval to one call (32 hex chars): the run, the
-    ``tool_call_id``, the tool, the canonical arguments and the caller the run acts for.
+    ``tool_call_id``, the tool, the canonical arguments and the caller the run acts for
+    (``canonical``: the canonical text of ``arguments`` when the caller has it already,
+    :attr:`~agent_contract.messages.ToolCall.canonical_arguments`).
 
     With ``key`` it is an HMAC-SHA256 (only a holder of the key can make one: the demo
     app keys it with its data folder's key); without, a SHA-256 anyone can compute, so
     stored snapshots must then be authenticated some other way. The runtime recomputes
     it from the call when a decision is checked and again before the write runs.
     """
-    parts = ("approval", run_id, tool_call_id, name, canonical_json(arguments), caller or "")
+    text = canonical if canonical is not None else canonical_json(arguments)
+    parts = ("approval", run_id, tool_call_id, name, text, caller or "")
     if key is None:
         return _digest(*parts)[:32]
     mac = hmac.new(key, digestmod=hashlib.sha256)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Final, Literal
 
 from .canonical import canonical_json
@@ -124,6 +125,15 @@ class ToolCall:
     def to_dict(self) -> dict[str, Any]:
         """The call as a JSON-ready dict: ``{"id", "name", "arguments"}``."""
         return {"id": self.id, "name": self.name, "arguments": self.arguments}
+
+    @cached_property
+    def canonical_arguments(self) -> str:
+        """:func:`canonical_json` of :attr:`arguments`, computed once per call and shared
+        by everything that needs it (the repeated-call key, the approval token, the
+        idempotency key, the rewritten-arguments check). A call's arguments are never
+        changed in place (every handler gets its own deep copy), so the text stays
+        that of the arguments. Never raises."""
+        return canonical_json(self.arguments)
 
 
 def _tool_calls(calls: Any) -> tuple[ToolCall, ...]:

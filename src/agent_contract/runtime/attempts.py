@@ -44,18 +44,40 @@ __all__ = [
 ]
 
 
-def _same(a: Any, b: Any) -> bool:
-    try:
-        return canonical_json(a) == canonical_json(b)
-    except (TypeError, ValueError):
+def _exactly_equal(a: Any, b: Any) -> bool:
+    """Whether ``a`` and ``b`` are the same JSON value, type by type (``True`` is not
+    ``1``, ``1`` is not ``1.0``): exact equality implies equal canonical forms, at the
+    cost of one walk and no serialization. ``False`` says nothing (compare canonically)."""
+    if a is b:
+        return True
+    kind = type(a)
+    if kind is not type(b):
+        return False
+    if kind is dict:
+        return a.keys() == b.keys() and all(_exactly_equal(v, b[k]) for k, v in a.items())
+    if kind is list or kind is tuple:
+        return len(a) == len(b) and all(map(_exactly_equal, a, b))
+    if kind is str or kind is int or kind is bool or kind is float:
         return bool(a == b)
+    return False
+
+
+def _same(arguments: Any, call: ToolCall) -> bool:
+    """Whether ``arguments`` are canonically the arguments of ``call`` (one
+    serialization at most: the call's canonical text is computed once per call)."""
+    try:
+        if _exactly_equal(arguments, call.arguments):
+            return True
+    except RecursionError:  # nested past the interpreter's limit: the canonical form decides
+        pass
+    return canonical_json(arguments) == call.canonical_arguments
 
 
 def rewrite(run: Run, planned: PlannedCall, arguments: dict[str, Any], by: str) -> PlannedCall:
     """Re-plan ``planned`` with ``arguments`` another layer put in its place: validated
     (a refusal when they fail), traced, and swapped into the open batch. Unchanged
     arguments return ``planned`` as it is. The caller holds the run's lock."""
-    if _same(arguments, planned.call.arguments) or planned.spec is None:
+    if _same(arguments, planned.call) or planned.spec is None:
         return planned
     spec = planned.spec
     call = ToolCall(id=planned.call.id, name=planned.call.name, arguments=arguments)

@@ -22,10 +22,19 @@ from .run import Run
 __all__ = ["check_bound", "token_for"]
 
 
-def token_for(run: Run, call_id: str, name: str, arguments: Any) -> str:
-    """The approval token of a call of ``run`` (keyed with the contract's signing key)."""
+def token_for(
+    run: Run, call_id: str, name: str, arguments: Any, *, canonical: str | None = None
+) -> str:
+    """The approval token of a call of ``run`` (keyed with the contract's signing key;
+    ``canonical``: the arguments' canonical text when known)."""
     return approval_token(
-        run.run_id, call_id, name, arguments, run.caller, key=run.contract.signing_key
+        run.run_id,
+        call_id,
+        name,
+        arguments,
+        run.caller,
+        key=run.contract.signing_key,
+        canonical=canonical,
     )
 
 
@@ -40,17 +49,14 @@ def check_bound(run: Run, planned: PlannedCall, name: str) -> None:
     """
     recorded = run.decisions.get(planned.call_id)
     decision = Approval.from_dict(recorded) if recorded is not None else None
-    expected = token_for(run, planned.call_id, name, planned.call.arguments)
+    issued = planned.call.canonical_arguments
+    expected = token_for(run, planned.call_id, name, planned.call.arguments, canonical=issued)
     meant = (
-        decision.arguments
+        canonical_json(decision.arguments)
         if decision is not None and decision.decision == "edit"
-        else planned.call.arguments
+        else issued
     )
-    if (
-        decision is None
-        or decision.token != expected
-        or canonical_json(planned.arguments) != canonical_json(meant)
-    ):
+    if decision is None or decision.token != expected or canonical_json(planned.arguments) != meant:
         raise ApprovalError(
             f"write {name!r} [{planned.call_id}] is not the call that was approved (the run, "
             "call, tool, arguments or caller changed since the decision); nothing was written",

@@ -29,15 +29,21 @@ from .writes import plan_write
 __all__ = ["BatchPlan", "call_key", "plan_batch"]
 
 
-def call_key(name: str, arguments: Any) -> str:
+def call_key(name: str, arguments: Any, *, canonical: str | None = None) -> str:
     """Identity of a call for repeat detection: the name and a hash of the arguments'
     canonical form (RFC 8785, :func:`agent_contract.canonical.canonical_bytes`).
 
     Key order does not matter (``{"a":1,"b":2}`` and ``{"b":2,"a":1}`` give one key), nor
     how a number is written (``3``, ``3.0`` and ``3e0`` are one JSON number). Never
     raises. The hash keeps argument values (possibly secrets) out of a stored run.
+
+    Args:
+        canonical: the canonical text of ``arguments`` when the caller has it already
+            (:attr:`~agent_contract.messages.ToolCall.canonical_arguments`), so it is not
+            computed again.
     """
-    return f"{name}:{hashlib.sha256(canonical_bytes(arguments)).hexdigest()[:16]}"
+    data = canonical.encode("utf-8") if canonical is not None else canonical_bytes(arguments)
+    return f"{name}:{hashlib.sha256(data).hexdigest()[:16]}"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -64,7 +70,7 @@ def plan_batch(run: Run, calls: Sequence[ToolCall]) -> BatchPlan:
     """Judge ``calls`` (see the module doc) and charge an admitted batch to the run's
     usage. The caller holds the run's lock and opens the plan in the ledger."""
     contract = run.contract
-    keys = [call_key(c.name, c.arguments) for c in calls]
+    keys = [call_key(c.name, c.arguments, canonical=c.canonical_arguments) for c in calls]
     breach = budget_checks.check_before_tool_calls(
         contract.budget,
         run.counters,
