@@ -14,10 +14,13 @@ from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolApp
 from pydantic_ai.toolsets import FunctionToolset
 
 from agent_contract import Budget, Contract
+from agent_contract.approval import Approval
 from agent_contract.conformance.fixtures import Probe, basic_tools, transfer_tool
 from agent_contract.errors import ApprovalError
+from agent_contract.messages import Message, ToolCall
 from agent_contract.runtime import RunState
-from agent_contract.testing import FakeModel, tool_call
+from agent_contract.runtime.history import answers_in_issue_order
+from agent_contract.testing import FakeModel, tool_call, tool_calls
 from agent_contract_pydantic_ai import (
     ContractCapability,
     ContractStopped,
@@ -26,6 +29,7 @@ from agent_contract_pydantic_ai import (
     run_agent,
 )
 from agent_contract_pydantic_ai.driving import NO_USAGE_LIMITS, run_in_new_loop
+from agent_contract_pydantic_ai.harness import resume_agent
 
 MODES = ("run_sync", "run", "stream")
 
@@ -178,3 +182,56 @@ def test_the_state_is_not_shared_between_runs_of_one_agent() -> None:
     outputs = run_in_new_loop(both)
     assert [o.output for o in outputs] == ["done", "done"]
     assert [s.view.usage().tool_calls for s in states] == [1, 1]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_after_an_approval_resume_the_answers_are_in_issue_order(mode: str) -> None:
+    """When it fails: PydanticAI keeps the answers given before the pause (the reads)
+    and the approved or rejected writes in two requests, and ``RunResult.messages``
+    listed ``r1, r2, w1, w2`` for a turn that issued ``w1, r1, w2, r2`` (the model's own
+    input, and the offline loop's transcript, were in issue order)."""
+    probe = Probe()
+    contract = Contract([*basic_tools(probe), transfer_tool(probe)])
+    turn = tool_calls(
+        ("transfer", {"to": "bob", "amount": 5}, "w1"),
+        ("echo", {"text": "a"}, "r1"),
+        ("transfer", {"to": "ann", "amount": 6}, "w2"),
+        ("echo", {"text": "b"}, "r2"),
+    )
+    model = FakeModel([turn, "sent"])
+    paused = run_agent(model, contract, "pay", mode=mode)  # type: ignore[arg-type]
+    assert paused.stop_reason == "pending_approval"
+    state, _ = contract.restore(paused.snapshot or {})
+    first, second = state.view.pending_approvals()
+    decisions = [Approval.for_pending(first, "approve"), Approval.for_pending(second, "reject")]
+    result = resume_agent(model, contract, paused.snapshot or {}, decisions, mode=mode)  # type: ignore[arg-type]
+    assert result.stop_reason == "answered", result.stop_detail
+    issued = ["w1", "r1", "w2", "r2"]
+    assert [m.tool_call_id for m in result.messages if m.role == "tool"] == issued
+    assert [m.tool_call_id for m in model.last_messages() if m.role == "tool"] == issued
+    assert [c.id for c in result.tool_calls] == issued
+    assert probe.write_calls == 1  # the approved write ran once, the rejected one never
+
+
+def test_answers_in_issue_order_sorts_only_the_answers_of_each_turn() -> None:
+    calls = (
+        ToolCall(id="a", name="echo", arguments={}),
+        ToolCall(id="b", name="echo", arguments={}),
+    )
+    turn = Message(role="assistant", tool_calls=calls)
+
+    def answer(call_id: str) -> Message:
+        return Message(
+            role="tool", content=call_id, tool_call_id=call_id, name="echo", status="success"
+        )
+
+    stray = answer("z")
+    messages = [Message(role="user", content="hi"), turn, answer("b"), stray, answer("a")]
+    assert answers_in_issue_order(messages) == [messages[0], turn, answer("a"), answer("b"), stray]
+    later = Message(role="user", content="again")
+    assert answers_in_issue_order([turn, answer("b"), later, answer("a")]) == [
+        turn,
+        answer("b"),
+        later,
+        answer("a"),
+    ]

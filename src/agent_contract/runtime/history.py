@@ -39,6 +39,7 @@ __all__ = [
     "HistoryCode",
     "HistoryProblem",
     "HistoryScan",
+    "answers_in_issue_order",
     "check_history",
     "direct_answer",
     "keeps_refused_turn",
@@ -50,6 +51,39 @@ BREAKS_HISTORY: frozenset[str] = frozenset(
 """Violation codes of a refused model turn that no answer can make a valid history of
 (a call with no id, an id used twice or reused from an earlier turn, a call with no
 name): such a turn is kept out of the messages handed forward and stored."""
+
+
+def answers_in_issue_order(messages: Iterable[Message]) -> list[Message]:
+    """``messages`` with the tool messages after each assistant turn in the order the
+    turn issued its calls (the order the offline loop writes and every model reads).
+
+    A framework may hand its answers back in the order they came (a resumed run's
+    approved writes after the reads that ran before the pause): the run of tool
+    messages right after an assistant turn with calls is sorted, stably, by its call's
+    position in the turn; a tool message answering none of the turn's calls keeps its
+    place relative to the others, after them. Every other message stays where it is.
+    Returns a new list; the messages themselves are not copied.
+    """
+    out: list[Message] = []
+    position: dict[str, int] = {}
+    block: list[Message] = []
+
+    def flush() -> None:
+        block.sort(key=lambda m: position.get(m.tool_call_id or "", len(position)))
+        out.extend(block)
+        block.clear()
+
+    for message in messages:
+        if message.role == "tool" and position:
+            block.append(message)
+            continue
+        flush()
+        position = {}
+        if message.role == "assistant" and message.tool_calls:
+            position = {c.id: n for n, c in enumerate(message.tool_calls) if c.id}
+        out.append(message)
+    flush()
+    return out
 
 
 def keeps_refused_turn(violations: Iterable[ContractViolation[Any]]) -> bool:

@@ -94,12 +94,14 @@ def _streamed_ids(graph: Any, config: Mapping[str, Any]) -> set[str]:
 
 def _check_streamed_calls(streamed: Sequence[Any], produced: Sequence[Any]) -> None:
     """Every tool call in the messages this invocation produced must have come through
-    the messages stream."""
+    the messages stream (a call streamed among ``invalid_tool_calls`` counts: its
+    arguments came as JSON text holding an object, which the contract accepts and moves
+    to ``tool_calls``, see :func:`~agent_contract_langchain.messages.with_judged_calls`)."""
     sent = {
         call["id"]
         for message in streamed
         if isinstance(message, AIMessage | AIMessageChunk)
-        for call in message.tool_calls
+        for call in (*message.tool_calls, *message.invalid_tool_calls)
     }
     wanted = {
         call["id"]

@@ -62,6 +62,7 @@ __all__ = [
     "to_langchain_messages",
     "tool_message_value",
     "unbuilt_reply",
+    "with_judged_calls",
     "with_streamed_arguments",
 ]
 
@@ -562,6 +563,34 @@ def with_streamed_arguments(message: AIMessage, raw: Mapping[str, str]) -> AIMes
             "invalid_tool_calls": [*invalid, *message.invalid_tool_calls],
             "additional_kwargs": {**message.additional_kwargs, CALL_ORDER_KEY: order},
         }
+    )
+
+
+def with_judged_calls(message: AIMessage, calls: Sequence[ToolCall]) -> AIMessage:
+    """``message`` with every call in ``AIMessage.tool_calls``, its arguments the object
+    the contract judged them to be.
+
+    ``calls`` are the calls of a ``tool_calls`` verdict
+    (:func:`~agent_contract.runtime.response.validate_response`: each has an id, a name
+    and arguments normalized to a dict), in issue order. A call whose arguments came as
+    JSON text holding an object (what :class:`~agent_contract_langchain.chat_model.
+    ContractChatModel` carries as the model sent it, in ``invalid_tool_calls``) is
+    accepted by the contract's rule, as on every other harness; ``create_agent`` runs
+    only ``tool_calls``, so the message must hold it there. Returns ``message`` itself
+    when its ``tool_calls`` already are ``calls`` and it has no invalid call.
+
+    Raises:
+        ConfigurationError: a call is not well-formed (:func:`is_well_formed`): such a
+            call is never a ``tool_calls`` verdict's.
+    """
+    if not all(is_well_formed(c) for c in calls):
+        raise ConfigurationError("only well-formed calls are judged runnable")
+    wanted = [tool_call(name=c.name, args=dict(c.arguments), id=c.id) for c in calls]
+    if not message.invalid_tool_calls and list(message.tool_calls) == wanted:
+        return message
+    kwargs = {k: v for k, v in message.additional_kwargs.items() if k != CALL_ORDER_KEY}
+    return message.model_copy(
+        update={"tool_calls": wanted, "invalid_tool_calls": [], "additional_kwargs": kwargs}
     )
 
 

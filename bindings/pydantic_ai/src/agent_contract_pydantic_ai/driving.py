@@ -30,6 +30,7 @@ from agent_contract.runtime import (
     Stop,
     interruptible,
 )
+from agent_contract.runtime.history import answers_in_issue_order
 
 from .capability import RAISED_THROUGH, ContractCapability, ContractStopped, ledger_view
 from .messages import from_pydantic_messages, to_pydantic_messages
@@ -200,11 +201,16 @@ def _finish_stopped(
         if last is None or last.role != "assistant" or last.tool_calls != refused.tool_calls:
             transcript.append(refused)
         transcript.extend(r.to_message() for r in stopped.refusals)
-    return state.finish(stopped.stop, messages=ledger_view(state, transcript), harness=harness)
+    transcript = answers_in_issue_order(ledger_view(state, transcript))
+    return state.finish(stopped.stop, messages=transcript, harness=harness)
 
 
 def _finish(state: RunState, result: AgentRunResult[Any], harness: str) -> RunResult:
-    transcript = ledger_view(state, from_pydantic_messages(result.all_messages()))
+    # A resumed run's approved answers come after the ones given before the pause, in a
+    # request of their own: the messages handed forward hold them in issue order.
+    transcript = answers_in_issue_order(
+        ledger_view(state, from_pydantic_messages(result.all_messages()))
+    )
     if isinstance(result.output, DeferredToolRequests):
         stop = state.view.pending_stop() or Stop(
             reason="interrupted",

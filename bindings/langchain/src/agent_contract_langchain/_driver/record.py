@@ -21,7 +21,7 @@ from agent_contract.errors import ConfigurationError
 from agent_contract.runtime import RunState, Stop
 from agent_contract.runtime.history import keeps_refused_turn
 
-from ..messages import ai_message_to_completion, escaped_ai_message
+from ..messages import ai_message_to_completion, escaped_ai_message, with_judged_calls
 from ..run_config import RunNotes
 from ..stops import is_stop_message, stop_response
 from ..structured import answer_format_of
@@ -106,6 +106,12 @@ def record_model_response(
             # Kept out of the thread: no answer makes a valid history of this turn.
             return stop_response(state, stop)
         return stop_response(state, stop, response.result, verdict.refusals)
+    judged = next(m for m in reversed(response.result) if isinstance(m, AIMessage))
+    if (runnable := with_judged_calls(judged, verdict.calls)) is not judged:
+        # Arguments sent as JSON text holding an object run, as on every harness: the
+        # graph routes only AIMessage.tool_calls to the tools.
+        result = [runnable if m is judged else m for m in response.result]
+        response = ModelResponse(result=result, structured_response=response.structured_response)
     plan = state.plan_tool_calls(verdict.calls)
     if plan.stop is not None:  # refused whole: every call holds its refusal
         refusals = [p.refusal for p in plan.calls if p.refusal is not None]
