@@ -308,6 +308,27 @@ def errors_as_text(tools: list[ToolSpec]) -> list[ToolSpec]:
     return _adapt_reads(tools, adapt)
 
 
+def retrying(attempts: int) -> Callable[[list[ToolSpec]], list[ToolSpec]]:
+    """A tool adapter that retries a failing tool up to ``attempts`` times inside one
+    call, raising the last failure (one attempt: a passthrough, the correct twin)."""
+
+    def adapt(spec: ToolSpec) -> ToolSpec:
+        handler = spec.handler
+
+        def retried(*args: Any, **kwargs: Any) -> Any:
+            for attempt in range(attempts):
+                try:
+                    return handler(*args, **kwargs)
+                except Exception:
+                    if attempt == attempts - 1:
+                        raise
+            raise RuntimeError("unreachable")
+
+        return dataclasses.replace(spec, handler=retried)
+
+    return lambda tools: _adapt_reads(tools, adapt)
+
+
 # -- redaction ----------------------------------------------------------------------
 
 
@@ -489,6 +510,13 @@ CORE_MUTANTS: tuple[Mutant, ...] = (
         _call(tools=errors_as_text),
     ),
     Mutant(
+        "hidden_rerun_adapter",
+        "tool adapter",
+        "a failing tool retried three times inside one call (one error reported)",
+        "tool_errors",
+        _call(tools=retrying(3)),
+    ),
+    Mutant(
         "no_result_limit",
         "tool adapter",
         "max_result_chars raised past any result",
@@ -600,6 +628,7 @@ CORE_TWINS: tuple[Twin, ...] = (
     Twin("identity_model_adapter", _call(model=lambda m: RenamingModel(m))),
     Twin("passthrough_write_adapter", _call(tools=lambda t: _adapt_writes(t, passthrough_write))),
     Twin("passthrough_endpoint", _call(options=endpoint(PassthroughEndpoint))),
+    Twin("single_attempt_adapter", _call(tools=retrying(1))),
 )
 
 
