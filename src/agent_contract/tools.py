@@ -28,6 +28,8 @@ from .text import json_data_problem
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
 
+    from .trace import ProgressEmitter
+
 __all__ = [
     "MAX_VALIDATION_ERRORS",
     "TOOL_NAME_PATTERN",
@@ -70,6 +72,9 @@ class ToolContext:
     """Application values handed to the run (database paths, clients, ...)."""
     idempotency_key: str | None = None
     """For write tools: the key that makes a retried write apply once."""
+    emitter: ProgressEmitter | None = None
+    """Sends progress events into the run's trace (and its sink) while the call runs:
+    ``context.emitter.progress(done=3)``; ``None`` outside a run."""
 
 
 Handler = Callable[..., Any]

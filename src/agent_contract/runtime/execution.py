@@ -19,6 +19,7 @@ from ..pools import CANCEL_GRACE_SECONDS
 from ..results import ToolResult, classify_exception, error_result, success_result
 from ..text import copy_json
 from ..tools import ToolContext, ToolSpec
+from ..trace import ProgressEmitter
 from .attempts import amend
 from .ledger import PlannedCall, refusal
 from .records import interruption_name
@@ -95,6 +96,7 @@ def tool_context(run: Run, call_id: str, *, idempotency_key: str | None = None) 
         caller=run.caller,
         values=run.context,
         idempotency_key=idempotency_key,
+        emitter=ProgressEmitter(run.trace, call_id),
     )
 
 

@@ -4,11 +4,18 @@
 - :mod:`~agent_contract.trace.redaction`: :class:`RedactionPolicy`;
 - :mod:`~agent_contract.trace.recorder`: :class:`Trace`, the run's own record;
 - :mod:`~agent_contract.trace.sinks`: the :class:`TraceSink` seam, :class:`MemorySink`
-  and :class:`JsonlSink`.
+  :class:`JsonlSink`, :class:`CallbackSink`, :class:`QueueSink`, :class:`NullSink`.
 """
 
-from .events import EVENT_TYPES, PREVIEW_CHARS, RAW_ARGUMENTS_CHARS, EventType, TraceEvent
-from .recorder import ScopedTrace, Trace
+from .events import (
+    EVENT_TYPES,
+    PREVIEW_CHARS,
+    RAW_ARGUMENTS_CHARS,
+    EventType,
+    TraceEvent,
+    tool_phase,
+)
+from .recorder import ProgressEmitter, ScopedTrace, Trace
 from .redaction import (
     DEFAULT_PATTERNS,
     DEFAULT_SECRET_KEYS,
@@ -16,7 +23,15 @@ from .redaction import (
     REDACTED,
     RedactionPolicy,
 )
-from .sinks import JsonlSink, MemorySink, TraceSink
+from .sinks import (
+    CallbackSink,
+    CollectingSink,
+    JsonlSink,
+    MemorySink,
+    NullSink,
+    QueueSink,
+    TraceSink,
+)
 
 __all__ = [
     "DEFAULT_PATTERNS",
@@ -26,12 +41,18 @@ __all__ = [
     "PREVIEW_CHARS",
     "RAW_ARGUMENTS_CHARS",
     "REDACTED",
+    "CallbackSink",
+    "CollectingSink",
     "EventType",
     "JsonlSink",
     "MemorySink",
+    "NullSink",
+    "ProgressEmitter",
+    "QueueSink",
     "RedactionPolicy",
     "ScopedTrace",
     "Trace",
     "TraceEvent",
     "TraceSink",
+    "tool_phase",
 ]

@@ -40,7 +40,14 @@ paused) and the event's fields. Event types, in the order a run produces them
 - ``child_started``: ``agent``, ``tools_offered``: a child agent (a sub-agent, a
   worker, an agent wrapped as a tool) began a child scope of the run inside one of its
   tool calls.
+- ``tool_progress``: ``id``, ``source`` (dotted emitter name or ``None``), ``data``:
+  what a tool sent through ``ToolContext.emitter`` while it ran.
 - ``stop``: ``reason``, ``detail``.
+
+The seeds' ``tool.start`` / ``tool.end`` / ``tool.error`` map onto the existing events:
+``tool.start`` is a ``tool_call`` with ``decision`` ``run``; ``tool.end`` a
+``tool_result`` with ``status`` ``ok``; ``tool.error`` a ``tool_result`` with another
+status, or a ``tool_call`` with ``decision`` ``refused`` (see :func:`tool_phase`).
 
 An event a child scope recorded carries a ``scope`` field, ``{"agent", "call_path"}``:
 the child agent and the ids of the tool calls, from the run's top agent down, that
@@ -71,6 +78,7 @@ __all__ = [
     "TraceEvent",
     "format_time",
     "json_line",
+    "tool_phase",
 ]
 
 EventType = Literal[
@@ -89,6 +97,7 @@ EventType = Literal[
     "state_update",
     "refused_after_stop",
     "child_started",
+    "tool_progress",
     "stop",
 ]
 """The event types the runtime writes (see the module doc for their fields)."""
@@ -214,3 +223,17 @@ class TraceEvent:
             offset_seconds=float(offset),
             fields=MappingProxyType(rest),
         )
+
+
+def tool_phase(event: TraceEvent) -> str | None:
+    """The seeds' tool phase of ``event``: ``"tool.start"``, ``"tool.end"``,
+    ``"tool.error"``, or ``None`` for an event that is none of them (an awaiting
+    approval ``tool_call`` included: it starts when approved, as a write)."""
+    if event.type == "tool_call":
+        decision = event.fields.get("decision")
+        if decision == "run":
+            return "tool.start"
+        return "tool.error" if decision == "refused" else None
+    if event.type == "tool_result":
+        return "tool.end" if event.fields.get("status") == "ok" else "tool.error"
+    return None

@@ -26,7 +26,7 @@ from ..errors import ConfigurationError
 from ..text import escape_value, has_surrogates
 from .events import HEADER_KEYS, TraceEvent, format_time, json_line
 from .redaction import RedactionPolicy
-from .sinks import TraceSink
+from .sinks import NullSink, TraceSink
 
 __all__ = ["ScopedTrace", "Trace"]
 
@@ -87,7 +87,7 @@ class Trace:
     ) -> None:
         self.redaction = redaction or RedactionPolicy()
         self.run_id = run_id
-        self._sink = sink
+        self._sink = None if isinstance(sink, NullSink) else sink
         self._clock = clock or _monotonic_since_now()
         self._lines: list[str] = []
         self._types: list[str] = []
@@ -293,6 +293,45 @@ class ScopedTrace(Trace):
 
     def __len__(self) -> int:
         return len(self.root)
+
+
+class ProgressEmitter:
+    """What a tool sends progress through mid-run (``ToolContext.emitter``): each
+    :meth:`progress` records a ``tool_progress`` event (``id``: the call's, ``source``:
+    the dotted name of the emitter, ``None`` for the tool's own, ``data``: the fields
+    given, redacted as every event) into the run's trace, so the run's sink gets it at
+    once, while the call goes on.
+
+    Args:
+        trace: the trace of the scope the call runs in.
+        tool_call_id: the call the events belong to.
+        source: the emitter's dotted name (see :meth:`child`).
+    """
+
+    def __init__(self, trace: Trace, tool_call_id: str, source: str | None = None) -> None:
+        self._trace = trace
+        self.tool_call_id = tool_call_id
+        self.source = source
+
+    def progress(self, **data: Any) -> None:
+        """Record one ``tool_progress`` event carrying ``data`` (JSON data).
+
+        Raises:
+            Exception: whatever the run's sink raises (see :class:`TraceSink`).
+        """
+        self._trace.record("tool_progress", id=self.tool_call_id, source=self.source, data=data)
+
+    def child(self, source: str) -> ProgressEmitter:
+        """An emitter for a sub-agent or a part of the tool, whose events carry
+        ``source`` appended to this one's (``"a"`` then ``"a.b"``), on the same stream.
+
+        Raises:
+            ValueError: ``source`` is empty.
+        """
+        if not source:
+            raise ValueError("a child emitter needs a non-empty source")
+        name = source if self.source is None else f"{self.source}.{source}"
+        return ProgressEmitter(self._trace, self.tool_call_id, name)
 
 
 def _event(line: str) -> TraceEvent:

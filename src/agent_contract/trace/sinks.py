@@ -13,14 +13,24 @@ event once, in the process that recorded it.
 
 from __future__ import annotations
 
+import asyncio
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 from typing import Protocol, TextIO, runtime_checkable
 
 from .events import TraceEvent, json_line
 
-__all__ = ["JsonlSink", "MemorySink", "TraceSink"]
+__all__ = [
+    "CallbackSink",
+    "CollectingSink",
+    "JsonlSink",
+    "MemorySink",
+    "NullSink",
+    "QueueSink",
+    "TraceSink",
+]
 
 
 @runtime_checkable
@@ -60,6 +70,76 @@ class MemorySink:
         """The events of one run, in ``seq`` order."""
         with self._lock:
             return [event for rid, event in self._events if rid == run_id]
+
+
+CollectingSink = MemorySink
+"""The seeds' collecting sink for tests: :class:`MemorySink` already is one (an alias)."""
+
+
+class NullSink:
+    """Takes nothing. A :class:`~agent_contract.trace.Trace` given one treats it as no
+    sink at all, so it costs nothing per event (not even building the event)."""
+
+    def emit(self, run_id: str, event: TraceEvent) -> None:
+        """Drop ``event``."""
+
+
+class CallbackSink:
+    """Calls ``callback(run_id, event)`` for each event (with the run's lock held: see
+    :class:`TraceSink`; an exception it raises ends the run loudly).
+
+    Raises:
+        TypeError: on construction, ``callback`` is not callable.
+    """
+
+    def __init__(self, callback: Callable[[str, TraceEvent], object]) -> None:
+        if not callable(callback):
+            raise TypeError(f"CallbackSink needs a callable, got {type(callback).__name__}")
+        self._callback = callback
+
+    def emit(self, run_id: str, event: TraceEvent) -> None:
+        """Hand ``event`` of run ``run_id`` to the callback."""
+        self._callback(run_id, event)
+
+
+class QueueSink:
+    """Puts each ``(run_id, event)`` on an :class:`asyncio.Queue` that an SSE or
+    websocket handler drains (``await sink.queue.get()``) while the run goes on.
+
+    Events recorded on the queue's event loop thread are put directly; events recorded
+    on another thread (a sync tool's worker) are handed to the loop with
+    ``call_soon_threadsafe``, so they keep their order.
+
+    Args:
+        loop: the event loop the consumer runs on; default: the running loop (so make
+            the sink inside it).
+        maxsize: the queue's bound (0: unbounded). A full queue drops nothing: an
+            event that does not fit raises :class:`asyncio.QueueFull` on the loop's
+            thread, ending the run loudly.
+
+    Raises:
+        RuntimeError: no ``loop`` given and no loop is running.
+    """
+
+    def __init__(self, *, loop: asyncio.AbstractEventLoop | None = None, maxsize: int = 0) -> None:
+        self._loop = loop or asyncio.get_running_loop()
+        self.queue: asyncio.Queue[tuple[str, TraceEvent]] = asyncio.Queue(maxsize)
+        """The queue the consumer drains: ``(run_id, event)`` items, oldest first."""
+        self._thread = threading.get_ident() if loop is None else None
+
+    def emit(self, run_id: str, event: TraceEvent) -> None:
+        """Put ``event`` of run ``run_id`` on the queue (thread-safe)."""
+        item = (run_id, event)
+        on_loop = self._thread == threading.get_ident()
+        if not on_loop:
+            try:
+                on_loop = asyncio.get_running_loop() is self._loop
+            except RuntimeError:
+                on_loop = False
+        if on_loop:
+            self.queue.put_nowait(item)
+        else:
+            self._loop.call_soon_threadsafe(self.queue.put_nowait, item)
 
 
 class JsonlSink:

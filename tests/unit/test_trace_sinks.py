@@ -1,0 +1,95 @@
+"""The seeds' sinks (callback, queue, collecting, null) and a tool's progress emitter."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any
+
+from agent_contract.loop import run
+from agent_contract.runtime import Contract
+from agent_contract.testing import FakeModel, tool_call
+from agent_contract.tools import ToolContext, ToolSpec
+from agent_contract.trace import (
+    CallbackSink,
+    CollectingSink,
+    MemorySink,
+    NullSink,
+    QueueSink,
+    Trace,
+    TraceEvent,
+    tool_phase,
+)
+
+
+def test_queue_sink_streams_three_progress_events_before_the_run_ends() -> None:
+    seen: list[threading.Event] = [threading.Event() for _ in range(3)]
+
+    def work(context: ToolContext) -> str:
+        emitter = context.emitter
+        if emitter is None:
+            raise RuntimeError("no emitter")
+        for index in range(3):
+            source = emitter if index < 2 else emitter.child("sub")
+            source.progress(done=index + 1)
+            # the consumer acknowledges each one while the call is still running
+            if not seen[index].wait(10):
+                raise RuntimeError(f"progress {index + 1} not consumed mid-run")
+        return "ok"
+
+    spec = ToolSpec(
+        name="work",
+        description="w",
+        parameters={"type": "object"},
+        handler=work,
+        needs_context=True,
+    )
+
+    async def main() -> tuple[list[dict[str, Any]], bool]:
+        sink = QueueSink()
+        model = FakeModel([tool_call("work", {}), "done"])
+        running = asyncio.ensure_future(
+            asyncio.to_thread(run, model, Contract([spec], trace_sink=sink), "go")
+        )
+        progress: list[dict[str, Any]] = []
+        while len(progress) < 3:
+            _, event = await asyncio.wait_for(sink.queue.get(), 10)
+            if event.type == "tool_progress":
+                progress.append(dict(event.fields))
+                seen[len(progress) - 1].set()
+        ended_before = running.done()
+        await running
+        return progress, ended_before
+
+    progress, ended_before = asyncio.run(main())
+    assert not ended_before
+    assert [p["data"] for p in progress] == [{"done": 1}, {"done": 2}, {"done": 3}]
+    assert [p["source"] for p in progress] == [None, None, "sub"]
+
+
+def test_callback_collecting_and_null_sinks() -> None:
+    got: list[str] = []
+    trace = Trace(run_id="r", sink=CallbackSink(lambda rid, event: got.append(event.type)))
+    trace.record("model_call", step=1)
+    assert got == ["model_call"]
+    assert CollectingSink is MemorySink
+    null = Trace(run_id="r", sink=NullSink())
+    null.record("model_call", step=1)
+    assert null._sink is None  # treated as no sink: no event built per record
+    assert len(null) == 1
+
+
+def test_tool_phase_maps_existing_events() -> None:
+    import datetime as dt
+
+    def ev(type_: str, **fields: Any) -> TraceEvent:
+        return TraceEvent(
+            seq=0, type=type_, time=dt.datetime.now(dt.UTC), offset_seconds=0.0, fields=fields
+        )
+
+    assert tool_phase(ev("tool_call", decision="run")) == "tool.start"
+    assert tool_phase(ev("tool_call", decision="refused")) == "tool.error"
+    assert tool_phase(ev("tool_call", decision="awaiting_approval")) is None
+    assert tool_phase(ev("tool_result", status="ok")) == "tool.end"
+    assert tool_phase(ev("tool_result", status="error")) == "tool.error"
+    assert tool_phase(ev("stop")) is None
