@@ -75,7 +75,7 @@ def run_module(*argv: str) -> subprocess.CompletedProcess[str]:
         capture_output=True,
         text=True,
         encoding="utf-8",
-        timeout=60,
+        timeout=900,  # a hang guard, far above the expected time
         check=False,
         env=child_env(),
     )
@@ -556,7 +556,7 @@ def test_console_script_self_test() -> None:
         capture_output=True,
         text=True,
         encoding="utf-8",
-        timeout=60,
+        timeout=900,  # a hang guard, far above the expected time
         check=False,
         env=child_env(),
     )

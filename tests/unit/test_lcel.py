@@ -25,7 +25,7 @@ def run_example(*args: str, env: dict[str, str] | None = None) -> subprocess.Com
         encoding="utf-8",
         env=env,
         cwd=ROOT,
-        timeout=120,
+        timeout=900,  # a hang guard, far above the expected time
         check=False,
     )
 
