@@ -176,3 +176,58 @@ def test_cli_output_hides_planted_key_values(
     planted = request_text.rsplit(" ", 1)[-1]
     assert planted not in out.getvalue()
     assert planted not in err.getvalue()
+
+
+SECRET = "Planted-Secret-77"
+
+
+def _forms(secret: str) -> dict[str, str]:
+    import base64
+
+    raw = secret.encode()
+    return {
+        "upper": secret.upper(),
+        "lower": secret.lower(),
+        "base64": base64.b64encode(raw).decode(),
+        "base64 unpadded": base64.b64encode(raw).decode().rstrip("="),
+        "base64 url-safe": base64.urlsafe_b64encode(raw).decode(),
+        "hex": raw.hex(),
+        "HEX": raw.hex().upper(),
+    }
+
+
+@pytest.mark.parametrize("form", sorted(_forms(SECRET)))
+def test_a_secret_is_redacted_in_its_common_encodings(form: str) -> None:
+    # A tool that prints a secret upper-cased, base64-encoded or as hex (a debugging
+    # dump, an Authorization header built by hand) must not show it to the model, the
+    # trace or the caller.
+    text = _forms(SECRET)[form]
+    model = FakeModel([tool_call("dump", {}, id="c1"), f"done {text}"])
+    result = run(
+        model,
+        [
+            ToolSpec(
+                name="dump",
+                description="Dump.",
+                parameters={"type": "object", "properties": {}},
+                handler=lambda: f"value={text}!",
+            )
+        ],
+        "dump",
+        secrets=[SECRET],
+        budget=Budget(deadline_seconds=30.0),
+    )
+    seen = [m.content or "" for call in model.calls for m in call["messages"]]
+    emitted = "\n".join([result.trace.to_jsonl(), json.dumps(result.to_dict()), *seen])
+    assert text not in emitted
+    assert result.output == f"done {REDACTED}"
+    assert any(f"value={REDACTED}!" in s for s in seen)
+
+
+def test_an_encoding_of_a_longer_text_is_not_claimed() -> None:
+    # What the docs say is not covered: the secret inside a longer encoded text.
+    import base64
+
+    inside = base64.b64encode(f"user:{SECRET}".encode()).decode()
+    assert RedactionPolicy(secrets=(SECRET,)).redact(inside) == inside
+    assert RedactionPolicy(secrets=(SECRET,)).redact("ordinary words") == "ordinary words"

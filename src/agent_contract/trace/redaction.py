@@ -7,7 +7,11 @@ the model or the caller.
 
 Three kinds of rule, all on by default:
 
-- **secrets** a run is given: exact values, in every form they take in text;
+- **secrets** a run is given: exact values, as they are, escaped as JSON text (once
+  and twice), quoted by ``repr``/``ascii``, in upper and lower case, and encoded whole as
+  base64 (standard and URL-safe, padded or not) or hex (either case). A secret is not
+  found inside a longer encoded text (the base64 of ``user:secret``), nor in an encoding
+  not named here;
 - **patterns**: secret shapes (:data:`DEFAULT_PATTERNS`: API keys of the common
   providers, and a bearer credential of any length, ``Bearer <token>``);
 - **secret keys** (:data:`DEFAULT_SECRET_KEYS`): the value under a key such as
@@ -40,6 +44,7 @@ such as ``next_page_token`` loses its value.
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from collections.abc import Iterable, Mapping
@@ -170,6 +175,21 @@ def _key_rules(keys: Iterable[str], replacement: str) -> tuple[str, str]:
     return "|".join(f"(?:{r})" for r in rules), nested
 
 
+def _encodings(secret: str) -> set[str]:
+    """The whole secret as the common encodings print it: upper and lower case; the
+    base64 of its UTF-8 bytes (standard and URL-safe alphabets, with and without the
+    ``=`` padding); their hex in lower and upper case. Only the secret encoded on its
+    own: a secret inside a longer encoded text (``base64(user + ":" + secret)``) is
+    not found by these forms."""
+    raw = secret.encode("utf-8", "surrogatepass")
+    forms = {secret.upper(), secret.lower()}
+    for encoded in (base64.b64encode(raw), base64.urlsafe_b64encode(raw)):
+        text = encoded.decode("ascii")
+        forms.update((text, text.rstrip("=")))
+    forms.update((raw.hex(), raw.hex().upper()))
+    return forms
+
+
 @dataclass(frozen=True, kw_only=True)
 class RedactionPolicy:
     """Which strings never leave a run unredacted.
@@ -181,7 +201,8 @@ class RedactionPolicy:
 
     secrets: tuple[str, ...] = ()
     """Exact values to redact wherever they appear, also in their JSON-escaped form, their
-    ``repr`` inside a larger text, and with lone surrogates escaped (the text rule)."""
+    ``repr`` inside a larger text, with lone surrogates escaped (the text rule), in upper
+    and lower case, and encoded whole as base64 or hex (the module doc)."""
     patterns: tuple[str, ...] = DEFAULT_PATTERNS
     """Regular expressions of secret shapes."""
     secret_keys: tuple[str, ...] = DEFAULT_SECRET_KEYS
@@ -202,7 +223,7 @@ class RedactionPolicy:
             # As it is, and as repr()/ascii() quote it inside a larger text (exception
             # texts such as KeyError's, validation messages): with either quote style.
             # Also as the text rule escapes a lone surrogate in it (agent_contract.text).
-            forms = {secret, escape_surrogates(secret)}
+            forms = {secret, escape_surrogates(secret), *_encodings(secret)}
             for quote in ('"', "'"):
                 forms.add(repr(secret + quote)[1:-2])
                 forms.add(ascii(secret + quote)[1:-2])
