@@ -12,7 +12,7 @@ from ...errors import NotFoundError, TransientError, UnauthorizedError
 from ...harnesses import Observation
 from ...testing import FakeModel, tool_call
 from ..base import Boundary, BoundaryDefinition, Problem, Scenario, call_then_answer
-from ..checks import check_ran
+from ..checks import check_ran_once_per_attempt
 from ..fixtures import PLANTED_SECRET, Probe, kind_tool, text_tool, tools_with
 
 __all__ = ["DEFINITION", "ask_tool", "check_hidden_text", "explode_tool", "fetch_record_tool"]
@@ -69,7 +69,7 @@ DEFINITION: Final = BoundaryDefinition(
             answer="it failed",
             result=("error", "tool_error"),
             tools=tools_with(explode_tool),
-            extra=(check_hidden_text, check_ran("explode", 1, "tool_errors")),
+            extra=(check_hidden_text, check_ran_once_per_attempt("explode", "tool_errors")),
         ),
         *[
             call_then_answer(
@@ -80,7 +80,7 @@ DEFINITION: Final = BoundaryDefinition(
                 answer="handled",
                 result=("error", kind),
                 tools=tools_with(fetch_record_tool),
-                extra=(check_ran("fetch_record", 1, "tool_errors"),),
+                extra=(check_ran_once_per_attempt("fetch_record", "tool_errors"),),
             )
             for kind in ("unauthorized", "not_found", "transient")
         ],
