@@ -28,7 +28,7 @@ from .events import HEADER_KEYS, TraceEvent, format_time, json_line
 from .redaction import RedactionPolicy
 from .sinks import NullSink, TraceSink
 
-__all__ = ["ScopedTrace", "Trace"]
+__all__ = ["ProgressEmitter", "ScopedTrace", "Trace"]
 
 
 class _WallClock:
