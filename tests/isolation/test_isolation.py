@@ -28,6 +28,9 @@ SCHEMA = {
     "required": ["path", "release"],
 }
 TIMEOUT = 0.2
+HANG_GUARD_SECONDS = 120.0
+"""The limit of a call expected to finish (a spawned child's start included): far above
+the expected time, so a loaded machine does not turn it into a timeout."""
 
 
 def writer(isolation: str) -> ToolSpec:
@@ -65,7 +68,7 @@ def test_thread_mode_reports_unknown_and_the_late_write_lands(tmp_path: Path) ->
     assert record["side_effects_possible"] is True
     assert not target.exists(), "the run waited for the tool instead of timing out"
     release.touch()
-    assert wait_for(target, 5.0), "thread mode cannot stop the write: it lands"
+    assert wait_for(target, HANG_GUARD_SECONDS), "thread mode cannot stop the write: it lands"
 
 
 def test_process_isolation_kills_the_tool_and_the_write_never_lands(tmp_path: Path) -> None:
@@ -90,7 +93,7 @@ def test_isolated_tool_returns_and_errors_are_classified(harness: str) -> None:
             "properties": {"text": {"type": "string"}},
             "required": ["text"],
         },
-        timeout_seconds=10.0,
+        timeout_seconds=HANG_GUARD_SECONDS,
     )
     fail = ToolSpec(
         name="boom",
@@ -102,7 +105,7 @@ def test_isolated_tool_returns_and_errors_are_classified(harness: str) -> None:
             "properties": {"text": {"type": "string"}},
             "required": ["text"],
         },
-        timeout_seconds=10.0,
+        timeout_seconds=HANG_GUARD_SECONDS,
     )
     model = FakeModel(
         [tool_call("quick", {"text": "héllo"}), tool_call("boom", {"text": "xyz"}), "done"]
@@ -126,7 +129,7 @@ def test_unpicklable_handler_is_a_tool_error_not_a_crash() -> None:
         parameters={"type": "object", "properties": {}},
         handler=lambda: "x",
         isolation="process",
-        timeout_seconds=5.0,
+        timeout_seconds=HANG_GUARD_SECONDS,
     )
     result = run(FakeModel([tool_call("local", {}), "done"]), [spec], "go")
     assert result.tool_calls[0].error_kind == "tool_error"

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from agent_contract.app.demo import start_demo
+from agent_contract.datafolder import LOCK_TIMEOUT_ENV
 
 CROWD = 8
 RACERS = 4
@@ -28,7 +29,12 @@ def test_a_crowd_loses_nothing_and_writes_once(
     folder: Path,
     cli_call: Any,
     children: Callable[[Sequence[Any]], list[Any]],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # The children's lock wait is a hang guard here, not the default 30 s: on a loaded
+    # machine twelve children importing LangChain at once may queue longer than that,
+    # and what this test checks is that nothing is lost or written twice.
+    monkeypatch.setenv(LOCK_TIMEOUT_ENV, "600")
     start_demo("look up order A-1001", harness="offline", caller="alice", folder=folder)
     request = ("run", "refund order A-1001", "--caller", "alice", "--harness", harness_name)
     runs = children([cli_call((*request, "--json"), folder) for _ in range(CROWD)])
