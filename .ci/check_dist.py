@@ -10,7 +10,8 @@ must carry:
 - the README as a Markdown long description (and `README.md` in the sdist);
 - project URLs, `Typing :: Typed` and `py.typed`, Python version classifiers;
 - `Framework :: Pytest` when the wheel registers a `pytest11` entry point;
-- for a binding: `Requires-Dist: agent-contract` with an upper bound.
+- for a binding: `Requires-Dist: agent-contract` with an upper bound, and any extra's
+  requirement on the core (`agent-contract[postgres]`) on the same range.
 
 The wheels and sdists hold their own package only (no tests, no other distribution's
 source, none of the repository-only devtools/).
@@ -20,6 +21,7 @@ Exit 0 when every check passes; 1 with one line per problem otherwise.
 from __future__ import annotations
 
 import importlib.util
+import re
 import sys
 import tarfile
 import zipfile
@@ -77,10 +79,23 @@ def check_metadata(name: str, meta: Message, *, pytest_plugin: bool) -> list[str
     if pytest_plugin and "Framework :: Pytest" not in classifiers:
         problems.append(f"{name}: registers a pytest11 plugin without 'Framework :: Pytest'")
     if str(meta.get("Name", "")).startswith("agent-contract-"):  # a binding
-        core = [r for r in meta.get_all("Requires-Dist") or [] if r.startswith("agent-contract")]
-        if len(core) != 1 or "<" not in core[0]:
-            problems.append(f"{name}: the core is not pinned to a range: {core}")
+        problems.extend(check_core_range(name, meta.get_all("Requires-Dist") or []))
     return problems
+
+
+_CORE = re.compile(r"^agent-contract(?:\[[^\]]*\])?\s*(?P<spec>[^;]*)(?:;(?P<marker>.*))?$")
+
+
+def check_core_range(name: str, requires: list[str]) -> list[str]:
+    """Problems with a binding's requirements on the core: one unconditional
+    ``agent-contract`` requirement with an upper bound, and every other one (an extra's
+    ``agent-contract[postgres]; extra == ...``) on the same range."""
+    core = [m for r in requires if (m := _CORE.match(r.strip()))]
+    ranges = {m["spec"].strip().strip("()").replace(" ", "") for m in core}
+    plain = [m for m in core if not m["marker"]]
+    if len(plain) != 1 or len(ranges) != 1 or "<" not in next(iter(ranges)):
+        return [f"{name}: the core is not pinned to a range: {[m[0] for m in core]}"]
+    return []
 
 
 def check_wheel(path: Path, package: str) -> list[str]:

@@ -236,6 +236,22 @@ def test_check_dist_wants_framework_pytest_and_a_core_range() -> None:
     assert any("not pinned to a range" in p for p in problems)
 
 
+def test_check_dist_accepts_an_extra_on_the_same_core_range() -> None:
+    """A binding's extra may require the core with its own extras (``agent-contract[postgres]``)
+    on the same range; a different or open range there is refused."""
+    check = load_check_dist()
+    same = [
+        "agent-contract<0.2,>=0.1.0",
+        "agent-contract[postgres]<0.2,>=0.1.0; extra == 'postgres'",
+        "langchain>=1.0",
+    ]
+    assert check.check_core_range("w", same) == []
+    other = [same[0], "agent-contract[postgres]>=0.1.0; extra == 'postgres'"]
+    assert check.check_core_range("w", other) != []
+    assert check.check_core_range("w", same[1:]) != []  # no unconditional requirement
+    assert check.check_core_range("w", ["agent-contract>=0.1"]) != []
+
+
 # --- the floors: every lower bound installs and imports --------------------------------
 
 
