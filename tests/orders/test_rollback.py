@@ -173,3 +173,81 @@ def test_a_forged_version_record_is_refused(tmp_path: Path) -> None:
         store.load("t1")
     with pytest.raises(RollbackError):
         store.save("t1", {"n": 2})  # nothing is written on top of it
+
+
+# -- item 4: another run's sealed checkpoint grafted under the paused one ------------------------
+
+
+def newest_checkpoint(data: Any, thread_id: str) -> tuple[Any, ...]:
+    ((row),) = data.query(
+        data.checkpoints_db,
+        "SELECT * FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' "
+        "ORDER BY checkpoint_id DESC LIMIT 1",
+        thread_id,
+    )
+    return tuple(row)
+
+
+def graft(data: Any, paused: str, other: str, what: str) -> None:
+    """Copy ``other``'s newest sealed checkpoint (``what="checkpoint"``: under
+    ``paused``'s newest) or its pending writes (``what="writes"``: onto ``paused``'s
+    newest checkpoint) into thread ``paused``."""
+    mine = newest_checkpoint(data, paused)
+    theirs = newest_checkpoint(data, other)
+    writes = data.query(
+        data.checkpoints_db,
+        "SELECT * FROM writes WHERE thread_id = ? AND checkpoint_id = ?",
+        other,
+        theirs[2],
+    )
+    assert writes
+    with closing(sqlite3.connect(data.checkpoints_db)) as conn, conn:
+        if what == "checkpoint":
+            # thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, ...
+            row = (paused, theirs[1], theirs[2], mine[2], *theirs[4:])
+            conn.execute(f"INSERT INTO checkpoints VALUES ({','.join('?' * len(row))})", row)  # noqa: S608
+            for write in writes:
+                conn.execute(
+                    f"INSERT INTO writes VALUES ({','.join('?' * len(write))})",  # noqa: S608
+                    (paused, *write[1:]),
+                )
+        else:
+            for write in writes:
+                task = f"{write[3]}-grafted"
+                conn.execute(
+                    f"INSERT INTO writes VALUES ({','.join('?' * len(write))})",  # noqa: S608
+                    (paused, write[1], mine[2], task, *write[4:]),
+                )
+
+
+def ungraft(data: Any, paused: str, original: Rows) -> None:
+    put_back(data.path, paused, {k: v for k, v in original.items() if "checkpoints" in k})
+
+
+@pytest.mark.parametrize("what", ["checkpoint", "writes"])
+def test_a_grafted_checkpoint_is_refused_and_the_decision_is_kept(
+    what: str, folder: Path, data: Any, invoke: Invoke
+) -> None:
+    """Refused before anything runs (exit 8, naming the graft); the run stays paused
+    with no decision recorded, and once the grafted rows are gone the same approve
+    goes through and refunds the paused order once."""
+    demo = pause("langchain", folder, "A-1001")
+    original = copy_rows(folder, demo.thread_id)
+    other = pause("langchain", folder, "A-1002")
+    graft(data, demo.thread_id, other.thread_id, what)
+
+    code, out, err = invoke("approve", demo.thread_id, "--decision", "approve")
+    assert code == 8, out + err
+    assert "CheckpointError" in err
+    assert ("newer than the one it paused on" if what == "checkpoint" else "pending write") in err
+    assert "nothing was decided or run" in err
+    assert data.refund_count() == 0
+    harness, snapshot = stored(folder, demo.thread_id)
+    assert harness == "langchain"  # still paused, the approval not used up
+    assert snapshot["decisions"] == {}
+    assert [p["call"]["id"] for p in snapshot["batch"]]
+
+    ungraft(data, demo.thread_id, original)
+    code, out, err = invoke("approve", demo.thread_id, "--decision", "approve")
+    assert code == 0, out + err
+    assert [r["order_id"] for r in data.refund_rows()] == ["A-1001"]
