@@ -100,6 +100,10 @@ def test_rows_put_back_after_a_reject_are_refused(
         stored(folder, demo.thread_id)
     assert caught.value.found == "restored"
     assert caught.value.row_version < caught.value.newest_version
+    code, out, err = invoke("resume", demo.thread_id)  # the same refusal on resume
+    assert code == 8, out + err
+    assert "older copy put back" in err
+    assert data.refund_count() == 0
 
 
 def test_a_deleted_version_record_is_refused(
