@@ -58,9 +58,9 @@ KEY_FILE: Final = "store.key"
 """The key's file name in the data folder."""
 SEALED_SUFFIX: Final = ".sqlite3"
 """The files a data folder may seal rows in (the run store, the checkpoints)."""
-SEALED_TABLES: Final = ("runs", "checkpoints", "writes")
-"""The tables whose rows are sealed with the folder's key: the run store's ``runs`` and a
-sealed checkpointer's ``checkpoints`` and ``writes``. A file with none of them holding a
+SEALED_TABLES: Final = ("runs", "run_versions", "checkpoints", "writes")
+"""The tables whose rows are sealed with the folder's key: the run store's ``runs`` and
+``run_versions`` and a sealed checkpointer's ``checkpoints`` and ``writes``. A file with none of them holding a
 row (the demo's order store, a new empty file) is not sealed state."""
 KEY_BYTES: Final = 32
 """The key's size in bytes."""

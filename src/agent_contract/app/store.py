@@ -1,4 +1,5 @@
-"""Durable storage of paused runs: one SQLite file, one authenticated row per thread.
+"""Durable storage of paused runs: one SQLite file, one authenticated row per thread
+(and a sealed record of its newest version).
 
 A paused run (``pending_approval``, ``interrupted``) is stored as its JSON snapshot under
 a thread id; a finished run keeps its summary. Every row is sealed with an HMAC-SHA256
@@ -14,6 +15,21 @@ in any spelling, nor any other stored value as it is. Whoever can read the folde
 can decrypt the rows (like the seals, this guards against those who can read or write the
 stores but not the key, not against the owner's account). A sealed row of plain JSON text
 (what a holder of the key may write) is read as well.
+
+**Stored state cannot go back in time.** A seal proves who wrote a row, not that it is
+the newest: a copy of a paused run's row, taken before a human rejected its write and
+put back afterwards, carries a valid seal. So every row also carries its version (a
+counter inside the sealed text, :data:`VERSION_FIELD`), and a second table,
+``run_versions``, holds the newest version of each thread, sealed with the same key
+(thread id, version, and the harness column it was written with). :meth:`RunStore.save`
+bumps both in one transaction; :meth:`RunStore.load_run` refuses a row whose version is
+not the newest one recorded (an older row put back: ``restored``), a row newer than the
+record (the record was deleted or rolled back: ``deleted``), and a version record that
+fails its seal. What this does not cover: rolling back a thread's row *and* its version
+record together (restoring ``runs.sqlite3`` as a whole, or the whole folder, from an
+earlier copy): nothing left in the folder is newer than what was put back.
+A row written before versions existed (no :data:`VERSION_FIELD`) counts as version 0:
+it is read while no version record of its thread exists.
 
 Reading fails closed: a missing thread, a locked or corrupt file, a row whose seal does
 not match (an edited store, a forged row, another folder's key) and a store written by
@@ -57,6 +73,9 @@ __all__ = [
     "LOCK_TIMEOUT_SECONDS",
     "RUNS_LABEL",
     "SECRETS_FIELD",
+    "VERSIONS_LABEL",
+    "VERSION_FIELD",
+    "RollbackError",
     "RunStore",
     "StoredRun",
 ]
@@ -75,7 +94,41 @@ ENCRYPTED_PREFIX: Final = "enc1:"
 """How an encrypted snapshot text starts (then the base64 of nonce and ciphertext)."""
 SECRETS_FIELD: Final = "_agent_contract_secrets"
 """The stored row's field holding the run's secrets (inside the encrypted text)."""
+VERSION_FIELD: Final = "_agent_contract_version"
+"""The stored row's field holding its version (1 for the first save of a thread, then
+one more per save; inside the encrypted, sealed text)."""
+VERSIONS_LABEL: Final = "runs-versions/v1"
+"""The seal's first part in a ``run_versions`` row (under the ``runs/v1`` sub-key)."""
 _COLUMNS: Final = ("thread_id", "harness", "snapshot", "updated_at", "mac")
+
+
+class RollbackError(CheckpointError):
+    """A stored run is not the newest version the store recorded for it (exit 8).
+
+    Attributes:
+        thread_id: the run.
+        found: ``"restored"`` (the row is older than the version record: an older copy
+            was put back), ``"deleted"`` (the row is newer than the record: the record
+            was deleted or rolled back) or ``"forged"`` (the record fails its seal).
+        row_version: the row's version (0: a row without one).
+        newest_version: the version the record holds (0: no record).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str,
+        thread_id: str,
+        found: str,
+        row_version: int,
+        newest_version: int,
+    ) -> None:
+        super().__init__(message, path=path)
+        self.thread_id = thread_id
+        self.found = found
+        self.row_version = row_version
+        self.newest_version = newest_version
 
 
 @dataclass(frozen=True)
@@ -121,13 +174,24 @@ class RunStore:
                 "Finish or discard them with that version, or use a new data folder",
                 path=str(self.path),
             )
+        with self._db(write=False) as db:
+            versioned = db.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'run_versions'"
+            ).fetchone()
+        if versioned is None:  # a store from before versions: add the table
+            self._create()
 
     def _create(self) -> None:
-        """Create the ``runs`` table if it is missing."""
+        """Create the ``runs`` and ``run_versions`` tables where they are missing."""
         with self._db() as db:
             db.execute(
                 "CREATE TABLE IF NOT EXISTS runs (thread_id TEXT PRIMARY KEY, harness TEXT NOT "
                 "NULL, snapshot TEXT NOT NULL, updated_at REAL NOT NULL, mac TEXT NOT NULL)"
+            )
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS run_versions (thread_id TEXT PRIMARY KEY, "
+                "version INTEGER NOT NULL, harness TEXT NOT NULL, updated_at REAL NOT NULL, "
+                "mac TEXT NOT NULL)"
             )
 
     @contextmanager
@@ -169,6 +233,38 @@ class RunStore:
     def _seal(self, thread_id: str, harness: str, text: str) -> str:
         return seal(self._key, thread_id, harness, text)
 
+    def _newest(self, db: sqlite3.Connection, thread_id: str) -> tuple[int, str, float]:
+        """``(version, harness column, updated_at)`` of the thread's version record, its
+        seal checked (``updated_at``, epoch seconds, is not sealed: it only dates the
+        record in a refusal's message); ``(0, "", 0.0)`` when it has none.
+
+        Raises:
+            RollbackError: the record fails its seal (``found="forged"``).
+        """
+        row = db.execute(
+            "SELECT version, harness, updated_at, mac FROM run_versions WHERE thread_id = ?",
+            (thread_id,),
+        ).fetchone()
+        if row is None:
+            return 0, "", 0.0
+        version, harness, updated, mac = row
+        if not (
+            isinstance(version, int)
+            and isinstance(harness, str)
+            and isinstance(updated, int | float)
+            and verify(self._key, mac, VERSIONS_LABEL, thread_id, str(version), harness)
+        ):
+            raise RollbackError(
+                f"the version record of run {thread_id!r} failed authentication: the run "
+                "store was changed outside agent-contract; the run is refused",
+                path=str(self.path),
+                thread_id=thread_id,
+                found="forged",
+                row_version=-1,
+                newest_version=-1,
+            )
+        return version, harness, float(updated)
+
     def save(
         self,
         thread_id: str,
@@ -178,26 +274,46 @@ class RunStore:
         secrets: Sequence[str] = (),
     ) -> None:
         """Store (or replace) the snapshot of ``thread_id``, encrypted and sealed, with
-        the run's ``secrets`` (kept for :meth:`load_run`, encrypted with it).
+        the run's ``secrets`` (kept for :meth:`load_run`, encrypted with it), as the
+        thread's next version (the row's and the version record's, in one transaction).
 
         Raises:
             CheckpointError: the store is locked, read-only or corrupt.
+            RollbackError: the thread's version record fails its seal (nothing is
+                written over it).
         """
         record = dict(snapshot)
         if secrets:
             record[SECRETS_FIELD] = sorted(set(secrets))
-        text = json.dumps(record, ensure_ascii=False, sort_keys=True)
-        stored = ENCRYPTED_PREFIX + base64.b64encode(
-            encrypt(self._cipher, text.encode("utf-8"))
-        ).decode("ascii")
-        mac = self._seal(thread_id, harness, stored)
         with self._db() as db:
+            # Read the newest version and write the next one in one write transaction:
+            # two savers of a thread cannot write the same version.
+            version = self._newest(db, thread_id)[0] + 1
+            record[VERSION_FIELD] = version
+            text = json.dumps(record, ensure_ascii=False, sort_keys=True)
+            stored = ENCRYPTED_PREFIX + base64.b64encode(
+                encrypt(self._cipher, text.encode("utf-8"))
+            ).decode("ascii")
+            now = time.time()
             db.execute(
                 "INSERT INTO runs (thread_id, harness, snapshot, updated_at, mac) VALUES "
                 "(?,?,?,?,?) ON CONFLICT(thread_id) DO UPDATE SET harness = excluded.harness, "
                 "snapshot = excluded.snapshot, updated_at = excluded.updated_at, "
                 "mac = excluded.mac",
-                (thread_id, harness, stored, time.time(), mac),
+                (thread_id, harness, stored, now, self._seal(thread_id, harness, stored)),
+            )
+            db.execute(
+                "INSERT INTO run_versions (thread_id, version, harness, updated_at, mac) "
+                "VALUES (?,?,?,?,?) ON CONFLICT(thread_id) DO UPDATE SET "
+                "version = excluded.version, harness = excluded.harness, "
+                "updated_at = excluded.updated_at, mac = excluded.mac",
+                (
+                    thread_id,
+                    version,
+                    harness,
+                    now,
+                    seal(self._key, VERSIONS_LABEL, thread_id, str(version), harness),
+                ),
             )
 
     def decode(self, stored: str) -> str:
@@ -239,11 +355,14 @@ class RunStore:
         Raises:
             CheckpointError: no such thread, the store is locked or corrupt, the row's
                 seal does not match, or the snapshot does not parse.
+            RollbackError: the row is not the newest version recorded for the thread
+                (see the module doc).
         """
         with self._db(write=False) as db:
             row = db.execute(
                 "SELECT harness, snapshot, mac FROM runs WHERE thread_id = ?", (thread_id,)
             ).fetchone()
+            newest = self._newest(db, thread_id)
         if row is None:
             raise CheckpointError(
                 f"no paused run {thread_id!r} in {self.path}", path=str(self.path)
@@ -270,7 +389,52 @@ class RunStore:
         secrets = snapshot.pop(SECRETS_FIELD, [])
         if not (isinstance(secrets, list) and all(isinstance(x, str) for x in secrets)):
             raise CheckpointError(f"snapshot of {thread_id!r} is corrupt", path=str(self.path))
+        version = snapshot.pop(VERSION_FIELD, 0)
+        if not isinstance(version, int) or isinstance(version, bool) or version < 0:
+            raise CheckpointError(f"snapshot of {thread_id!r} is corrupt", path=str(self.path))
+        self._check_newest(thread_id, harness, version, newest)
         return StoredRun(harness, snapshot, tuple(secrets))
+
+    def _check_newest(
+        self, thread_id: str, harness: str, version: int, newest: tuple[int, str, float]
+    ) -> None:
+        """Refuse a row that is not the newest version recorded (see the module doc).
+
+        Raises:
+            RollbackError: ``found="restored"`` or ``"deleted"``.
+        """
+        latest, latest_harness, when = newest
+        if version == latest:
+            return
+        stamp = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(when))
+        if version < latest:
+            state = (
+                "finished"
+                if latest_harness.startswith(FINISHED_PREFIX)
+                else "paused or in progress"
+            )
+            raise RollbackError(
+                f"the stored run {thread_id!r} is an older copy put back in the run store: "
+                f"the row is version {version} ({harness}), but the store recorded version "
+                f"{latest} ({latest_harness}: {state}, written {stamp}); decisions made "
+                "since cannot be undone by restoring a row, so the run is refused",
+                path=str(self.path),
+                thread_id=thread_id,
+                found="restored",
+                row_version=version,
+                newest_version=latest,
+            )
+        recorded = f"version {latest}" if latest else "no version record"
+        raise RollbackError(
+            f"the stored run {thread_id!r} is version {version}, but the run store holds "
+            f"{recorded} for it: a newer record was deleted or rolled back outside "
+            "agent-contract, so the run is refused",
+            path=str(self.path),
+            thread_id=thread_id,
+            found="deleted",
+            row_version=version,
+            newest_version=latest,
+        )
 
     def threads(self) -> dict[str, tuple[str, float]]:
         """``{thread_id: (harness column, updated_at)}`` of every stored run (unchecked:
@@ -290,10 +454,13 @@ class RunStore:
             CheckpointError: the store is locked, read-only or corrupt.
         """
         with self._db() as db:
-            return sum(
-                db.execute("DELETE FROM runs WHERE thread_id = ?", (t,)).rowcount
-                for t in thread_ids
-            )
+            removed = 0
+            for t in thread_ids:
+                removed += db.execute("DELETE FROM runs WHERE thread_id = ?", (t,)).rowcount
+                # Its version record goes too: a copy of the row put back later has a
+                # version and no record, and is refused.
+                db.execute("DELETE FROM run_versions WHERE thread_id = ?", (t,))
+            return removed
 
     @contextmanager
     def exclusive(self, thread_id: str) -> Iterator[None]:

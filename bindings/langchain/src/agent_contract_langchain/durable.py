@@ -17,7 +17,8 @@ so that the plugin module imports no framework): :func:`run`, :func:`resume`,
 (sealed values, an allowlist of types: :mod:`.sealed`). When it pauses, the paused
 checkpoint's seal is added to the run's snapshot (which the app stores authenticated); a
 resume first checks that seal (:func:`~agent_contract_langchain.sealed.check_paused`), so
-a deleted, rolled-back or edited checkpoint is refused before LangGraph reads anything. A
+a deleted, rolled-back or edited checkpoint, and one added under it before any decision
+was recorded (a graft), is refused before LangGraph reads anything. A
 finished run's checkpoints are dropped (:func:`forget`); :func:`kept` lists the threads
 the file holds, for ``agent-contract gc``.
 """
@@ -42,7 +43,7 @@ from agent_contract.sealing import folder_key
 
 from .harness import run_agent_input
 from .resuming import resume_or_reconcile
-from .sealed import SEAL_KEY, SealedSerializer, check_paused, seal_paused
+from .sealed import RESUMED_KEY, SEAL_KEY, SealedSerializer, check_paused, seal_paused
 
 __all__ = [
     "CHECKPOINT_FILE",
@@ -193,10 +194,12 @@ def resume(
     run_id = str(snapshot.get("run_id", ""))
     sealed = snapshot.get(SEAL_KEY)
     with sqlite_checkpointer(folder / CHECKPOINT_FILE, key=key) as saver:
-        check_paused(saver.conn, run_id, sealed, key)
+        check_paused(saver.conn, run_id, sealed, key, resumed=bool(snapshot.get(RESUMED_KEY)))
 
         def keep(data: dict[str, Any]) -> None:
-            checkpoint({**data, SEAL_KEY: sealed})  # the graph has not moved yet
+            # The graph has not moved yet; from here on it may (a crash can leave it
+            # further on), and the stored run says so.
+            checkpoint({**data, SEAL_KEY: sealed, RESUMED_KEY: True})
 
         try:
             result = resume_or_reconcile(

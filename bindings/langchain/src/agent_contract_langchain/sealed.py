@@ -33,7 +33,16 @@ newer row was deleted): the row columns and the metadata are plain. So when a ru
 :func:`seal_paused` seals the thread's newest checkpoint row and its pending writes, and
 the seal travels in the run's own (authenticated) snapshot; :func:`check_paused` refuses
 a resume when that row is gone or changed, a write sealed with it is gone or changed, or
-the newest checkpoint does not descend from it.
+the checkpoint has moved on where it could not have.
+
+Until a resume records its decisions, nothing may have moved: the thread's newest
+checkpoint must be the sealed one and its writes exactly the sealed ones (a checkpoint
+or a write added under it, such as another run's sealed row grafted onto the thread, is
+refused before anything runs, and the decision is not used up). Once a resume has
+recorded its decisions on the seal (the stored snapshot then says so, under
+:data:`RESUMED_KEY`), a crash may have left the graph further on: then newer checkpoints
+descending from the sealed one and further writes on it are expected, and the resume
+goes on from them under the decisions already recorded.
 """
 
 from __future__ import annotations
@@ -56,6 +65,7 @@ __all__ = [
     "ALLOWED_TYPES",
     "CHECKPOINTS_CIPHER_LABEL",
     "CHECKPOINTS_LABEL",
+    "RESUMED_KEY",
     "SEAL_KEY",
     "SealedSerializer",
     "check_paused",
@@ -68,6 +78,9 @@ CHECKPOINTS_CIPHER_LABEL: Final = "checkpoints-cipher/v1"
 """The sub-key label checkpoint values are encrypted with."""
 SEAL_KEY: Final = "checkpoint_seal"
 """The key of the paused checkpoint's seal in a run snapshot."""
+RESUMED_KEY: Final = "checkpoint_resumed"
+"""The key, in a run snapshot, that says a resume recorded its decisions on the seal (so
+the graph may have moved past the sealed checkpoint before a crash)."""
 _MESSAGES: Final = ("Human", "AI", "System", "Chat", "Tool", "Function")
 _OWN_TYPES: Final[frozenset[tuple[str, ...]]] = frozenset(
     {
@@ -294,12 +307,21 @@ def seal_paused(conn: sqlite3.Connection, thread_id: str, key: bytes) -> dict[st
     return {"checkpoint_id": checkpoint_id, "row": digest, "writes": writes, "mac": mac}
 
 
-def check_paused(conn: sqlite3.Connection, thread_id: str, sealed: Any, key: bytes) -> None:
+def check_paused(
+    conn: sqlite3.Connection, thread_id: str, sealed: Any, key: bytes, *, resumed: bool = False
+) -> None:
     """Refuse a resume whose paused checkpoint is not the one sealed (see the module doc).
 
+    Args:
+        resumed: a resume already recorded its decisions on this seal (the stored
+            snapshot's :data:`RESUMED_KEY`): newer checkpoints descending from the sealed
+            one, and further writes on it, are a crash's leftovers, not an edit. Without
+            it the thread must be exactly as sealed.
+
     Raises:
-        CheckpointError: no seal, or the sealed row or a sealed write is gone or changed,
-            or the newest checkpoint does not descend from the sealed one.
+        CheckpointError: no seal, or the sealed row or a sealed write is gone or changed;
+            without ``resumed``, a write or a checkpoint added after the seal; with it,
+            a newest checkpoint that does not descend from the sealed one.
     """
     if not isinstance(sealed, Mapping):
         raise CheckpointError(
@@ -316,13 +338,31 @@ def check_paused(conn: sqlite3.Connection, thread_id: str, sealed: Any, key: byt
         raise CheckpointError(
             f"the paused checkpoint of run {thread_id!r} is gone or was changed; the run is refused"
         )
-    present = set(_writes(conn, thread_id, checkpoint_id))
-    if not set(writes) <= present:
+    present = _writes(conn, thread_id, checkpoint_id)
+    if not set(writes) <= set(present):
         raise CheckpointError(
             f"a pending write of run {thread_id!r}'s paused checkpoint is gone or was "
             "changed; the run is refused"
         )
     newest = _row(conn, thread_id)
+    if not resumed:
+        added = len(present) - len(writes)
+        if added:
+            raise CheckpointError(
+                f"the paused checkpoint of run {thread_id!r} holds {added} pending write(s) "
+                "that were not there when it paused (added outside agent-contract, for "
+                "example another run's rows grafted onto it); nothing was decided or run, "
+                "and the run is refused"
+            )
+        if newest is None or str(newest[2]) != checkpoint_id:
+            found = str(newest[2]) if newest is not None else "none"
+            raise CheckpointError(
+                f"run {thread_id!r} has a checkpoint ({found}) newer than the one it paused "
+                f"on ({checkpoint_id}), though no resume has recorded a decision on it "
+                "(added outside agent-contract, for example another run's checkpoint "
+                "grafted under it); nothing was decided or run, and the run is refused"
+            )
+        return
     hops = 0
     current = newest
     while current is not None and str(current[2]) != checkpoint_id and hops < 10_000:
