@@ -22,19 +22,27 @@ from langchain_core.messages import ToolMessage
 from langchain_core.tools import tool
 from langgraph.types import Command
 from pydantic import BaseModel
+from pydantic.v1 import BaseModel as BaseModelV1
 
+from agent_contract.approval import Approval, PendingApproval
 from agent_contract.errors import CheckpointError, ConfigurationError
 from agent_contract.runtime import Contract, RunResult
 from agent_contract.sealing import folder_key
 from agent_contract.testing import FakeModel, tool_call
+from agent_contract.tools import ToolSpec
 from agent_contract_langchain.durable import async_sqlite_checkpointer, sqlite_checkpointer
 from agent_contract_langchain.harness import arun_agent, run_agent
+from agent_contract_langchain.resuming import aresume_agent, resume_agent
 from agent_contract_langchain.sealed import (
     SealedSerializer,
     TypeNotAllowedError,
     allowed_type_keys,
 )
-from agent_contract_langchain.tools import current_tool_context, from_langchain_tool
+from agent_contract_langchain.tools import (
+    current_tool_context,
+    from_langchain_tool,
+    to_langchain_tools,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 MODES = ("invoke", "ainvoke", "stream")
@@ -172,6 +180,104 @@ def test_a_named_dataclass_round_trips(mode: str, tmp_path: Path) -> None:
     assert stored(tmp_path, "shipments", [Shipment]) == [Shipment("o-1", 2), None]
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_a_run_paused_with_a_named_type_in_state_resumes(mode: str, tmp_path: Path) -> None:
+    """The approval path: the run pauses on a write with an Order in its state, and the
+    resume (a new checkpointer, the same allowed_types) reads it back and writes once."""
+    saving = Tool("order", Order(id="o-1", total=5))
+    paid: list[str] = []
+
+    def pay(context: Any, order_id: str) -> dict[str, Any]:
+        paid.append(order_id)
+        return {"paid": order_id}
+
+    refund = ToolSpec(
+        name="refund",
+        description="Refund an order.",
+        effect="write",
+        parameters={
+            "type": "object",
+            "properties": {"order_id": {"type": "string"}},
+            "required": ["order_id"],
+        },
+        handler=pay,
+        preview=lambda context, order_id: {"refund": order_id},
+        verify=lambda context, order_id: None,
+    )
+    contract = Contract([from_langchain_tool(saving.tool, effect="read"), refund])
+    script = [
+        tool_call("save", {"ref": "o-1"}, id="c1"),
+        tool_call("refund", {"order_id": "o-1"}, id="c2"),
+        "refunded",
+    ]
+    options: dict[str, Any] = {
+        "create_agent_options": {
+            "middleware": [_keyed(OrderState)],
+            "tools": [saving.tool, *to_langchain_tools([refund])],
+        },
+    }
+    path = tmp_path / "checkpoints.sqlite3"
+
+    async def arun() -> RunResult:
+        async with async_sqlite_checkpointer(path, allowed_types=[Order]) as saver:
+            return await arun_agent(
+                FakeModel(script, stateless=True),
+                contract,
+                "refund o-1",
+                run_id=THREAD,
+                checkpointer=saver,
+                **options,
+            )
+
+    async def aresume(snapshot: Any, decisions: list[Approval]) -> RunResult:
+        async with async_sqlite_checkpointer(path, allowed_types=[Order]) as saver:
+            return await aresume_agent(
+                FakeModel(script, stateless=True),
+                contract,
+                snapshot,
+                decisions,
+                checkpointer=saver,
+                **options,
+            )
+
+    if mode == "ainvoke":
+        paused = asyncio.run(arun())
+    else:
+        with sqlite_checkpointer(path, allowed_types=[Order]) as saver:
+            paused = run_agent(
+                FakeModel(script, stateless=True),
+                contract,
+                "refund o-1",
+                mode=mode,  # type: ignore[arg-type]
+                run_id=THREAD,
+                checkpointer=saver,
+                **options,
+            )
+    assert (paused.stop_reason, saving.runs, paid) == ("pending_approval", 1, [])
+    assert paused.tool_calls[0].status == "success"
+    snapshot = paused.snapshot
+    assert snapshot is not None
+    decisions = [
+        Approval.for_pending(PendingApproval.from_dict(p["approval"]), "approve")
+        for p in snapshot["batch"]
+    ]
+    if mode == "ainvoke":
+        done = asyncio.run(aresume(snapshot, decisions))
+    else:
+        with sqlite_checkpointer(path, allowed_types=[Order]) as saver:
+            done = resume_agent(
+                FakeModel(script, stateless=True),
+                contract,
+                snapshot,
+                decisions,
+                checkpointer=saver,
+                mode=mode,
+                **options,  # type: ignore[arg-type]
+            )
+    assert (done.stop_reason, paid) == ("answered", ["o-1"])
+    assert stored(tmp_path, "order", [Order]) == Order(id="o-1", total=5)
+
+
 # -- a type not named is refused before the tool runs ---------------------------------------
 
 
@@ -259,6 +365,10 @@ class _Plain:
     pass
 
 
+class _V1(BaseModelV1):
+    x: int
+
+
 class _Outer:
     class Inner(BaseModel):
         x: int
@@ -274,6 +384,7 @@ class _Outer:
         (f"{HERE}.THREAD", "not a class"),
         (_Outer.Inner, "nested or local"),
         (_Plain, "nothing to allow"),
+        (_V1, "pydantic v1"),
         (str, "nothing to allow"),
     ],
 )
