@@ -429,3 +429,48 @@ def test_the_docs_example_runs_as_written(
         assert found.checkpoint["channel_values"]["order"] == example.Order(id="o-1", total=40)
     finally:
         sys.modules.pop("approvals_example", None)
+
+
+class _LooseWriter(AgentMiddleware):
+    """A team middleware that puts an Order in a key declared ``Any`` before the model."""
+
+    state_schema = LooseState
+
+    def before_model(self, state: Any, runtime: Any) -> dict[str, Any]:
+        return {"loose": Order(id="o-9", total=9)}
+
+    async def abefore_model(self, state: Any, runtime: Any) -> dict[str, Any]:
+        return self.before_model(state, runtime)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_hook_writing_a_type_not_named_is_not_stored_and_the_thread_goes_on(
+    mode: str, tmp_path: Path
+) -> None:
+    """The last guard: ``dumps_typed`` refuses the row, so the run raises naming the
+    type, nothing unreadable is stored, and the next turn on the thread answers."""
+    path = tmp_path / "checkpoints.sqlite3"
+    saving = Tool("loose", {"plain": 1})
+    contract = Contract([from_langchain_tool(saving.tool, effect="read")])
+
+    def once(model: FakeModel, middleware: list[Any]) -> RunResult:
+        options: dict[str, Any] = {
+            "run_id": THREAD,
+            "create_agent_options": {"middleware": middleware, "tools": [saving.tool]},
+        }
+        if mode == "ainvoke":
+
+            async def run() -> RunResult:
+                async with async_sqlite_checkpointer(path) as saver:
+                    return await arun_agent(model, contract, "hi", checkpointer=saver, **options)
+
+            return asyncio.run(run())
+        with sqlite_checkpointer(path) as saver:
+            return run_agent(model, contract, "hi", mode=mode, checkpointer=saver, **options)  # type: ignore[arg-type]
+
+    with pytest.raises(TypeNotAllowedError) as caught:
+        once(FakeModel(["an answer the run does not keep"]), [_LooseWriter()])
+    assert caught.value.types == (f"{HERE}.Order",)
+    assert "allowed_types" in str(caught.value)
+    after = once(FakeModel(["hello again"]), [_keyed(LooseState)])
+    assert (after.stop_reason, after.output) == ("answered", "hello again")
