@@ -33,6 +33,7 @@ from agent_contract.runtime import RunState, Stop
 from .approvals import is_approval_payload
 from .errors import framework_errors
 from .messages import from_langchain
+from .sealed import check_state_types
 
 __all__ = ["Ended", "Mode", "adrive", "check_loop", "drive", "issue_order", "stop_for"]
 
@@ -174,8 +175,11 @@ def drive(graph: Any, payload: Any, config: dict[str, Any], context: Any, mode: 
 
     Raises:
         ConfigurationError: tool calls lost from the stream, or bad wiring.
-        CheckpointError: the checkpoint cannot be read.
+        CheckpointError: the checkpoint cannot be read, or the graph's state declares a
+            type its sealed checkpointer does not store (``TypeNotAllowedError``, before
+            anything runs).
     """
+    check_state_types(graph)
     ended = Ended(limit=int(config.get("recursion_limit", 0)))
     with framework_errors():
         try:
@@ -203,9 +207,12 @@ async def adrive(graph: Any, payload: Any, config: dict[str, Any], context: Any)
 
     Raises:
         ConfigurationError: the checkpointer is bound to another loop, or bad wiring.
-        CheckpointError: the checkpoint cannot be read.
+        CheckpointError: the checkpoint cannot be read, or the graph's state declares a
+            type its sealed checkpointer does not store (``TypeNotAllowedError``, before
+            anything runs).
     """
     check_loop(graph)
+    check_state_types(graph)
     ended = Ended(limit=int(config.get("recursion_limit", 0)))
     with framework_errors():
         try:

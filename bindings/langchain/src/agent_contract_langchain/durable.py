@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import sqlite3
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any, Final
@@ -43,7 +43,14 @@ from agent_contract.sealing import folder_key
 
 from .harness import run_agent_input
 from .resuming import resume_or_reconcile
-from .sealed import RESUMED_KEY, SEAL_KEY, SealedSerializer, check_paused, seal_paused
+from .sealed import (
+    RESUMED_KEY,
+    SEAL_KEY,
+    SealedSerializer,
+    allowed_type_keys,
+    check_paused,
+    seal_paused,
+)
 
 __all__ = [
     "CHECKPOINT_FILE",
@@ -60,12 +67,19 @@ LOCK_TIMEOUT_SECONDS: Final = BUSY_TIMEOUT_SECONDS
 """How long a checkpointer waits for another process's lock, in seconds."""
 
 
-def _prepare(path: str | Path, key: bytes | None) -> tuple[Path, SealedSerializer]:
+def _prepare(
+    path: str | Path, key: bytes | None, allowed_types: Iterable[type | str]
+) -> tuple[Path, SealedSerializer]:
     """The checkpoint file, created private when missing (symlinks refused), and the
-    serializer sealed with ``key`` (default: the key of the file's folder)."""
+    serializer sealed with ``key`` (default: the key of the file's folder) that also
+    stores the team's ``allowed_types``."""
+    entries = allowed_types if isinstance(allowed_types, str | type) else tuple(allowed_types)
+    allowed_type_keys(entries)  # a refused entry is refused before any file is made
     target = Path(path)
     private_file(target)
-    return target, SealedSerializer(key if key is not None else folder_key(target.parent))
+    return target, SealedSerializer(
+        key if key is not None else folder_key(target.parent), allowed_types=entries
+    )
 
 
 _CANNOT_OPEN: Final = "cannot open checkpoint file"
@@ -83,16 +97,26 @@ def _typed(what: str, target: Path, kind: type[sqlite3.Error]) -> Iterator[None]
 
 
 @contextmanager
-def sqlite_checkpointer(path: str | Path, *, key: bytes | None = None) -> Iterator[SqliteSaver]:
+def sqlite_checkpointer(
+    path: str | Path, *, key: bytes | None = None, allowed_types: Iterable[type | str] = ()
+) -> Iterator[SqliteSaver]:
     """A ``SqliteSaver`` on ``path`` (created private if missing), closed on exit. Its rows
     are sealed and read with an allowlist (:class:`SealedSerializer`, keyed with ``key``,
     default the data folder's key); it waits up to
     :func:`~agent_contract.datafolder.lock_timeout` seconds for another process's lock.
 
+    Args:
+        allowed_types: the team's own classes its graph state may hold (pydantic v2
+            models, dataclasses, enums, named tuples), as class objects or
+            ``"module.Name"`` strings; any other such type is refused before the graph
+            runs (:class:`~agent_contract_langchain.sealed.TypeNotAllowedError`).
+
     Raises:
+        ConfigurationError: an ``allowed_types`` entry is refused
+            (:func:`~agent_contract_langchain.sealed.allowed_type_keys`).
         CheckpointError: the file is corrupt, locked, unsafe or cannot be opened.
     """
-    target, serde = _prepare(path, key)
+    target, serde = _prepare(path, key, allowed_types)
     with _typed(_CANNOT_OPEN, target, sqlite3.Error):
         conn = sqlite3.connect(target, timeout=lock_timeout(), check_same_thread=False)
     try:
@@ -112,19 +136,20 @@ def sqlite_checkpointer(path: str | Path, *, key: bytes | None = None) -> Iterat
 
 @asynccontextmanager
 async def async_sqlite_checkpointer(
-    path: str | Path, *, key: bytes | None = None
+    path: str | Path, *, key: bytes | None = None, allowed_types: Iterable[type | str] = ()
 ) -> AsyncIterator[Any]:
     """An ``AsyncSqliteSaver`` on ``path`` (created if missing), opened in the running
     event loop and closed on exit; drive the graph in the same loop (``arun_agent``,
-    ``aresume_agent``).
+    ``aresume_agent``). ``allowed_types``: as :func:`sqlite_checkpointer`.
 
     Raises:
+        ConfigurationError: an ``allowed_types`` entry is refused.
         CheckpointError: the file is corrupt, locked, or cannot be opened.
     """
     import aiosqlite
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-    target, serde = _prepare(path, key)
+    target, serde = _prepare(path, key, allowed_types)
     with _typed(_CANNOT_OPEN, target, sqlite3.Error):
         conn = await aiosqlite.connect(target, timeout=lock_timeout())
     try:

@@ -23,10 +23,32 @@ binding stores goes through :class:`SealedSerializer`:
    pydantic v1 class) is a :class:`~agent_contract.errors.CheckpointError` and nothing
    is imported or called. Only ``null``, ``bytes``, ``bytearray`` and ``msgpack`` rows
    are accepted.
-3. **Decoded strictly**, by ``JsonPlusSerializer(allowed_msgpack_modules=None)`` where the
-   installed ``langgraph-checkpoint`` takes that argument (older releases, down to the
-   supported floor, do not: there the pre-scan of step 2 is the guard, and it runs on
-   every release alike).
+3. **Decoded strictly**, by ``JsonPlusSerializer(allowed_msgpack_modules=...)`` (LangGraph's
+   own allowlist: its safe types and the team's, below) where the installed
+   ``langgraph-checkpoint`` takes that argument (older releases, down to the supported
+   floor, do not: there the pre-scan of step 2 is the guard, and it runs on every release
+   alike).
+
+**A team's own types.** ``SealedSerializer(key, allowed_types=[Order, "myapp.models.Status"])``
+(or ``sqlite_checkpointer(path, allowed_types=...)``) names the team's classes a checkpoint
+may hold besides the list above: each by class object or ``"module.Name"`` string (resolved
+when the serializer is built; no wildcard), each a pydantic v2 model, a dataclass, an enum
+or a named tuple defined at a module's top level (LangGraph stores a value by module and
+class name). They join the pre-scan's list and LangGraph's own ``allowed_msgpack_modules``,
+so they round-trip as themselves. A type not named is refused on the way in too, so no row
+is written that could not be read back (a thread stays usable):
+
+- :func:`check_state_types`, before a graph on this serializer runs, refuses a state key
+  whose declared type holds such a class (through ``Optional``, containers, ``Annotated``,
+  TypedDicts and the fields of the models) with :class:`TypeNotAllowedError`: nothing
+  has run, no model, no tool;
+- a tool's ``Command`` update holding such a value in a key declared ``Any`` (or
+  ``dict``, ...) is refused as the call's ``tool_error``, its update dropped
+  (:func:`check_update_types`, called by the driver): the call is answered, so the
+  thread's history stays valid (the tool has run: only the declared type tells before);
+- ``dumps_typed`` scans what it is about to store with the same allowlist and refuses a
+  value naming another type (from anywhere else, e.g. a middleware's hook) with the same
+  error: the row is not written.
 
 A value's tag does not say where the row sits (its thread, its checkpoint, or whether a
 newer row was deleted): the row columns and the metadata are plain. So when a run pauses,
@@ -47,17 +69,22 @@ goes on from them under the decisions already recorded.
 
 from __future__ import annotations
 
+import dataclasses
+import enum
 import hashlib
 import hmac
+import importlib
 import sqlite3
-from collections.abc import Mapping
-from typing import Any, Final
+import typing
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any, Final, Literal, TypeVar
 
 import ormsgpack
+from langgraph.channels.untracked_value import UntrackedValue
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
-from agent_contract.errors import CheckpointError
+from agent_contract.errors import CheckpointError, ConfigurationError
 from agent_contract.sealing import decrypt, encrypt, seal, subkey, verify
 
 __all__ = [
@@ -68,7 +95,11 @@ __all__ = [
     "RESUMED_KEY",
     "SEAL_KEY",
     "SealedSerializer",
+    "TypeNotAllowedError",
+    "allowed_type_keys",
     "check_paused",
+    "check_state_types",
+    "check_update_types",
     "seal_paused",
 ]
 
@@ -146,32 +177,159 @@ def _tag(key: bytes, typ: str, payload: bytes) -> bytes:
     return mac.digest()
 
 
-def _scanner(refused: list[str]) -> Any:
-    """An ormsgpack ``ext_hook`` for the pre-scan that raises on anything not allowed and
-    notes why in ``refused`` (ormsgpack replaces an ``ext_hook``'s exception with its
-    own, so the reason travels here)."""
+TypeKey = tuple[str, ...]
+"""A type as LangGraph names it in a checkpoint: ``(module, class name)``."""
+
+
+class TypeNotAllowedError(CheckpointError):
+    """A value the sealed checkpointer would have to store, or a state key declared to
+    hold one, names a type outside its allowlist. Raised before anything runs (by
+    :func:`check_state_types`) or instead of writing the row (by ``dumps_typed``), so
+    no thread is left holding a row that cannot be read back.
+
+    Attributes:
+        types: each refused type as ``"module.Name"``, sorted.
+        keys: the graph state keys declared to hold them (empty when found in a value).
+    """
+
+    def __init__(self, message: str, *, types: Iterable[str], keys: Iterable[str] = ()) -> None:
+        self.types = tuple(sorted(set(types)))
+        self.keys = tuple(sorted(set(keys)))
+        super().__init__(message)
+
+
+def _how_to_allow(names: Iterable[str]) -> str:
+    listed = ", ".join(repr(n) for n in sorted(set(names)))
+    return (
+        "name the team's own classes: "
+        f"sqlite_checkpointer(path, allowed_types=[{listed}]) (or async_sqlite_checkpointer, "
+        "or SealedSerializer(key, allowed_types=[...])); each a class object or "
+        '"module.Name", defined at module top level'
+    )
+
+
+def _dotted(key: TypeKey) -> str:
+    return ".".join(str(part) for part in key[:2])
+
+
+def _stored_by_name(cls: type) -> bool:
+    """Whether LangGraph's encoder stores a value of ``cls`` as an extension naming its
+    class (what a reader must construct): a pydantic model, a pydantic secret, a
+    dataclass, a named tuple or an enum."""
+    if issubclass(cls, enum.Enum) or dataclasses.is_dataclass(cls):
+        return True
+    return any(
+        callable(getattr(cls, attr, None)) for attr in ("model_dump", "get_secret_value", "dict")
+    ) or (issubclass(cls, tuple) and callable(getattr(cls, "_asdict", None)))
+
+
+def _pydantic_v1(cls: type) -> bool:
+    return not callable(getattr(cls, "model_dump", None)) and callable(getattr(cls, "dict", None))
+
+
+def _resolve(name: str) -> Any:
+    module, _, attr = name.rpartition(".")
+    parts = name.split(".")
+    if not module or "*" in name or not all(part.isidentifier() for part in parts):
+        raise ConfigurationError(
+            f"allowed_types entry {name!r} is not 'module.Name' (a class, no wildcard)"
+        )
+    try:
+        found = getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigurationError(
+            f"allowed_types entry {name!r} does not name a class at the top level of an "
+            f"importable module: {exc}"
+        ) from None
+    return found
+
+
+def allowed_type_keys(entries: Iterable[type | str]) -> frozenset[TypeKey]:
+    """The ``(module, name)`` keys of a team's ``allowed_types`` entries.
+
+    Args:
+        entries: class objects or ``"module.Name"`` strings (a string is imported here).
+
+    Returns:
+        The keys, as LangGraph names the classes in a checkpoint.
+
+    Raises:
+        ConfigurationError: an entry is not a class, a wildcard, cannot be imported, is
+            nested or local (LangGraph could not find it again by module and name), is a
+            pydantic v1 model, or is not a type LangGraph stores by name (a pydantic v2
+            model, a dataclass, an enum or a named tuple).
+    """
+    if isinstance(entries, str | type):
+        raise ConfigurationError("allowed_types takes a list of classes or 'module.Name' strings")
+    keys: set[TypeKey] = set()
+    for entry in entries:
+        cls = _resolve(entry) if isinstance(entry, str) else entry
+        if not isinstance(cls, type):
+            raise ConfigurationError(
+                f"allowed_types entry {entry!r} is not a class (give the class or 'module.Name')"
+            )
+        label = f"{cls.__module__}.{cls.__qualname__}"
+        if cls.__qualname__ != cls.__name__:
+            raise ConfigurationError(
+                f"allowed_types entry {label} is nested or local: LangGraph stores a value by "
+                "module and class name and could not find it again; define it at the top "
+                "level of a module"
+            )
+        if _pydantic_v1(cls):
+            raise ConfigurationError(
+                f"allowed_types entry {label} is a pydantic v1 model (or has a dict() method): "
+                "LangGraph stores it in a form a sealed checkpoint does not read; use a "
+                "pydantic v2 model"
+            )
+        if not _stored_by_name(cls):
+            raise ConfigurationError(
+                f"allowed_types entry {label} is not a type a checkpoint stores by name (a "
+                "pydantic v2 model, a dataclass, an enum or a named tuple): nothing to allow"
+            )
+        keys.add((cls.__module__, cls.__name__))
+    return frozenset(keys)
+
+
+def _scanner(refused: list[tuple[int, TypeKey]], allowed: frozenset[TypeKey]) -> Any:
+    """An ormsgpack ``ext_hook`` for the pre-scan that raises on anything not in
+    ``allowed`` (or :data:`ALLOWED_METHODS`) and notes it in ``refused`` (ormsgpack
+    replaces an ``ext_hook``'s exception with its own, so the reason travels here)."""
 
     def scan(code: int, data: bytes) -> None:
         inner = ormsgpack.unpackb(data, ext_hook=scan, option=ormsgpack.OPT_NON_STR_KEYS)
         if code == _DELTA:
             return None
         named = tuple(inner[:2]) if isinstance(inner, list | tuple) and len(inner) >= 2 else ()
-        if code in _CONSTRUCTORS and named in ALLOWED_TYPES:
+        if code in _CONSTRUCTORS and named in allowed:
             return None
         method = isinstance(inner, list | tuple) and len(inner) >= 4
         if code == _METHOD and method and (inner[0], inner[1], inner[3]) in ALLOWED_METHODS:
             return None
-        refused.append(f"extension {code} naming {named or '?'}")
+        refused.append((code, named))
         raise ValueError("refused")
 
     return scan
 
 
-def _strict_serializer() -> JsonPlusSerializer:
-    """LangGraph's serializer in strict mode (no type beyond its safe set), on a release
-    that has it; on an older one, the plain serializer (the pre-scan guards it)."""
+def _scan(payload: bytes, allowed: frozenset[TypeKey]) -> tuple[int, TypeKey] | str | None:
+    """The first extension of ``payload`` outside ``allowed`` (``(code, type)``), a reason
+    it does not decode, or None when every extension is allowed."""
+    refused: list[tuple[int, TypeKey]] = []
     try:
-        return JsonPlusSerializer(allowed_msgpack_modules=None)
+        ormsgpack.unpackb(
+            payload, ext_hook=_scanner(refused, allowed), option=ormsgpack.OPT_NON_STR_KEYS
+        )
+    except (ValueError, TypeError) as exc:
+        return refused[0] if refused else f"undecodable ({exc})"
+    return None
+
+
+def _strict_serializer(team: frozenset[TypeKey]) -> JsonPlusSerializer:
+    """LangGraph's serializer in strict mode (its safe set and the team's types alone),
+    on a release that has it; on an older one, the plain serializer (the pre-scan
+    guards it)."""
+    try:
+        return JsonPlusSerializer(allowed_msgpack_modules=tuple(sorted(team)) or None)
     except TypeError:  # langgraph-checkpoint without allowed_msgpack_modules
         return JsonPlusSerializer()
 
@@ -181,8 +339,15 @@ class SealedSerializer(SerializerProtocol):
 
     Args:
         key: the data folder's key (the ``checkpoints/v1`` sub-key is derived here).
+        allowed_types: the team's own classes a checkpoint may hold besides
+            :data:`ALLOWED_TYPES`: class objects or ``"module.Name"`` strings (see
+            :func:`allowed_type_keys`). Default: none.
 
     Raises:
+        ConfigurationError: (construction) an ``allowed_types`` entry is refused (see
+            :func:`allowed_type_keys`).
+        TypeNotAllowedError: on dump, a value naming a type outside the allowlist (the
+            row is not written).
         CheckpointError: on load, a row that fails authentication or names a type
             outside the allowlist.
     """
@@ -191,14 +356,51 @@ class SealedSerializer(SerializerProtocol):
     """Every value is stored encrypted (the harness lets a secret reach such a
     checkpointer as it is: see :mod:`.harness`)."""
 
-    def __init__(self, key: bytes) -> None:
+    def __init__(self, key: bytes, *, allowed_types: Iterable[type | str] = ()) -> None:
         self._key = subkey(key, CHECKPOINTS_LABEL)
         self._cipher = subkey(key, CHECKPOINTS_CIPHER_LABEL)
-        self._inner = _strict_serializer()
+        self.allowed_types: frozenset[TypeKey] = allowed_type_keys(allowed_types)
+        """The team's types, as ``(module, name)`` keys."""
+        self._allowed = ALLOWED_TYPES | self.allowed_types
+        self._inner = _strict_serializer(self.allowed_types)
+
+    def allows(self, key: TypeKey) -> bool:
+        """Whether a checkpoint may construct the type ``key`` (``(module, name)``)."""
+        return tuple(key[:2]) in self._allowed
+
+    def _refused(self, typ: str, payload: bytes) -> TypeNotAllowedError | None:
+        """The error for a dumped ``payload`` naming a type outside the allowlist."""
+        found = _scan(payload, self._allowed) if typ == "msgpack" else None
+        if not isinstance(found, tuple):
+            return None
+        code, named = found
+        name = _dotted(named) if named else f"extension {code}"
+        return TypeNotAllowedError(
+            f"a checkpoint value holds {name}, a type outside the sealed checkpointer's "
+            "allowlist; it is not stored (it could not be read back). " + _how_to_allow([name]),
+            types=[name],
+        )
+
+    def check(self, obj: Any) -> None:
+        """Refuse ``obj`` when storing it would name a type outside the allowlist (what
+        ``dumps_typed`` would refuse), without storing it.
+
+        Raises:
+            TypeNotAllowedError: naming the type and how to allow it.
+        """
+        if (refused := self._refused(*self._inner.dumps_typed(obj))) is not None:
+            raise refused
 
     def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
-        """``(sealed2:<type>, tag + encrypted payload)``."""
+        """``(sealed2:<type>, tag + encrypted payload)``.
+
+        Raises:
+            TypeNotAllowedError: ``obj`` holds a value of a type outside the allowlist
+                (nothing is written).
+        """
         typ, payload = self._inner.dumps_typed(obj)
+        if (refused := self._refused(typ, payload)) is not None:
+            raise refused
         hidden = encrypt(self._cipher, payload)
         return _ENCRYPTED + typ, _tag(self._key, _ENCRYPTED + typ, hidden) + hidden
 
@@ -238,19 +440,133 @@ class SealedSerializer(SerializerProtocol):
                 payload = decrypt(self._cipher, payload)
             except ValueError as exc:
                 raise CheckpointError(f"a checkpoint row does not decrypt: {exc}") from None
-        if inner == "msgpack":
-            refused: list[str] = []
-            try:
-                ormsgpack.unpackb(
-                    payload, ext_hook=_scanner(refused), option=ormsgpack.OPT_NON_STR_KEYS
-                )
-            except (ValueError, TypeError) as exc:
-                why = refused[0] if refused else f"undecodable ({exc})"
-                raise CheckpointError(
-                    f"a checkpoint row names a type outside the allowlist: {why}; nothing "
-                    "was imported or called"
-                ) from None
+        if inner == "msgpack" and (found := _scan(payload, self._allowed)) is not None:
+            if isinstance(found, str):
+                why = found
+            else:
+                why = f"extension {found[0]} naming {found[1] or '?'}"
+            raise CheckpointError(
+                f"a checkpoint row names a type outside the allowlist: {why}; nothing "
+                "was imported or called (a team's own type: "
+                + _how_to_allow([_dotted(found[1])] if isinstance(found, tuple) else [])
+                + ")"
+            )
         return self._inner.loads_typed((inner, payload))
+
+
+# -- a graph's declared state types ---------------------------------------------------------
+
+_WRAPPERS: Final = frozenset(
+    name
+    for name in ("Annotated", "NotRequired", "Required", "ReadOnly", "ClassVar", "Final")
+    if hasattr(typing, name)
+)
+
+
+def _hints(cls: Any) -> dict[str, Any]:
+    """``cls``'s resolved field annotations (pydantic fields, dataclass and TypedDict
+    hints); an annotation that does not resolve is left out (the dump-time scan still
+    guards those values)."""
+    fields = getattr(cls, "model_fields", None)
+    if isinstance(fields, Mapping):
+        return {name: getattr(info, "annotation", None) for name, info in fields.items()}
+    try:
+        return typing.get_type_hints(cls, include_extras=True)
+    except (NameError, TypeError, AttributeError):  # unresolvable: the later checks guard it
+        return {}
+
+
+def _declared(annotation: Any, seen: set[int]) -> Iterator[type]:
+    """Every class in ``annotation`` a checkpoint would store by name (see
+    :func:`_stored_by_name`), through wrappers, unions, containers, TypedDicts and the
+    fields of the classes found (each class walked once)."""
+    origin = typing.get_origin(annotation)
+    if origin is Literal or isinstance(annotation, TypeVar):
+        return
+    if origin is not None:
+        wrapper = getattr(origin, "_name", None) in _WRAPPERS or origin is typing.Annotated
+        args = typing.get_args(annotation)
+        for arg in args[:1] if wrapper else args:
+            yield from _declared(arg, seen)
+        if isinstance(origin, type) and not wrapper:
+            yield from _declared(origin, seen)
+        return
+    if isinstance(annotation, list | tuple):  # Callable's argument list
+        for arg in annotation:
+            yield from _declared(arg, seen)
+        return
+    if not isinstance(annotation, type) or id(annotation) in seen:
+        return
+    seen.add(id(annotation))
+    if (annotation.__module__, annotation.__name__) in ALLOWED_TYPES:
+        return  # the messages and graph types: LangGraph's own, not walked
+    if _stored_by_name(annotation):
+        yield annotation
+    if typing.is_typeddict(annotation) or _stored_by_name(annotation):
+        for hint in _hints(annotation).values():
+            yield from _declared(hint, seen)
+
+
+def check_state_types(graph: Any) -> None:
+    """Refuse to run ``graph`` when its checkpointer is sealed (:class:`SealedSerializer`)
+    and a state key is declared to hold a type that serializer would not read back.
+
+    Reads the state schema of a ``StateGraph`` (``graph.builder.state_schema``: a
+    ``create_agent`` graph's merged schema, the middleware's keys included); keys kept
+    out of checkpoints (``UntrackedValue``) are skipped. A graph without one (the
+    functional API) or without a sealed checkpointer is not checked here (the dump-time
+    scan still guards every row).
+
+    Raises:
+        TypeNotAllowedError: naming each such type and key, and how to allow them.
+    """
+    serde = getattr(getattr(graph, "checkpointer", None), "serde", None)
+    schema = getattr(getattr(graph, "builder", None), "state_schema", None)
+    if not isinstance(serde, SealedSerializer) or schema is None:
+        return
+    channels = getattr(graph, "channels", None) or {}
+    refused: dict[str, set[str]] = {}
+    old = False
+    for key, hint in _hints(schema).items():
+        if isinstance(channels.get(key), UntrackedValue):
+            continue  # never written to a checkpoint
+        for cls in _declared(hint, set()):
+            name = f"{cls.__module__}.{cls.__name__}"
+            if _pydantic_v1(cls) or not serde.allows((cls.__module__, cls.__name__)):
+                refused.setdefault(name, set()).add(key)
+                old = old or _pydantic_v1(cls)
+    if refused:
+        where = "; ".join(
+            f"{name} (state key {', '.join(sorted(keys))})"
+            for name, keys in sorted(refused.items())
+        )
+        v1 = " (a pydantic v1 model cannot be stored: use a pydantic v2 model)" if old else ""
+        raise TypeNotAllowedError(
+            f"the graph's state holds types its sealed checkpointer does not store: {where}; "
+            f"nothing ran{v1}. To allow them, " + _how_to_allow(refused),
+            types=refused,
+            keys=(key for keys in refused.values() for key in keys),
+        )
+
+
+_CHECKPOINTER_KEY: Final = "__pregel_checkpointer"
+"""Where LangGraph hands a task its checkpointer in ``config["configurable"]``."""
+
+
+def check_update_types(config: Mapping[str, Any] | None, update: Mapping[str, Any]) -> None:
+    """Refuse a tool's state ``update`` (the rest of the ``Command`` it returned) that
+    holds a type the run's sealed checkpointer would not store, before it reaches the
+    graph: the call is answered (with this error) and the thread stays valid, where a
+    refused row alone would leave the call unanswered. No sealed checkpointer in
+    ``config`` (a task's config): nothing to check.
+
+    Raises:
+        TypeNotAllowedError: naming the type and how to allow it.
+    """
+    configurable = (config or {}).get("configurable") or {}
+    serde = getattr(configurable.get(_CHECKPOINTER_KEY), "serde", None)
+    if isinstance(serde, SealedSerializer) and update:
+        serde.check(dict(update))
 
 
 # -- the paused checkpoint's seal ---------------------------------------------------------

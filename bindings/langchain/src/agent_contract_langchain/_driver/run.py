@@ -12,7 +12,7 @@ it waits for its decision and runs once approved, through the tool node
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -26,9 +26,10 @@ from agent_contract.tools import ToolContext
 
 from ..approvals import awrite_in_graph, write_in_graph
 from ..control import CONTROL_FLOW, ResumeRefused, check_resume
-from ..graph_commands import split_command
+from ..graph_commands import CommandRefusedError, split_command
 from ..messages import tool_message_value
 from ..run_config import active_call, call_scope
+from ..sealed import TypeNotAllowedError, check_update_types
 from ..tools import RawValue, current_tool_context
 from .prepare import Admitted
 from .requests import with_visible_arguments
@@ -92,6 +93,8 @@ class _Output:
 
     state: RunState
     call_id: str
+    config: Mapping[str, Any] | None = None
+    """The tool task's config (its checkpointer: :func:`check_update_types`)."""
     update: dict[str, Any] | None = None
     """The state update of the ``Command`` the tool returned, once it returned one."""
 
@@ -105,11 +108,20 @@ class _Output:
         """The raw value inside ``output``.
 
         Raises:
-            CommandRefusedError: a ``Command`` the contract refuses.
+            CommandRefusedError: a ``Command`` the contract refuses (its update holding
+                a type the run's sealed checkpointer does not store, too).
             ToolError: a ToolMessage with the status ``error``.
         """
         if isinstance(output, Command):
             message, self.update = split_command(output, self.call_id)
+            try:
+                check_update_types(self.config, self.update)
+            except TypeNotAllowedError as exc:
+                raise CommandRefusedError(
+                    f"the tool returned a state update holding {', '.join(exc.types)}, a type "
+                    "the run's checkpointer does not store (its allowed_types); the update "
+                    "was dropped"
+                ) from None
             output = message
         if isinstance(output, ToolMessage):
             if output.status == "error":
@@ -130,7 +142,7 @@ def run_tool_call(step: Admitted, handler: Callable[[Any], ToolMessage | Command
     """
     state = step.state
     request = step.request
-    output = _Output(state, step.planned.call_id)
+    output = _Output(state, step.planned.call_id, request.runtime.config)
 
     scope = call_scope(state, step.planned.call_id, request.runtime.config)
 
@@ -160,7 +172,7 @@ async def arun_tool_call(
     """Async :func:`run_tool_call` (an async tool is cancelled at its timeout)."""
     state = step.state
     request = step.request
-    output = _Output(state, step.planned.call_id)
+    output = _Output(state, step.planned.call_id, request.runtime.config)
 
     scope = call_scope(state, step.planned.call_id, request.runtime.config)
 
