@@ -6,8 +6,11 @@ import asyncio
 import threading
 from typing import Any
 
+import pytest
+
+from agent_contract.errors import ConfigurationError
 from agent_contract.loop import run
-from agent_contract.runtime import Contract
+from agent_contract.runtime import Contract, RunInput
 from agent_contract.testing import FakeModel, tool_call
 from agent_contract.tools import ToolContext, ToolSpec
 from agent_contract.trace import (
@@ -93,3 +96,17 @@ def test_tool_phase_maps_existing_events() -> None:
     assert tool_phase(ev("tool_result", status="ok")) == "tool.end"
     assert tool_phase(ev("tool_result", status="error")) == "tool.error"
     assert tool_phase(ev("stop")) is None
+
+
+def test_run_input_carries_its_trace_sink_to_the_contract_it_builds() -> None:
+    sink = MemorySink()
+    spec = ToolSpec(name="t", description="t", parameters={"type": "object"}, handler=lambda: 1)
+    options = RunInput(user="go", trace_sink=sink)
+    contract = options.contract([spec])
+    assert contract.trace_sink is sink
+    result = run(FakeModel(["done"]), contract, "go")
+    assert [event.type for event in sink.of_run(result.run_id)][-1] == "stop"
+    assert options.contract(contract) is contract  # the same sink: nothing to combine
+    with pytest.raises(ConfigurationError, match="trace_sink"):
+        options.contract(Contract([spec]))
+    assert RunInput(user="go").contract([spec]).trace_sink is None
