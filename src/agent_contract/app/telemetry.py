@@ -14,7 +14,7 @@
 The provider's resource is the SDK's (``OTEL_SERVICE_NAME``, ``OTEL_RESOURCE_ATTRIBUTES``)
 with ``service.name`` ``agent-contract`` when neither names a service. The provider is
 never made the process's global one. :func:`otel_sink` wraps it in the
-:class:`~agent_contract.trace.otel.OTelSink` that the command's contracts get as their
+``agent_contract.trace.otel.OTelSink`` that the command's contracts get as their
 ``trace_sink``; the command calls the returned ``shutdown`` before it exits, which
 exports every span still buffered.
 
@@ -138,7 +138,8 @@ def otel_sink(
     still open), then flushes and shuts the provider down.
 
     Args:
-        target, stream: as :func:`tracer_provider`.
+        target: as :func:`tracer_provider`.
+        stream: as :func:`tracer_provider`.
         factory: builds the sink from the provider; default:
             ``OTelSink(tracer_provider=provider)``.
 

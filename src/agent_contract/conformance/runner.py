@@ -100,7 +100,7 @@ def run_scenario(
     reason ``crashed:<ExceptionType>``, which breaks the scenario's boundary.
 
     ``trace_sink`` (``check --otel``) is set on the scenario's input
-    (:attr:`~agent_contract.runtime.RunInput.trace_sink`), so it receives every event of
+    (:attr:`~agent_contract.runtime.input.RunInput.trace_sink`), so it receives every event of
     the runs the harness makes; None: no sink.
     """
     limit = scenario_seconds() if seconds is None else seconds
