@@ -38,6 +38,7 @@ __all__ = [
     "OTEL_TARGETS",
     "SERVICE_NAME",
     "OtelTarget",
+    "SinkFactory",
     "add_otel_argument",
     "exporting",
     "otel_sink",
