@@ -2,38 +2,52 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
+KINDS = ("caught", "wrong", "escaped", "false_alarms")
+"""Mutant names by result (caught under the right boundary, caught under another, escaped),
+and the correct twins that raised an alarm."""
 
-def new_score() -> dict[str, list[str]]:
-    """Mutant names by result, and the correct twins that broke."""
-    return {"caught": [], "wrong": [], "escaped": [], "false_alarms": []}
+ScoreRecorder = Callable[[str, str], None]
+"""``record(kind, name)``: file one mutant or twin under one of :data:`KINDS`."""
 
 
-@pytest.fixture(scope="session")
-def mutation_score(pytestconfig: pytest.Config) -> dict[str, list[str]]:
-    """The session's score, kept on the config for the terminal summary."""
-    score = new_score()
-    pytestconfig.mutation_score = score  # type: ignore[attr-defined]
-    return score
+@pytest.fixture
+def mutation_score(request: pytest.FixtureRequest) -> ScoreRecorder:
+    """Records a test's result on its own report (``user_properties``), so the score is
+    summed from the reports: the same with one process or with pytest-xdist workers."""
+
+    def record(kind: str, name: str) -> None:
+        if kind not in KINDS:
+            raise ValueError(f"unknown mutation score kind {kind!r}")
+        request.node.user_properties.append(("mutation_score", (kind, name)))
+
+    return record
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
-    """Print the mutation score (CI logs show it)."""
-    SCORE = getattr(terminalreporter.config, "mutation_score", None)
-    if SCORE is None:
-        return
-    total = len(SCORE["caught"]) + len(SCORE["wrong"]) + len(SCORE["escaped"])
-    if not total and not SCORE["false_alarms"]:
+    """Print the mutation score (CI logs show it), summed over every test report."""
+    score: dict[str, list[str]] = {kind: [] for kind in KINDS}
+    for reports in terminalreporter.stats.values():
+        for report in reports:
+            if getattr(report, "when", None) != "call":
+                continue
+            for key, value in getattr(report, "user_properties", ()):
+                if key == "mutation_score":
+                    kind, name = value
+                    score[kind].append(name)
+    total = len(score["caught"]) + len(score["wrong"]) + len(score["escaped"])
+    if not total and not score["false_alarms"]:
         return
     terminalreporter.write_line(
-        f"mutation score: {len(SCORE['caught'])}/{total} mutants caught under the right "
-        f"boundary; {len(SCORE['false_alarms'])} false alarm(s) on correct harnesses"
-        + (f"; wrong boundary: {SCORE['wrong']}" if SCORE["wrong"] else "")
-        + (f"; escaped: {SCORE['escaped']}" if SCORE["escaped"] else "")
-        + (f"; false alarms: {SCORE['false_alarms']}" if SCORE["false_alarms"] else "")
+        f"mutation score: {len(score['caught'])}/{total} mutants caught under the right "
+        f"boundary; {len(score['false_alarms'])} false alarm(s) on correct harnesses"
+        + (f"; wrong boundary: {score['wrong']}" if score["wrong"] else "")
+        + (f"; escaped: {score['escaped']}" if score["escaped"] else "")
+        + (f"; false alarms: {score['false_alarms']}" if score["false_alarms"] else "")
     )
 
 

@@ -19,6 +19,7 @@ from agent_contract.harnesses import Harness, Observation, RunInput, offline_har
 from agent_contract.model import Model
 from agent_contract.tools import ToolSpec
 
+from .conftest import ScoreRecorder
 from .harnesses import CORE_MUTANTS, CORE_TWINS, Mutant, Twin
 
 HAS_LANGCHAIN = importlib.util.find_spec("agent_contract_langchain") is not None
@@ -96,9 +97,7 @@ TWINS = (*CORE_TWINS, *FW_TWINS)
 
 
 @pytest.mark.parametrize("mutant", MUTANTS, ids=[m.name for m in MUTANTS])
-def test_mutant_is_caught_under_its_boundary(
-    mutant: Mutant, mutation_score: dict[str, list[str]]
-) -> None:
+def test_mutant_is_caught_under_its_boundary(mutant: Mutant, mutation_score: ScoreRecorder) -> None:
     """The mutant's boundary is broken (or crashed: a run that raised, filed under the
     scenario's boundary; or, for a harness that leaves the boundary out, not checked,
     which fails the run) in ``check``'s measurement."""
@@ -108,22 +107,22 @@ def test_mutant_is_caught_under_its_boundary(
     wanted = ("not_checked",) if mutant.unchecked else ("broken", "crashed")
     others = sorted({c.boundary for c in report.cells if c.status in ("broken", "crashed")})
     if cell.status in wanted:
-        mutation_score["caught"].append(mutant.name)
+        mutation_score("caught", mutant.name)
     elif others:
-        mutation_score["wrong"].append(f"{mutant.name} ({', '.join(others)})")
+        mutation_score("wrong", f"{mutant.name} ({', '.join(others)})")
     else:
-        mutation_score["escaped"].append(mutant.name)
+        mutation_score("escaped", mutant.name)
     assert cell.status in wanted, f"{mutant.name} ({mutant.defect}): {cell.status}, {others}"
     assert report.exit_code == 5
 
 
 @pytest.mark.parametrize("twin", TWINS, ids=[t.name for t in TWINS])
-def test_correct_twin_holds_everywhere(twin: Twin, mutation_score: dict[str, list[str]]) -> None:
+def test_correct_twin_holds_everywhere(twin: Twin, mutation_score: ScoreRecorder) -> None:
     """The same wiring without the defect: no false alarm on any scenario it can express."""
     report = _check(twin.name, twin.build(), SCENARIOS)
     bad = [(c.boundary, c.status, c.evidence[:1]) for c in report.cells if c.status != "holds"]
     if bad:
-        mutation_score["false_alarms"].append(twin.name)
+        mutation_score("false_alarms", twin.name)
     assert bad == []
 
 

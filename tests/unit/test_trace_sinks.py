@@ -93,9 +93,16 @@ def test_tool_phase_maps_existing_events() -> None:
     assert tool_phase(ev("tool_call", decision="run")) == "tool.start"
     assert tool_phase(ev("tool_call", decision="refused")) == "tool.error"
     assert tool_phase(ev("tool_call", decision="awaiting_approval")) is None
-    assert tool_phase(ev("tool_result", status="ok")) == "tool.end"
+    assert tool_phase(ev("tool_result", status="success")) == "tool.end"
     assert tool_phase(ev("tool_result", status="error")) == "tool.error"
     assert tool_phase(ev("stop")) is None
+    # on a real run's events: the status a successful call's tool_result carries
+    echo = ToolSpec(
+        name="echo", description="e", parameters={"type": "object"}, handler=lambda: "x"
+    )
+    ran = run(FakeModel([tool_call("echo", {}), "done"]), [echo], "go")
+    phases = [tool_phase(TraceEvent.from_dict(e)) for e in ran.trace.events]
+    assert [p for p in phases if p is not None] == ["tool.start", "tool.end"]
 
 
 def test_run_input_carries_its_trace_sink_to_the_contract_it_builds() -> None:
