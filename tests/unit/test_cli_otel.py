@@ -2,10 +2,11 @@
 :mod:`agent_contract.app.telemetry`, spans on stderr or at an OTLP/HTTP endpoint on
 127.0.0.1, stdout unchanged, the missing extra refused with exit 4.
 
-The sink the CLI builds is injected through the set-up's sink factory
-(``telemetry._otel_sink_class``): here a small sink that ends one span per trace event
-(named ``event.<type>``, with the run id and seq), so these tests prove the CLI's
-wiring and export path whatever sink turns events into spans.
+Most tests inject the sink the CLI builds through the set-up's sink factory
+(``telemetry._otel_sink_class``): a small sink that ends one span per trace event (named
+``event.<type>``, with the run id and seq), so they prove the CLI's wiring and export
+path whatever sink turns events into spans; the last one runs the real ``OTelSink``
+(its span tree is tested in ``tests/trace/test_otel.py``).
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ from agent_contract.errors import ConfigurationError
 from agent_contract.trace import TraceEvent
 
 CALC = "calculate 12 * (3 + 2)"
+REAL_SINK_CLASS = telemetry._otel_sink_class
+"""The set-up's own factory (``OTelSink``), before the fixture replaces it."""
 
 
 class SpanPerEvent:
@@ -282,3 +285,25 @@ def test_the_shutdown_closes_the_sink_before_the_provider() -> None:
     shutdown()
     assert order == ["close"]
     assert json.loads(stream.getvalue())["name"] == "closed"
+
+
+def test_run_otel_console_with_the_real_sink_gives_one_span_tree(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(telemetry, "_otel_sink_class", REAL_SINK_CLASS)
+    _, plain_out, _ = invoke("run", CALC)
+    code, out, err = invoke("run", CALC, "--otel", "console")
+    assert (code, out) == (0, plain_out)
+    spans, rest = console_spans(err)
+    assert rest.strip() == ""
+    names = sorted(s["name"] for s in spans)
+    assert names == ["chat", "chat", "execute_tool calculator", "invoke_agent"]
+    (root,) = [s for s in spans if s["name"] == "invoke_agent"]
+    assert root["parent_id"] is None
+    assert root["attributes"]["agent_contract.stop_reason"] == "answered"
+    assert {s["context"]["trace_id"] for s in spans} == {root["context"]["trace_id"]}
+    children = [s for s in spans if s is not root]
+    assert {s["parent_id"] for s in children} == {root["context"]["span_id"]}
+    (tool,) = [s for s in spans if s["name"] == "execute_tool calculator"]
+    assert tool["attributes"]["gen_ai.tool.name"] == "calculator"
+    assert tool["attributes"]["gen_ai.operation.name"] == "execute_tool"
