@@ -26,12 +26,18 @@ from agent_contract.conformance import (
     run_scenario,
 )
 from agent_contract.harnesses import Harness
+from agent_contract.trace import TraceSink
 
 _outcomes: dict[tuple[str, str], ScenarioOutcome] = {}
 
 
-def cached_run_scenario(scenario: Scenario, harness: Harness, name: str) -> ScenarioOutcome:
-    """``run_scenario``, run once per (scenario, harness name) for the whole session."""
+def cached_run_scenario(
+    scenario: Scenario, harness: Harness, name: str, *, trace_sink: TraceSink | None = None
+) -> ScenarioOutcome:
+    """``run_scenario``, run once per (scenario, harness name) for the whole session (a
+    run with a ``trace_sink`` is run afresh: its sink must see the events)."""
+    if trace_sink is not None:
+        return run_scenario(scenario, harness, name, trace_sink=trace_sink)
     key = (scenario.name, name)
     if key not in _outcomes:
         _outcomes[key] = run_scenario(scenario, harness, name)

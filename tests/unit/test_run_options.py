@@ -15,7 +15,15 @@ from agent_contract import resume as agent_contract_resume
 from agent_contract import run
 from agent_contract.runtime import RunInput, RunOptions
 
-HARNESS_ONLY = {"user", "decider", "commentary", "answer_format", "extras", "crash"}
+HARNESS_ONLY = {
+    "user",
+    "decider",
+    "commentary",
+    "answer_format",
+    "trace_sink",
+    "extras",
+    "crash",
+}
 """RunInput's fields a keyword front door does not take: the user turn is its positional
 ``user_message``; the rest are a harness's or the Contract's business."""
 

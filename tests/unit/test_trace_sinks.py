@@ -6,8 +6,11 @@ import asyncio
 import threading
 from typing import Any
 
+import pytest
+
+from agent_contract.errors import ConfigurationError
 from agent_contract.loop import run
-from agent_contract.runtime import Contract
+from agent_contract.runtime import Contract, RunInput
 from agent_contract.testing import FakeModel, tool_call
 from agent_contract.tools import ToolContext, ToolSpec
 from agent_contract.trace import (
@@ -90,6 +93,27 @@ def test_tool_phase_maps_existing_events() -> None:
     assert tool_phase(ev("tool_call", decision="run")) == "tool.start"
     assert tool_phase(ev("tool_call", decision="refused")) == "tool.error"
     assert tool_phase(ev("tool_call", decision="awaiting_approval")) is None
-    assert tool_phase(ev("tool_result", status="ok")) == "tool.end"
+    assert tool_phase(ev("tool_result", status="success")) == "tool.end"
     assert tool_phase(ev("tool_result", status="error")) == "tool.error"
     assert tool_phase(ev("stop")) is None
+    # on a real run's events: the status a successful call's tool_result carries
+    echo = ToolSpec(
+        name="echo", description="e", parameters={"type": "object"}, handler=lambda: "x"
+    )
+    ran = run(FakeModel([tool_call("echo", {}), "done"]), [echo], "go")
+    phases = [tool_phase(TraceEvent.from_dict(e)) for e in ran.trace.events]
+    assert [p for p in phases if p is not None] == ["tool.start", "tool.end"]
+
+
+def test_run_input_carries_its_trace_sink_to_the_contract_it_builds() -> None:
+    sink = MemorySink()
+    spec = ToolSpec(name="t", description="t", parameters={"type": "object"}, handler=lambda: 1)
+    options = RunInput(user="go", trace_sink=sink)
+    contract = options.contract([spec])
+    assert contract.trace_sink is sink
+    result = run(FakeModel(["done"]), contract, "go")
+    assert [event.type for event in sink.of_run(result.run_id)][-1] == "stop"
+    assert options.contract(contract) is contract  # the same sink: nothing to combine
+    with pytest.raises(ConfigurationError, match="trace_sink"):
+        options.contract(Contract([spec]))
+    assert RunInput(user="go").contract([spec]).trace_sink is None

@@ -6,6 +6,8 @@ cell, :mod:`agent_contract.conformance.junit`); progress goes to stderr, on one
 overwritten line on a terminal and as plain lines when stderr is piped (``--quiet``
 silences it); a ``module:factory`` harness is imported with the working directory on
 ``sys.path``, so a team's own module is found without setting ``PYTHONPATH``.
+``--otel console|otlp`` exports every scenario's runs as OpenTelemetry spans (see
+:mod:`agent_contract.app.telemetry`).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from ..conformance.report import FORMATS, to_json_data
 from ..conformance.runner import ScenarioOutcome
 from ..errors import ConfigurationError, DependencyMissingError
 from ..registry import harness_names, harness_plugins, missing_bindings
+from .telemetry import add_otel_argument, exporting
 
 __all__ = [
     "LineProgress",
@@ -313,6 +316,7 @@ def add_check_command(sub: Any) -> None:
     check_p.add_argument(
         "--quiet", action="store_true", help="no progress on stderr (piped or terminal)"
     )
+    add_otel_argument(check_p)
     check_p.add_argument(
         "--allow-unchecked",
         action="append",
@@ -344,13 +348,17 @@ def cmd_check(args: Any, out: TextIO, err: TextIO) -> int:
     working_directory_importable(checked)
     progress, finished = progress_for(args, err)
     what = f"harness {', '.join(n for n in checked if ':' in n) or ', '.join(checked)}"
-    with _factories_contained(what, err):
+    with (
+        exporting(getattr(args, "otel", None), stream=err) as sink,
+        _factories_contained(what, err),
+    ):
         report = run_check(
             checked,
             control=controls if args.control else [],
             progress=progress,
             finished=finished,
             allow_unchecked=split_harness_names(args.allow_unchecked),
+            trace_sink=sink,
         )
     if not args.control and controls:
         report = replace(report, controls_not_run=tuple(controls))
@@ -419,9 +427,12 @@ def _cmd_check_agent(args: Any, out: TextIO, err: TextIO) -> int:
     effects = parse_effects(args.effect)
     _, build = agent_builder(args.agent_framework)
     progress, finished = progress_for(args, err)
-    with _factories_contained(f"the agent factory {args.agent!r}", err):
+    with (
+        exporting(getattr(args, "otel", None), stream=err) as sink,
+        _factories_contained(f"the agent factory {args.agent!r}", err),
+    ):
         probes = build(args.agent, mode=args.mode or "invoke", effects=effects)
-        check = run_agent_check(probes, progress=progress, finished=finished)
+        check = run_agent_check(probes, progress=progress, finished=finished, trace_sink=sink)
     if args.format == "text":
         out.write(render_agent_text(check))
     elif args.format == "json":

@@ -5,7 +5,9 @@ Commands:
 - ``run TEXT``: run the deterministic demo agent (calculator and policy lookup) on a
   request and print a short summary; ``--json`` for one JSON object, ``--trace`` for
   the redacted trace as JSONL. Raw messages are never printed. ``--harness NAME`` picks
-  a registered harness that can run durably (``offline``, or a binding's).
+  a registered harness that can run durably (``offline``, or a binding's). ``--otel
+  console|otlp`` also exports the run as OpenTelemetry spans (see
+  :mod:`agent_contract.app.telemetry`; ``check`` takes it too).
 - ``approve THREAD_ID --decision approve|reject|edit``: decide a run paused for
   approval (``run 'refund order A-1001' --caller alice``) and resume it, in a new
   process; see :mod:`agent_contract.app.demo` for the data folder.
@@ -77,6 +79,7 @@ from .model_options import add_model_arguments, model_from_arguments
 from .redacting import RedactingStream, secrets_in
 from .selftest import cmd_self_test
 from .signals import Interrupted, exit_code, raising_signals
+from .telemetry import add_otel_argument, exporting
 
 __all__ = [
     "CORE_COMMANDS",
@@ -149,15 +152,17 @@ def _report(result: RunResult, args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    demo = start_demo(
-        args.text,
-        harness=args.harness,
-        model=model_from_arguments(args),
-        budget=_budget(args),
-        secrets=args.secret,
-        caller=args.caller,
-        folder=args.data_dir,
-    )
+    with exporting(args.otel, stream=err) as sink:
+        demo = start_demo(
+            args.text,
+            harness=args.harness,
+            model=model_from_arguments(args),
+            budget=_budget(args),
+            secrets=args.secret,
+            caller=args.caller,
+            folder=args.data_dir,
+            trace_sink=sink,
+        )
     return _report(demo.result, args, out)
 
 
@@ -314,6 +319,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run_p.add_argument("--caller", default=None, help="the customer the run acts for (orders)")
     add_model_arguments(run_p)
+    add_otel_argument(run_p)
     _add_common(run_p)
     run_p.set_defaults(handler=_cmd_run)
 

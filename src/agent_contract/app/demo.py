@@ -24,6 +24,7 @@ from ..model import Model
 from ..registry import durable_runner
 from ..runtime import RunInput, RunResult
 from ..testing import DemoModel
+from ..trace import TraceSink
 from .decisions import AmbiguousEditError, held_budget, repeated_decision
 from .folder import DATA_DIR_ENV, DemoFolder, data_dir, demo_tools
 from .store import FINISHED_PREFIX, RunStore
@@ -60,6 +61,7 @@ def start_demo(
     caller: str | None = None,
     folder: str | os.PathLike[str] | None = None,
     model: Model | None = None,
+    trace_sink: TraceSink | None = None,
 ) -> DemoRun:
     """Run the demo agent on ``text`` with the registered harness ``harness``, on
     ``model`` (default: the deterministic :class:`~agent_contract.testing.DemoModel`;
@@ -69,7 +71,8 @@ def start_demo(
     The demo's front door (``agent-contract run`` calls it): it builds the run's
     :class:`~agent_contract.runtime.RunInput` (``text``, ``budget``, ``secrets``,
     ``caller``), which the harness's durable runner takes. A run that pauses for
-    approval is stored in the data folder under its run id.
+    approval is stored in the data folder under its run id. ``trace_sink`` (``run
+    --otel``) receives the run's trace events as they are recorded.
 
     Raises:
         DependencyMissingError: the harness's binding or framework is not installed.
@@ -79,7 +82,9 @@ def start_demo(
     options = RunInput(user=text, budget=budget, secrets=tuple(secrets), caller=caller)
     where = DemoFolder.open(folder)
     runner = durable_runner(harness)
-    contract = where.contract(budget=options.budget, secrets=options.secrets, create_orders=True)
+    contract = where.contract(
+        budget=options.budget, secrets=options.secrets, create_orders=True, trace_sink=trace_sink
+    )
     store = where.runs()
     with where.recorded(store, harness, options.secrets):
         result = runner.run(model or DemoModel(), contract, options, folder=where.path)

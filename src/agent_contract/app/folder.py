@@ -43,6 +43,7 @@ from ..registry import durable_runner, harness_names
 from ..runtime import Contract, RunInterrupted, RunResult
 from ..sealing import folder_key, subkey
 from ..tools import ToolSpec
+from ..trace import TraceSink
 from .builtin_tools import calculator_tool, policy_lookup_tool
 from .builtin_tools.order_data import has_tables
 from .builtin_tools.orders import OrderStore, lookup_order_tool, refund_order_tool
@@ -196,10 +197,15 @@ class DemoFolder:
         return RunStore(self.path / RUNS_FILE, key=self.key)
 
     def contract(
-        self, *, budget: Budget | None, secrets: Sequence[str], create_orders: bool
+        self,
+        *,
+        budget: Budget | None,
+        secrets: Sequence[str],
+        create_orders: bool,
+        trace_sink: TraceSink | None = None,
     ) -> Contract:
         """The demo's contract: its tools on this folder, approval tokens keyed with
-        this folder's key.
+        this folder's key, its runs' events sent to ``trace_sink`` (None: nowhere).
 
         Raises:
             CheckpointError: ``create_orders`` is false and the order store is missing,
@@ -229,6 +235,7 @@ class DemoFolder:
             budget=budget,
             secrets=secrets,
             signing_key=subkey(self.key, APPROVAL_LABEL),
+            trace_sink=trace_sink,
         )
 
     def record(

@@ -29,6 +29,7 @@ from typing import Final
 
 from ..errors import ConfigurationError, DependencyMissingError
 from ..harnesses import Harness
+from ..trace import TraceSink
 from .base import Scenario
 from .check import CheckReport, Finished, Progress, run_check
 from .fixtures import hide_planted
@@ -197,9 +198,11 @@ def run_agent_check(
     *,
     progress: Progress | None = None,
     finished: Finished | None = None,
+    trace_sink: TraceSink | None = None,
 ) -> AgentCheck:
     """Run every probe on every column of ``probes``, then of each of its
-    :attr:`~AgentProbes.agents`."""
+    :attr:`~AgentProbes.agents`; ``trace_sink`` receives every event of every probe's
+    runs (``check --agent ... --otel``; None: no sink)."""
     report = run_check(
         list(probes.harnesses),
         scenarios=probes.scenarios,
@@ -207,9 +210,11 @@ def run_agent_check(
         finished=finished,
         harnesses=probes.harnesses,
         reference=None,  # the probes' expectations are their own (no offline twin)
+        trace_sink=trace_sink,
     )
     children = tuple(
-        run_agent_check(child, progress=progress, finished=finished) for child in probes.agents
+        run_agent_check(child, progress=progress, finished=finished, trace_sink=trace_sink)
+        for child in probes.agents
     )
     return AgentCheck(probes=probes, report=report, agents=children)
 

@@ -20,6 +20,7 @@ from ..errors import ConfigurationError, DependencyMissingError
 from ..exitcodes import EXIT_CONTRACT_VIOLATION, EXIT_OK
 from ..harnesses import COUNTED_CAPABILITIES, Harness, HarnessPlugin, Observation, capabilities_of
 from ..registry import DISTRIBUTION, harness_names, harness_plugin, load_harness
+from ..trace import TraceSink
 from .base import Problem, Scenario
 from .boundaries import BOUNDARIES, CHECKED_IN_EVERY_RUN, boundary_rows
 from .fixtures import hide_planted
@@ -283,6 +284,7 @@ def run_check(
     allow_unchecked: Collection[str] = (),
     reference: str | None = REFERENCE,
     harnesses: Mapping[str, Harness] | None = None,
+    trace_sink: TraceSink | None = None,
 ) -> CheckReport:
     """Run every scenario on every harness and build the checklist.
 
@@ -311,6 +313,9 @@ def run_check(
             not named; scenarios it cannot express are not compared. None: no comparison.
         harnesses: harness objects by name, used instead of loading those names from
             the registry (a team's own harness built in process).
+        trace_sink: receives every trace event of every run the default runner makes
+            (``check --otel``; see :func:`~agent_contract.conformance.run_scenario`);
+            a ``runner`` given is left to its own sink.
 
     Returns:
         The report; its :attr:`~CheckReport.exit_code` is 0 or 5.
@@ -337,7 +342,9 @@ def run_check(
 
     def run_one(scenario: Scenario, name: str) -> ScenarioOutcome:
         harness = loaded[name] if name in loaded else load_harness(name)
-        return runner(scenario, name) if runner else run_scenario(scenario, harness, name)
+        if runner:
+            return runner(scenario, name)
+        return run_scenario(scenario, harness, name, trace_sink=trace_sink)
 
     def reference_of(scenario: Scenario) -> ScenarioOutcome | None:
         if reference is None:

@@ -6,12 +6,13 @@ from __future__ import annotations
 import contextvars
 import os
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 from ..errors import ConfigurationError
 from ..harnesses import Harness, Observation
 from ..testing import FakeModel
+from ..trace import TraceSink
 from .base import Problem, Scenario
 from .evaluate import evaluate, observe
 from .fixtures import Probe
@@ -82,7 +83,12 @@ def timed_out(harness: str, seconds: float) -> Observation:
 
 
 def run_scenario(
-    scenario: Scenario, harness: Harness, harness_name: str, *, seconds: float | None = None
+    scenario: Scenario,
+    harness: Harness,
+    harness_name: str,
+    *,
+    seconds: float | None = None,
+    trace_sink: TraceSink | None = None,
 ) -> ScenarioOutcome:
     """Run ``scenario`` on ``harness`` and evaluate it.
 
@@ -92,16 +98,23 @@ def run_scenario(
     never a hang. Any exception the harness raises (``ScriptExhaustedError`` included:
     looping past the script breaks the step boundary) yields an observation with stop
     reason ``crashed:<ExceptionType>``, which breaks the scenario's boundary.
+
+    ``trace_sink`` (``check --otel``) is set on the scenario's input
+    (:attr:`~agent_contract.runtime.input.RunInput.trace_sink`), so it receives every event of
+    the runs the harness makes; None: no sink.
     """
     limit = scenario_seconds() if seconds is None else seconds
     probe = Probe()
     model = FakeModel(scenario.script)
     tools = scenario.tools(probe)
+    options = scenario.options(probe)
+    if trace_sink is not None:
+        options = replace(options, trace_sink=trace_sink)
     done: list[Observation] = []
 
     def work() -> None:
         try:
-            done.append(observe(harness(model, tools, scenario.options(probe))))
+            done.append(observe(harness(model, tools, options)))
         except Exception as exc:  # noqa: BLE001 - a crash is an observation, not a suite error
             done.append(Observation.crashed(harness_name, exc))
 

@@ -3,7 +3,8 @@ a harness, a keyword front door such as :func:`agent_contract.run`) to the runti
 
 :class:`RunInput` holds what the run is asked (the user turn, earlier turns, a system
 message), for whom and under which name (caller, context, run id), the settings of the
-contract it runs under (budget, allowlist, redaction, secrets, commentary, answer format)
+contract it runs under (budget, allowlist, redaction, secrets, commentary, answer format,
+trace sink)
 and what a harness needs to drive it to its end (the approvals' :class:`Decider`, a
 scenario's extras, the crash/restart hook). It reaches the runtime in two calls:
 :meth:`RunInput.contract` builds the Contract, :meth:`RunInput.start` begins the run.
@@ -21,7 +22,7 @@ from ..errors import ApprovalError, ConfigurationError
 from ..faults import CrashPlan
 from ..messages import Message
 from ..tools import ToolRegistry, ToolSpec
-from ..trace import RedactionPolicy
+from ..trace import RedactionPolicy, TraceSink
 from .answers import AnswerFormat
 from .contract import Contract
 from .response import Commentary
@@ -115,6 +116,10 @@ class RunInput:
     """Harness-specific pieces of a scenario, by name (a framework middleware, a tool
     returning a framework command...); a harness uses the ones it knows and declares
     them in its ``capabilities``."""
+    trace_sink: TraceSink | None = None
+    """Receives the run's trace events as they are recorded (a Contract setting: see
+    ``Contract(trace_sink=...)``; ``check --otel`` sets it on every scenario's input);
+    None: no sink."""
     crash: CrashPlan | None = None
     """The crash/restart hook (capability ``crash_restart``): crash once at
     ``crash.point`` while resuming, then resume the run in a fresh instance (a new
@@ -145,8 +150,8 @@ class RunInput:
 
     def contract(self, tools: ToolRegistry | Iterable[ToolSpec] | Contract) -> Contract:
         """The Contract this input describes: ``tools`` under budget, allowlist,
-        redaction, secrets, commentary and answer format; or ``tools`` itself when it is
-        a Contract already (then those settings must be left unset).
+        redaction, secrets, commentary, answer format and trace sink; or ``tools`` itself
+        when it is a Contract already (then those settings must be left unset).
 
         Raises:
             ConfigurationError: a Contract combined with settings, or an allowlist that
@@ -155,6 +160,8 @@ class RunInput:
         if isinstance(tools, Contract):
             if self.commentary != "keep" or self.answer_format is not None:
                 raise ConfigurationError("pass commentary/answer_format to the Contract")
+            if self.trace_sink is not None and self.trace_sink is not tools.trace_sink:
+                raise ConfigurationError("pass trace_sink to the Contract")
             return Contract.of(
                 tools,
                 budget=self.budget,
@@ -170,6 +177,7 @@ class RunInput:
             secrets=self.secrets,
             commentary=self.commentary,
             answer_format=self.answer_format,
+            trace_sink=self.trace_sink,
         )
 
     def start(self, contract: Contract) -> RunState:

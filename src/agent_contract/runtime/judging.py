@@ -94,6 +94,15 @@ def _answer_violations(
     return ()
 
 
+def _usage(completion: Completion) -> dict[str, int]:
+    """The ``model_response`` event's token counts: ``input_tokens`` and ``output_tokens``
+    as the model reported them, or nothing when it reported none (both 0)."""
+    usage = completion.usage
+    if not (usage.input_tokens or usage.output_tokens):
+        return {}
+    return {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens}
+
+
 def _unfinished(
     run: Run, completion: Completion, calls: tuple[ToolCall, ...]
 ) -> ResponseVerdict | None:
@@ -111,6 +120,7 @@ def _unfinished(
         "tool_calls": [{"id": c.id, "name": c.name} for c in calls],
         "text_chars": len(completion.text),
         "finish_reason": raw,
+        **_usage(completion),
     }
     detail = f"{why} (finish reason {raw!r})"
     if finish == "refusal":
@@ -171,6 +181,7 @@ def judge(run: Run, completion: Completion, answer: AnswerFormat | None) -> Resp
         "shape": shape,
         "tool_calls": [{"id": c.id, "name": c.name} for c in calls],
         "text_chars": len(completion.text),
+        **_usage(completion),
     }
     commentary = completion.text if calls and completion.text.strip() else ""
     if commentary and shape == "tool_calls":

@@ -4,9 +4,12 @@
 - :mod:`~agent_contract.trace.redaction`: :class:`RedactionPolicy`;
 - :mod:`~agent_contract.trace.recorder`: :class:`Trace`, the run's own record;
 - :mod:`~agent_contract.trace.sinks`: the :class:`TraceSink` seam, :class:`MemorySink`
-  :class:`JsonlSink`, :class:`CallbackSink`, :class:`QueueSink`, :class:`NullSink`.
+  :class:`JsonlSink`, :class:`CallbackSink`, :class:`QueueSink`, :class:`NullSink`;
+- :mod:`~agent_contract.trace.otel`: :class:`OTelSink`, the runs as OpenTelemetry spans
+  (loaded on first use; it needs the ``agent-contract[otel]`` extra when made).
 """
 
+from ..lazy import lazy_names as _lazy_names
 from .events import (
     EVENT_TYPES,
     PREVIEW_CHARS,
@@ -47,6 +50,7 @@ __all__ = [
     "JsonlSink",
     "MemorySink",
     "NullSink",
+    "OTelSink",
     "ProgressEmitter",
     "QueueSink",
     "RedactionPolicy",
@@ -56,3 +60,9 @@ __all__ = [
     "TraceSink",
     "tool_phase",
 ]
+
+_HOMES = {"OTelSink": "otel"}
+"""Names loaded on first use -> their submodule (``otel`` imports OpenTelemetry only
+when an ``OTelSink`` is made)."""
+
+__getattr__, __dir__ = _lazy_names(__name__, _HOMES, __all__)

@@ -9,7 +9,8 @@ paused) and the event's fields. Event types, in the order a run produces them
 - ``run_started``: ``run_id``, ``tools_offered`` (names), ``budget``.
 - ``model_call``: ``step`` (1-based).
 - ``model_response``: ``step``, ``shape`` (``final``, ``tool_calls`` or ``invalid``),
-  ``tool_calls`` (``[{"id", "name"}]``), ``text_chars``; for a reply the model did not
+  ``tool_calls`` (``[{"id", "name"}]``), ``text_chars``, ``input_tokens`` and
+  ``output_tokens`` when the model reported its token usage; for a reply the model did not
   finish (cut, filtered, refused) also ``finish_reason`` (the provider's value) and, for
   a refusal, ``refusal`` (its first :data:`PREVIEW_CHARS` characters, redacted).
 - ``contract_violation``: ``code``, ``message``, ``tool_call_id``; for
@@ -46,7 +47,7 @@ paused) and the event's fields. Event types, in the order a run produces them
 
 The seeds' ``tool.start`` / ``tool.end`` / ``tool.error`` map onto the existing events:
 ``tool.start`` is a ``tool_call`` with ``decision`` ``run``; ``tool.end`` a
-``tool_result`` with ``status`` ``ok``; ``tool.error`` a ``tool_result`` with another
+``tool_result`` with ``status`` ``success``; ``tool.error`` a ``tool_result`` with another
 status, or a ``tool_call`` with ``decision`` ``refused`` (see :func:`tool_phase`).
 
 An event a child scope recorded carries a ``scope`` field, ``{"agent", "call_path"}``:
@@ -235,5 +236,5 @@ def tool_phase(event: TraceEvent) -> str | None:
             return "tool.start"
         return "tool.error" if decision == "refused" else None
     if event.type == "tool_result":
-        return "tool.end" if event.fields.get("status") == "ok" else "tool.error"
+        return "tool.end" if event.fields.get("status") == "success" else "tool.error"
     return None

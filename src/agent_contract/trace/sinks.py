@@ -4,8 +4,8 @@ Every run keeps its own in-memory :class:`~agent_contract.trace.Trace` (the one 
 ``RunResult`` carries and a snapshot stores). A :class:`TraceSink` given to
 ``Contract(trace_sink=...)`` receives each event of every run of that contract as well,
 at the moment it is recorded, in ``seq`` order per run: the seam for exporting a trace
-elsewhere (a JSONL file with :class:`JsonlSink`, an OpenTelemetry exporter of your
-own). A sink receives the redacted event, never raw values.
+elsewhere (a JSONL file with :class:`JsonlSink`, OpenTelemetry spans with
+:class:`~agent_contract.trace.otel.OTelSink`). A sink receives the redacted event, never raw values.
 
 Events restored from a snapshot (a resumed run) are not sent again; a sink sees each
 event once, in the process that recorded it.
