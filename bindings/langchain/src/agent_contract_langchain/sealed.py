@@ -95,6 +95,7 @@ __all__ = [
     "RESUMED_KEY",
     "SEAL_KEY",
     "SealedSerializer",
+    "TypeKey",
     "TypeNotAllowedError",
     "allowed_type_keys",
     "check_paused",
