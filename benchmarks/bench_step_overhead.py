@@ -28,7 +28,12 @@ With ``--decompose``, four more variants split the middleware's cost:
   (no worker-thread hop, so no timeout protection: for measurement only).
 - ``offline-inline``: the offline loop with that inline executor.
 
-Usage: ``uv run python benchmarks/bench_step_overhead.py [--steps 10] [--rounds 150]``
+Last, one line: the time to refuse a ``--history`` message history (1,000,000 by
+default; ``0`` skips it) over ``Budget.max_history_messages`` on ``run_graph`` (LangChain
+invoke: refused before the history becomes LangChain messages) and offline.
+
+Usage: ``uv run python benchmarks/bench_step_overhead.py [--steps 10] [--rounds 150]
+[--history 1000000]``
 """
 
 from __future__ import annotations
@@ -194,6 +199,29 @@ def variants(steps: int, *, decompose: bool = False) -> dict[str, Callable[[], A
     return found
 
 
+def refuse_history(count: int) -> str:
+    """One line: wall and CPU seconds to refuse a ``count``-message history (the default
+    budget) on LangChain's ``run_graph`` (invoke) and offline, the model never called."""
+    history = [
+        Message(role="user" if n % 2 == 0 else "assistant", content=f"turn {n}")
+        for n in range(count)
+    ]
+    contract = Contract([echo_tool()])
+    graph = build_agent(FakeModel(["never"]), contract)
+    timings: list[str] = []
+    for name, go in (
+        ("langchain-invoke", lambda: run_graph(graph, contract.start(), history)),
+        ("offline", lambda: run(FakeModel(["never"]), contract, "go", history=history)),
+    ):
+        wall, cpu = time.perf_counter(), time.process_time()
+        result = go()
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        if result.stop_reason not in ("max_history_messages", "max_history_chars"):
+            raise SystemExit(f"{name}: a {count}-message history was not refused: {result}")
+        timings.append(f"{name} {wall:.4f} s wall, {cpu:.4f} s CPU")
+    return f"refusing a {count}-message history ({result.stop_reason}): " + "; ".join(timings)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=int, default=10, help="tool-call steps per run")
@@ -201,6 +229,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=int, default=15, help="untimed runs per variant")
     parser.add_argument(
         "--decompose", action="store_true", help="add the variants that split the cost"
+    )
+    parser.add_argument(
+        "--history", type=int, default=1_000_000, help="messages of the refused history (0: skip)"
     )
     args = parser.parse_args(argv)
     print(_common.environment())
@@ -260,6 +291,8 @@ def main(argv: list[str] | None = None) -> int:
             f"{stats['middleware']['median'] / stats['offline']['median']:.1f}x faster than "
             "create_agent + middleware"
         )
+    if args.history:
+        print(refuse_history(args.history))
     return 0
 
 

@@ -32,6 +32,7 @@ __all__ = [
     "check_before_model_call",
     "check_before_tool_calls",
     "check_deadline",
+    "check_history_size",
     "check_trace_size",
 ]
 
@@ -72,6 +73,17 @@ class Budget:
     its schema is checked, and never runs; the trace keeps a cut, marked copy of its
     arguments. The default, 50,000, is far above what a tool's input needs and keeps a
     handful of runaway arguments under ``max_trace_bytes``."""
+    max_history_messages: int = 50_000
+    """Messages in the history a model is about to be sent (the system prompt left out
+    where a framework keeps it apart), checked before each model call and before a
+    driver converts the history into its framework's types. A history over it stops the
+    run with ``max_history_messages``, and the model is not called. The default, 50,000,
+    is far above what any model's context window holds."""
+    max_history_chars: int = 10_000_000
+    """Size of that history, in characters: each message's text plus each of its tool
+    calls' arguments as :func:`argument_chars` counts them. Over it: the stop
+    ``max_history_chars``, checked where ``max_history_messages`` is. The default,
+    10,000,000 (some 2.5 million tokens), is above every model's context window."""
 
     def __post_init__(self) -> None:
         for name in (
@@ -80,6 +92,8 @@ class Budget:
             "max_identical_calls",
             "max_trace_bytes",
             "max_argument_chars",
+            "max_history_messages",
+            "max_history_chars",
         ):
             _positive_int("Budget", name, getattr(self, name))
         deadline = self.deadline_seconds
@@ -99,6 +113,8 @@ class Budget:
             "deadline_seconds": self.deadline_seconds,
             "max_trace_bytes": self.max_trace_bytes,
             "max_argument_chars": self.max_argument_chars,
+            "max_history_messages": self.max_history_messages,
+            "max_history_chars": self.max_history_chars,
         }
 
 
@@ -219,6 +235,30 @@ def check_trace_size(budget: Budget, trace_bytes: int) -> Breach | None:
         return Breach(
             reason="max_trace_bytes",
             message=f"max_trace_bytes of {budget.max_trace_bytes} reached ({trace_bytes} bytes)",
+        )
+    return None
+
+
+def check_history_size(budget: Budget, messages: int, chars: int) -> Breach | None:
+    """Breach ``max_history_messages`` when a history of ``messages`` messages is over
+    :attr:`Budget.max_history_messages`, else ``max_history_chars`` when its ``chars``
+    characters are over :attr:`Budget.max_history_chars` (a caller that stopped counting
+    once past the limit passes what it counted: the message says "at least")."""
+    if messages > budget.max_history_messages:
+        return Breach(
+            reason="max_history_messages",
+            message=(
+                f"max_history_messages of {budget.max_history_messages} exceeded "
+                f"({messages} messages in the history)"
+            ),
+        )
+    if chars > budget.max_history_chars:
+        return Breach(
+            reason="max_history_chars",
+            message=(
+                f"max_history_chars of {budget.max_history_chars} exceeded "
+                f"(at least {chars} chars in the history)"
+            ),
         )
     return None
 

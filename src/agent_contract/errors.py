@@ -102,6 +102,8 @@ StopReason = Literal[
     "repeated_call",
     "deadline",
     "max_trace_bytes",
+    "max_history_messages",
+    "max_history_chars",
     "invalid_response",
     "invalid_history",
     "model_error",
@@ -120,6 +122,9 @@ that the caller must not present as one.
 - ``answered``: the model gave a final answer.
 - ``max_model_steps``, ``max_tool_calls``, ``repeated_call``, ``deadline``,
   ``max_trace_bytes``: a budget of the contract was reached.
+- ``max_history_messages``, ``max_history_chars``: the history the model was about to
+  get is over the budget's size limits (:class:`~agent_contract.budget.Budget`); it was
+  refused before it was converted or sent, and the model was not called.
 - ``invalid_response``: the model's response broke the response contract.
 - ``invalid_history``: the transcript about to be sent to the model is not a
   conversation a provider accepts (an orphan tool result, an unanswered call, a reused

@@ -63,6 +63,8 @@ EXIT_CODES: Final[dict[str, int]] = {
     "repeated_call": EXIT_BUDGET,
     "deadline": EXIT_BUDGET,
     "max_trace_bytes": EXIT_BUDGET,
+    "max_history_messages": EXIT_BUDGET,
+    "max_history_chars": EXIT_BUDGET,
     "invalid_response": EXIT_CONTRACT_VIOLATION,
     "invalid_history": EXIT_CONTRACT_VIOLATION,
     "model_error": EXIT_MODEL_ERROR,

@@ -14,6 +14,7 @@ from agent_contract.budget import (
     check_before_model_call,
     check_before_tool_calls,
     check_deadline,
+    check_history_size,
     check_trace_size,
 )
 from agent_contract.errors import STOP_REASONS, ConfigurationError
@@ -33,6 +34,8 @@ def test_defaults() -> None:
         "deadline_seconds": 60.0,
         "max_trace_bytes": 1_000_000,
         "max_argument_chars": 50_000,
+        "max_history_messages": 50_000,
+        "max_history_chars": 10_000_000,
     }
 
 
@@ -44,6 +47,8 @@ def test_defaults() -> None:
         "max_identical_calls",
         "max_trace_bytes",
         "max_argument_chars",
+        "max_history_messages",
+        "max_history_chars",
     ],
 )
 @pytest.mark.parametrize(
@@ -245,10 +250,29 @@ def test_every_breach_reason_is_a_stop_reason(monkeypatch: pytest.MonkeyPatch) -
         check_before_tool_calls(
             Budget(max_identical_calls=1), RunCounters(), 0, [("a", "x"), ("b", "x")]
         ),
+        check_history_size(Budget(max_history_messages=1), 2, 0),
+        check_history_size(Budget(max_history_chars=1), 1, 2),
     ]
     for breach in breaches:
         assert breach is not None
         assert breach.reason in STOP_REASONS
+
+
+def test_history_size_limits_are_maxima_and_name_what_was_found() -> None:
+    budget = Budget(max_history_messages=3, max_history_chars=10)
+    assert check_history_size(budget, 3, 10) is None
+    over = check_history_size(budget, 4, 99)  # the message count is judged first
+    assert over is not None
+    assert (over.reason, over.message) == (
+        "max_history_messages",
+        "max_history_messages of 3 exceeded (4 messages in the history)",
+    )
+    over = check_history_size(budget, 3, 11)
+    assert over is not None
+    assert (over.reason, over.message) == (
+        "max_history_chars",
+        "max_history_chars of 10 exceeded (at least 11 chars in the history)",
+    )
 
 
 # -- usage snapshots -----------------------------------------------------------------------

@@ -238,7 +238,15 @@ def test_system_text_is_never_printed(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_exit_codes_cover_every_stop_reason() -> None:
     assert set(exitcodes.EXIT_CODES) == set(STOP_REASONS)
     assert exitcodes.EXIT_CODES["answered"] == 0
-    budget = {"max_model_steps", "max_tool_calls", "repeated_call", "deadline", "max_trace_bytes"}
+    budget = {
+        "max_model_steps",
+        "max_tool_calls",
+        "repeated_call",
+        "deadline",
+        "max_trace_bytes",
+        "max_history_messages",
+        "max_history_chars",
+    }
     assert {exitcodes.EXIT_CODES[r] for r in budget} == {exitcodes.EXIT_BUDGET}
     named = {
         name: value

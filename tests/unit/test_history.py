@@ -3,11 +3,15 @@ and the ``invalid_history`` stop of ``RunState.check_before_model_call``."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import pytest
 
-from agent_contract import Contract
+from agent_contract import Budget, Contract
 from agent_contract.exitcodes import EXIT_CODES, EXIT_CONTRACT_VIOLATION
 from agent_contract.messages import Message, ToolCall
+from agent_contract.runtime import history as history_module
 from agent_contract.runtime.history import check_history
 
 USER = Message(role="user", content="hi")
@@ -95,3 +99,80 @@ def test_the_model_call_event_counts_escapes_in_the_history() -> None:
     state = Contract([]).start()
     assert state.check_before_model_call([Message(role="user", content="a\udcff\ud800")]) is None
     assert state.view.trace.of_type("model_call")[-1]["escaped_chars"] == 2
+
+
+# -- the history's size (issue 24 item 5) ---------------------------------------------------
+
+
+class Unreadable(Sequence[Message]):
+    """A history whose messages fail when read: only its length is known."""
+
+    def __init__(self, length: int) -> None:
+        self.length = length
+
+    def __len__(self) -> int:
+        return self.length
+
+    def __getitem__(self, index: Any) -> Any:
+        raise AssertionError("a message was read")
+
+
+def test_a_history_over_the_message_limit_is_refused_unread() -> None:
+    state = Contract([], budget=Budget(max_history_messages=10)).start()
+    stop = state.check_before_model_call(Unreadable(11))
+    assert stop is not None
+    assert (stop.reason, stop.detail) == (
+        "max_history_messages",
+        "max_history_messages of 10 exceeded (11 messages in the history)",
+    )
+    assert state.view.counters.model_steps == 0
+
+
+def test_message_chars_counts_text_and_call_arguments() -> None:
+    message = Message(
+        role="assistant",
+        content="abc",
+        tool_calls=(ToolCall(id="c1", name="echo", arguments={"text": "hi"}),),
+    )
+    assert history_module.message_chars(message) == 3 + len('{"text":"hi"}')
+
+
+def test_each_step_counts_only_the_messages_added_since(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The running count: a step whose history extends the one checked last measures only
+    the new messages, not the whole history again."""
+    measured: list[Message] = []
+    original = history_module.message_chars
+
+    def counting(message: Message) -> int:
+        measured.append(message)
+        return original(message)
+
+    monkeypatch.setattr(history_module, "message_chars", counting)
+    state = Contract([], budget=Budget(max_history_chars=40)).start()
+    history = [Message(role="user", content=f"turn {n}") for n in range(5)]  # 6 chars each
+    assert state.check_before_model_call(history) is None
+    assert len(measured) == 5
+    measured.clear()
+    history.append(Message(role="assistant", content="x" * 9))  # 30 + 9 = 39 chars
+    assert state.check_before_model_call(history) is None
+    assert measured == [history[-1]]
+    measured.clear()
+    history.append(Message(role="user", content="yy"))  # 41 chars: over
+    stop = state.check_before_model_call(history)
+    assert stop is not None
+    assert (stop.reason, stop.detail) == (
+        "max_history_chars",
+        "max_history_chars of 40 exceeded (at least 41 chars in the history)",
+    )
+    assert measured == [history[-1]]
+
+
+def test_a_changed_history_is_counted_afresh() -> None:
+    """A history that does not extend the one checked last (a middleware trimmed it) is
+    counted from its start."""
+    state = Contract([], budget=Budget(max_history_chars=10)).start()
+    assert state.check_before_model_call([Message(role="user", content="a" * 10)]) is None
+    assert state.check_before_model_call([Message(role="user", content="b" * 10)]) is None
+    stop = state.check_before_model_call([Message(role="user", content="c" * 11)])
+    assert stop is not None
+    assert stop.reason == "max_history_chars"

@@ -28,7 +28,8 @@ Commands:
 
 Exit codes (:data:`~agent_contract.exitcodes.EXIT_CODES`): 0 answered; 1 a self-test
 or internal failure; 2 a usage error; 3 a budget stop (``max_model_steps``,
-``max_tool_calls``, ``repeated_call``, ``deadline``, ``max_trace_bytes``); 4 a missing
+``max_tool_calls``, ``repeated_call``, ``deadline``, ``max_trace_bytes``,
+``max_history_messages``, ``max_history_chars``); 4 a missing
 optional dependency (``dependency_missing``); 5 a contract violation
 (``invalid_response``); 6 the model failed (``model_error``, ``truncated_response``);
 7 paused for approval (``pending_approval``, or ``interrupted`` when reported by a

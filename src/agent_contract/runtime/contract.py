@@ -23,6 +23,7 @@ from .run import ChildScopeRefused, Run, child_writes_refusal
 from .snapshot import load
 from .state import RunState
 from .terms import Terms
+from .writes import restate_applied
 
 __all__ = ["Contract"]
 
@@ -145,6 +146,10 @@ class Contract(Terms):
     ) -> tuple[RunState, list[Message]]:
         """Rebuild a paused run from ``RunState.view.snapshot`` with this contract's tools.
 
+        An approved write whose result the stored run holds (its process was stopped
+        before the model read it) is handed on as already applied
+        (:func:`~agent_contract.runtime.writes.restate_applied`).
+
         Returns:
             ``(state, transcript)``.
 
@@ -153,6 +158,8 @@ class Contract(Terms):
                 registered, or a snapshot that is not well-formed. Never starts afresh.
         """
         values = dict(context or {})
+        # A write its stopped process ran: already applied now.
+        snapshot = restate_applied(snapshot, self.registry, self.redaction)
         run, transcript = load(
             snapshot,
             lambda run_id, caller: Run.create(self, run_id=run_id, caller=caller, context=values),

@@ -18,6 +18,15 @@ a framework that can change the messages after that check calls it again with
 
 Providers reject a conversation that breaks any of these; the run stops with
 ``invalid_history`` instead, and the model is not called.
+
+Before the shape, its size: a history over :attr:`Budget.max_history_messages
+<agent_contract.budget.Budget.max_history_messages>` (refused on its length alone, before
+any message is read) or :attr:`~agent_contract.budget.Budget.max_history_chars`
+(:func:`message_chars` summed, stopping once past the limit) stops the run with that
+limit's name. A run keeps the count of the history it checked last, so a step that only
+added messages counts only those (:class:`CheckedHistory`); a driver that converts a
+history before it reaches :meth:`RunState.check_before_model_call` checks its input first
+with :func:`history_size_stop`.
 """
 
 from __future__ import annotations
@@ -26,6 +35,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..budget import Budget, argument_chars, check_history_size
 from ..messages import Message
 from ..results import ToolResult
 from ..trace import Trace
@@ -42,7 +52,9 @@ __all__ = [
     "answers_in_issue_order",
     "check_history",
     "direct_answer",
+    "history_size_stop",
     "keeps_refused_turn",
+    "message_chars",
 ]
 
 BREAKS_HISTORY: frozenset[str] = frozenset(
@@ -93,6 +105,44 @@ def keeps_refused_turn(violations: Iterable[ContractViolation[Any]]) -> bool:
     any model call); the refusal itself is still in the run's trace and result. Other
     refused turns stay, their calls answered by the contract's error tool messages."""
     return not any(v.code in BREAKS_HISTORY for v in violations)
+
+
+def message_chars(message: Message) -> int:
+    """The size of one message for :attr:`Budget.max_history_chars`, in characters: its
+    text, plus each of its tool calls' arguments as
+    :func:`~agent_contract.budget.argument_chars` counts them."""
+    chars = len(message.content)
+    for call in message.tool_calls:
+        chars += argument_chars(call.arguments)
+    return chars
+
+
+def _size_stop(
+    budget: Budget, messages: Sequence[Message], start: int, chars: int
+) -> tuple[Stop | None, int]:
+    """``(stop, chars)``: the size stop of ``messages`` (its length first, read from
+    ``len`` alone; then ``chars`` plus the :func:`message_chars` of the messages from
+    ``start`` on, counted until past the limit), and the chars counted."""
+    breach = check_history_size(budget, len(messages), 0)
+    if breach is None:
+        limit = budget.max_history_chars
+        for index in range(start, len(messages)):
+            chars += message_chars(messages[index])
+            if chars > limit:
+                breach = check_history_size(budget, 0, chars)
+                break
+    if breach is None:
+        return None, chars
+    return Stop(reason=breach.reason, detail=breach.message), chars
+
+
+def history_size_stop(budget: Budget, messages: Sequence[Message]) -> Stop | None:
+    """The ``max_history_messages`` or ``max_history_chars`` stop for ``messages``, or
+    ``None`` (see the module doc). For a driver that converts a history into its
+    framework's types before the run's own check: call it on the input first, so that a
+    history over the limits is refused before any conversion. O(len(messages)) at most,
+    O(1) for one over ``max_history_messages``."""
+    return _size_stop(budget, messages, 0, 0)[0]
 
 
 HistoryCode = Literal[
@@ -239,38 +289,44 @@ class CheckedHistory:
     def __init__(self) -> None:
         self.ids: frozenset[str] = frozenset()
         """The tool-call ids of the history checked last (a new call may not reuse one)."""
-        self._checked: tuple[tuple[Message, ...], HistoryScan] | None = None
+        self._checked: tuple[tuple[Message, ...], HistoryScan, int] | None = None
+        """The clean history checked last, its scan and its size in chars."""
 
-    def stop(self, messages: Sequence[Message], trace: Trace) -> Stop | None:
-        """The ``invalid_history`` stop when ``messages`` breaks the boundary (each problem
-        traced in ``trace`` as a ``contract_violation``), else ``None`` (and :attr:`ids`
-        become the history's call ids)."""
-        scan = self._resumed_scan(messages)
+    def stop(self, messages: Sequence[Message], trace: Trace, budget: Budget) -> Stop | None:
+        """The size stop (``max_history_messages``, ``max_history_chars``: see the module
+        doc) when ``messages`` is over ``budget``'s limits, else the ``invalid_history``
+        stop when it breaks the boundary (each problem traced in ``trace`` as a
+        ``contract_violation``), else ``None`` (and :attr:`ids` become the history's call
+        ids). A history over ``max_history_messages`` is refused before any of its
+        messages is read."""
+        if check_history_size(budget, len(messages), 0) is not None:
+            return _size_stop(budget, messages, 0, 0)[0]
+        scan, start, chars = self._resumed(messages)
+        too_big, chars = _size_stop(budget, messages, start, chars)
+        if too_big is not None:
+            return too_big
+        scan.feed(messages[start:])
         done = scan.copy()
         done.close_turn()
         problems = tuple(done.problems)
         if not problems:
-            self._checked = (tuple(messages), scan)
+            self._checked = (tuple(messages), scan, chars)
             self.ids = frozenset(scan.seen_ids)
             return None
         for problem in problems:
             trace.record("contract_violation", **problem.to_dict())
         return Stop(reason="invalid_history", detail="; ".join(p.message for p in problems))
 
-    def _resumed_scan(self, messages: Sequence[Message]) -> HistoryScan:
-        """The scan of ``messages`` (before its last turn is closed), resumed from the
-        scan of the clean history checked last when that one is a prefix of ``messages``
-        (so a step checks only the messages added since), else from the start. Messages
-        are immutable: a prefix that compares equal checks the same."""
+    def _resumed(self, messages: Sequence[Message]) -> tuple[HistoryScan, int, int]:
+        """``(scan, start, chars)``: a copy of the scan of the clean history checked last,
+        its length and its chars when that history is a prefix of ``messages`` (so a step
+        checks and counts only the messages added since), else a fresh scan, 0 and 0.
+        Messages are immutable: a prefix that compares equal checks the same."""
         if self._checked is not None:
-            prefix, scanned = self._checked
+            prefix, scanned, chars = self._checked
             if len(messages) >= len(prefix) and tuple(messages[: len(prefix)]) == prefix:
-                scan = scanned.copy()
-                scan.feed(messages[len(prefix) :])
-                return scan
-        scan = HistoryScan()
-        scan.feed(messages)
-        return scan
+                return scanned.copy(), len(prefix), chars
+        return HistoryScan(), 0, 0
 
 
 @dataclass(frozen=True)

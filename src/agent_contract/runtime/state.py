@@ -47,7 +47,8 @@ class RunState:
     1. **start**: ``Contract.start(...)`` gives a new run; ``Contract.restore(snapshot)``
        a paused one (with its transcript).
     2. **before model call**: ``check_before_model_call(messages, count_step=True) ->
-       Stop | None`` closes the last batch and checks the history (``invalid_history``),
+       Stop | None`` closes the last batch and checks the history (its size:
+       ``max_history_messages``, ``max_history_chars``; its shape: ``invalid_history``),
        deadline, trace size and step budget; ``None`` means call the model now (the step
        is counted; with ``count_step=False`` it only checks, for a framework that may
        change the messages after this check and is checked again where its provider is
@@ -129,15 +130,19 @@ class RunState:
         self, messages: Sequence[Message], *, count_step: bool = True
     ) -> Stop | None:
         """Close the previous tool batch, then check the history the model is about to
-        get (:mod:`agent_contract.runtime.history`), deadline, trace size and step budget.
+        get (:mod:`agent_contract.runtime.history`: its size, then its shape), deadline,
+        trace size and step budget.
 
         A halted run (:meth:`halt`) refuses every further model call: it returns its
         stop again, so a framework that loops on after a stop gets nothing called.
 
         Args:
             messages: the transcript the model will be called with, oldest first (the
-                system prompt may be left out). A broken one is ``invalid_history``,
-                each problem traced as a ``contract_violation``.
+                system prompt may be left out). One over ``Budget.max_history_messages``
+                is refused on its ``len`` alone, before any item is read (a driver may
+                pass a sequence that converts a message when it is read); one over
+                ``Budget.max_history_chars`` is refused next; a broken one is
+                ``invalid_history``, each problem traced as a ``contract_violation``.
             count_step: ``True`` (the default): a ``None`` also counts the step; call
                 the model right after (the ``model_call`` event says how many lone
                 surrogates the history's messages had escaped, when any). ``False``
@@ -158,7 +163,7 @@ class RunState:
             if direct is not None:  # a return_direct tool answered: the run ends here
                 self.halt(direct.stop, direct.text)
                 return direct.stop
-            broken = self._run.history.stop(messages, self._run.trace)
+            broken = self._run.history.stop(messages, self._run.trace, self._run.contract.budget)
             if broken is not None:
                 return broken
             breach = budget_checks.check_before_model_call(

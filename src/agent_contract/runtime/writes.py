@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 from ..approval import Approval, PendingApproval, idempotency_key
-from ..errors import ApprovalError, ConfigurationError, ErrorKind
+from ..errors import ApprovalError, CheckpointError, ConfigurationError, ErrorKind
 from ..executor import Invocation
 from ..faults import crashpoint
 from ..messages import ToolCall
@@ -32,7 +32,7 @@ from ..results import (
     success_result,
 )
 from ..text import escape_value
-from ..tools import ToolContext, ToolSpec
+from ..tools import ToolContext, ToolRegistry, ToolSpec
 from ..trace import RedactionPolicy
 from .binding import check_bound, token_for
 from .execution import failed, timeout_for, tool_context
@@ -45,6 +45,7 @@ __all__ = [
     "decided",
     "execute_write",
     "plan_write",
+    "restate_applied",
 ]
 
 
@@ -261,20 +262,7 @@ def execute_write(run: Run, call_id: str) -> ToolResult:
     if before.timed_out or before.error is not None:
         result = _unverifiable(run, spec, call_id, key, before)
     elif before.value is not None:
-        result = success_result(
-            call_id,
-            name,
-            {
-                "status": "applied",
-                "verified": True,
-                "already_applied": True,
-                "idempotency_key": key,
-                "record": before.value,
-            },
-            max_result_chars=spec.max_result_chars,
-            on_oversize=spec.on_oversize,
-            redaction=redaction,
-        )
+        result = _already_applied(call_id, spec, key, before.value, redaction)
     else:
         invocation = _run_hook(run, spec.handler, spec, context, planned.arguments)
         crashpoint("after_write")
@@ -294,6 +282,76 @@ def execute_write(run: Run, call_id: str) -> ToolResult:
         edited=edited,
     )
     return result
+
+
+def _already_applied(
+    call_id: str, spec: ToolSpec, key: str, record: Any, redaction: RedactionPolicy
+) -> ToolResult:
+    """The result of a write found applied before this attempt: ``{"status": "applied",
+    "verified": True, "already_applied": True, "idempotency_key", "record"}``."""
+    return success_result(
+        call_id,
+        spec.name,
+        {
+            "status": "applied",
+            "verified": True,
+            "already_applied": True,
+            "idempotency_key": key,
+            "record": record,
+        },
+        max_result_chars=spec.max_result_chars,
+        on_oversize=spec.on_oversize,
+        redaction=redaction,
+    )
+
+
+def restate_applied(
+    snapshot: Mapping[str, Any], registry: ToolRegistry, redaction: RedactionPolicy
+) -> Mapping[str, Any]:
+    """Before a stored run is restored (``Contract.restore``): ``snapshot`` with each
+    approved write of its open batch whose stored result is a success restated as
+    already applied, the stored result its ``record`` (an edit's stated again with its
+    arguments); ``snapshot`` itself when there is none (or it is not well-formed:
+    restoring it then says why).
+
+    The process that stored it wrote it and was stopped (Ctrl-C, a signal) before the
+    model read the result; the resumed run does not write again, and the model reads
+    what a resume that verifies the write reads (:func:`execute_write`'s step 1): "already
+    applied", never a new write. The report follows; the trace keeps the one write
+    (``write_settled`` of the process that ran it). A failed write's result stays. The
+    result enters the ledger as any restored one does."""
+    try:
+        answered = dict(snapshot["answered"])
+        decisions = dict(snapshot["decisions"])
+        run_id = str(snapshot["run_id"])
+        batch = [PlannedCall.from_dict(item, registry) for item in snapshot["batch"]]
+        restated = dict(answered)
+        for planned in batch:
+            spec, call_id = planned.spec, planned.call_id
+            stored = answered.get(call_id)
+            decision = dict(decisions.get(call_id) or {}).get("decision")
+            if spec is None or planned.approval is None or stored is None:
+                continue
+            result = ToolResult.from_dict(dict(stored))
+            if not result.ok or decision not in ("approve", "edit"):
+                continue
+            try:
+                recorded: Any = json.loads(result.content)
+            except ValueError:
+                recorded = result.content  # plain text, or a truncated JSON text
+            edited = decision == "edit"
+            if edited and isinstance(recorded, dict) and recorded.get("note") == EDIT_NOTE:
+                recorded = recorded.get("result")
+            key = idempotency_key(run_id, call_id, spec.name, planned.arguments)
+            again = _already_applied(call_id, spec, key, recorded, redaction)
+            if edited:
+                again = _stating_edit(again, planned.arguments, spec, redaction)
+            restated[call_id] = again.to_dict()
+    except (KeyError, TypeError, ValueError, AttributeError, CheckpointError):
+        return snapshot
+    if restated == answered:
+        return snapshot
+    return {**snapshot, "answered": restated}
 
 
 EDIT_NOTE = "a human edited this call's arguments before it ran"

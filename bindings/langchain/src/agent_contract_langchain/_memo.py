@@ -16,14 +16,15 @@ from __future__ import annotations
 import operator
 import weakref
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Final
+from typing import Any, Final, overload
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
+from agent_contract.errors import ConfigurationError
 from agent_contract.messages import Message
 from agent_contract.text import copy_json
 
-__all__ = ["HistoryPrefix", "memoized", "memoized_all", "read_fields"]
+__all__ = ["HistoryPrefix", "Unconverted", "memoized", "memoized_all", "read_fields"]
 
 _CONVERTED: Final[dict[int, tuple[weakref.ref[BaseMessage], tuple[Any, ...], Message]]] = {}
 """By ``id`` of the message: the message (weakly: the entry goes when the message does),
@@ -166,3 +167,37 @@ class HistoryPrefix:
             self._kept, self._converted = kept_tail, converted_tail
         self._seen = tuple(messages)
         return list(self._kept), list(self._converted)
+
+
+class Unconverted(Sequence[Message]):
+    """A history of ``length`` messages left unconverted, handed to
+    :meth:`~agent_contract.runtime.RunState.check_before_model_call` in place of the
+    converted one when the framework's history has more messages than
+    :attr:`Budget.max_history_messages <agent_contract.budget.Budget.max_history_messages>`:
+    the core refuses such a history on its ``len`` alone, before any message is read (so
+    a million-message history costs no conversion). Reading a message is a driver bug.
+    """
+
+    __slots__ = ("_length",)
+
+    def __init__(self, length: int) -> None:
+        self._length = length
+
+    def __len__(self) -> int:
+        return self._length
+
+    @overload
+    def __getitem__(self, index: int) -> Message: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Message]: ...
+
+    def __getitem__(self, index: int | slice) -> Message | Sequence[Message]:
+        """Never answers.
+
+        Raises:
+            ConfigurationError: always (the core read a history it must refuse unread).
+        """
+        raise ConfigurationError(
+            "a history over max_history_messages was read before it was refused (a bug)"
+        )

@@ -42,7 +42,7 @@ call).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Final
 
 from langchain.agents import create_agent
@@ -52,9 +52,11 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.config import get_config
 
+from agent_contract.messages import Message
 from agent_contract.runtime import Contract, RunState, Stop
 
 from ._driver.requests import allowed_tools, check_child_offer, visible_arguments
+from ._memo import Unconverted
 from .control import CONTROL_FLOW
 from .messages import from_langchain_messages, unbuilt_reply, with_streamed_arguments
 from .run_config import RunNotes, gated, run_in, run_state_in
@@ -154,7 +156,12 @@ class ContractGate(AgentMiddleware):
             check_child_offer(state, self.contract, request.tools)
         # The history boundary again, on what the model really gets: a middleware
         # between the two halves may have trimmed or rewritten the messages.
-        stop = state.check_before_model_call(from_langchain_messages(request.messages))
+        messages = request.messages
+        if len(messages) > state.view.contract.budget.max_history_messages:
+            history: Sequence[Message] = Unconverted(len(messages))  # refused unread
+        else:
+            history = from_langchain_messages(messages)
+        stop = state.check_before_model_call(history)
         if stop is not None:
             state.halt(stop)
             return state, notes, ModelResponse(result=[stop_message(state, stop)])

@@ -41,6 +41,7 @@ from agent_contract.runtime import (
     RunState,
     interruptible,
 )
+from agent_contract.runtime.history import history_size_stop
 from agent_contract.tools import ToolRegistry, ToolSpec
 
 from ._inline_hooks import inline_hooks
@@ -144,6 +145,27 @@ def _start(
     return payload, contract_config(state, config, recursion_limit=limit)
 
 
+def _refused_input(
+    state: RunState,
+    messages: Sequence[Message],
+    system: str | None,
+    resume: Command[Any] | None,
+    harness: str,
+) -> RunResult | None:
+    """The run ended at once when its input turns are over the budget's history limits
+    (:func:`~agent_contract.runtime.history.history_size_stop`), before any of them is
+    converted or handed to the graph; else ``None``. A resume hands no turns."""
+    if resume is not None:
+        return None
+    stop = history_size_stop(state.view.contract.budget, messages)
+    if stop is None:
+        return None
+    transcript = list(messages)
+    if system is not None:
+        transcript.insert(0, Message(role="system", content=system))
+    return state.finish(stop, messages=transcript, harness=harness)
+
+
 def _result(state: RunState, ended: Ended, system: str | None, harness: str) -> RunResult:
     final = list(ended.final.get("messages", ()))
     for message in final:
@@ -211,6 +233,9 @@ def run_graph(
                 graph_context=graph_context,
             )
         )
+    refused = _refused_input(state, messages, system, resume, f"langchain-{mode}")
+    if refused is not None:
+        return refused
     payload, cfg = _start(graph, state, messages, config, resume)
     # Ctrl-C, SIGTERM or SystemExit: the run pauses ``interrupted`` (RunInterrupted).
     with interruptible(state, messages, harness=f"langchain-{mode}"):
@@ -236,6 +261,9 @@ async def arun_graph(
         ScriptExhaustedError, CheckpointError: as :func:`run_graph`.
     """
     check_loop(graph)
+    refused = _refused_input(state, messages, system, resume, "langchain-ainvoke")
+    if refused is not None:
+        return refused
     payload, cfg = _start(graph, state, messages, config, resume)
     with interruptible(state, messages, harness="langchain-ainvoke"), inline_hooks():
         ended = await adrive(graph, payload, cfg, graph_context)

@@ -25,6 +25,7 @@ from langgraph.config import get_config
 from agent_contract.results import error_content
 from agent_contract.runtime import Contract, PlannedCall, RunState
 
+from .._memo import Unconverted
 from ..gate import is_gate_refusal
 from ..messages import from_langchain_messages
 from ..run_config import RunNotes, run_in, run_state_in
@@ -83,6 +84,12 @@ def prepare_model_call(
             state.layers.refuse_unrun(str(message.tool_call_id), _FOREIGN)
     # The history grows by a turn per step: only what was added since the last
     # step is read here (the gate re-reads every message, changed in place or not).
+    # A history over the budget's length is refused unconverted (the core reads its
+    # length first); the contract's own stop messages count in it here.
+    if len(messages) > state.view.contract.budget.max_history_messages:
+        stop = state.check_before_model_call(Unconverted(len(messages)), count_step=False)
+        if stop is not None:
+            return stop_response(state, stop)
     kept, history = notes.history.read(messages, without_stops, from_langchain_messages)
     stop = state.check_before_model_call(history, count_step=False)
     if stop is not None:
