@@ -488,3 +488,24 @@ def test_without_opentelemetry_the_error_names_the_extra(monkeypatch: pytest.Mon
     with pytest.raises(DependencyMissingError, match=r"agent-contract\[otel\]") as caught:
         OTelSink()
     assert isinstance(caught.value, ImportError)
+
+
+def test_an_event_after_the_runs_stop_is_a_span_of_its_own(
+    exporter: InMemorySpanExporter,
+) -> None:
+    import datetime as dt
+
+    sink = sink_for(exporter)
+
+    def event(kind: str, **fields: Any) -> TraceEvent:
+        now = dt.datetime.now(dt.UTC)
+        return TraceEvent(seq=0, type=kind, time=now, offset_seconds=0.0, fields=fields)
+
+    sink.emit("r1", event("run_started"))
+    sink.emit("r1", event("stop", reason="max_model_steps", detail="spent"))
+    sink.emit("r1", event("refused_after_stop", what="model_call", reason="max_model_steps"))
+    assert sink.open_runs == 0  # nothing held for a run that ended
+    run, late = exporter.get_finished_spans()
+    assert run.name == "invoke_agent"
+    assert late.name == "agent_contract.refused_after_stop"
+    assert dict(late.attributes or {})["agent_contract.what"] == "model_call"

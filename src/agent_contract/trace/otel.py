@@ -31,7 +31,9 @@ A run span whose run starts while a span is current in the caller's context (a
 framework's own instrumentation, a request handler's span) is that span's child, so the
 contract's spans and the framework's land in one trace. A run that pauses for approval
 ends its span (``agent_contract.paused = true``); its resume, in this process or another,
-is a new ``invoke_agent`` span with ``agent_contract.resumed = true``. The sink keeps state
+is a new ``invoke_agent`` span with ``agent_contract.resumed = true``. An event recorded
+after its run's stop (``refused_after_stop``) is a span of its own,
+``agent_contract.<type>``, ended at once. The sink keeps state
 only for runs in progress and drops it at the run's stop; at most ``max_open_runs`` runs
 are held, the oldest ended (``agent_contract.abandoned = true``) past that.
 
@@ -208,8 +210,9 @@ class OTelSink:
             self._start_run(run_id, event, resumed=kind == "run_resumed")
             return
         run = self._runs.get(run_id)
-        if run is None:  # an event of a run this sink never saw start: start it now
-            run = self._start_run(run_id, event, resumed=True)
+        if run is None:  # after the run's stop (a framework asking for more), or unseen
+            self._orphan(run_id, event)
+            return
         if kind == "child_started":
             self._start_child(run, path, event)
             return
@@ -253,6 +256,19 @@ class OTelSink:
         run = _Run(scopes={(): _Scope(span=span)})
         self._runs[run_id] = run
         return run
+
+    def _orphan(self, run_id: str, event: TraceEvent) -> None:
+        """An event of a run with no open span (recorded after its stop, or of a run
+        this sink never saw start): a span of its own, ended at once, held nowhere."""
+        attributes: dict[str, Any] = {_attr("run_id"): run_id, **_event_attributes(event.fields)}
+        span = self._tracer.start_span(
+            f"{NAMESPACE}.{event.type}",
+            context=self._context.get_current(),
+            kind=self._api.SpanKind.INTERNAL,
+            attributes=attributes,
+            start_time=_ns(event),
+        )
+        span.end(end_time=_ns(event))
 
     def _start_child(self, run: _Run, path: tuple[str, ...], event: TraceEvent) -> _Scope:
         agent = str(event.fields.get("agent") or "agent")
