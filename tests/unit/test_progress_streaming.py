@@ -15,6 +15,7 @@ consumer's event loop.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -173,13 +174,18 @@ def test_offline_loop_streams_progress_to_an_async_consumer(
     check(*asyncio.run(consume_while_running(start, shared)), shared)
 
 
-def test_langchain_ainvoke_streams_progress_in_the_consumers_loop() -> None:
-    from agent_contract_langchain import arun_agent
-
+@pytest.mark.parametrize("binding", ["agent_contract_langchain", "agent_contract_pydantic_ai"])
+def test_a_bindings_async_run_streams_progress_in_the_consumers_loop(binding: str) -> None:
+    """LangChain ``arun_agent`` (ainvoke) and PydanticAI ``arun_agent``, in the consumer's
+    own event loop."""
+    arun_agent = importlib.import_module(binding).arun_agent
     shared = Progress()
 
     async def start(sink: QueueSink) -> RunResult:
-        return await arun_agent(script(), Contract([async_tool(shared)], trace_sink=sink), "go")
+        result: RunResult = await arun_agent(
+            script(), Contract([async_tool(shared)], trace_sink=sink), "go"
+        )
+        return result
 
     check(*asyncio.run(consume_while_running(start, shared)), shared)
 
@@ -193,16 +199,5 @@ def test_langchain_sync_modes_stream_progress_to_an_async_consumer(mode: str) ->
     async def start(sink: QueueSink) -> RunResult:
         contract = Contract([sync_tool(shared)], trace_sink=sink)
         return await asyncio.to_thread(run_agent, script(), contract, "go", mode=mode)  # type: ignore[arg-type]
-
-    check(*asyncio.run(consume_while_running(start, shared)), shared)
-
-
-def test_pydantic_ai_run_streams_progress_in_the_consumers_loop() -> None:
-    from agent_contract_pydantic_ai import arun_agent
-
-    shared = Progress()
-
-    async def start(sink: QueueSink) -> RunResult:
-        return await arun_agent(script(), Contract([async_tool(shared)], trace_sink=sink), "go")
 
     check(*asyncio.run(consume_while_running(start, shared)), shared)
