@@ -307,3 +307,35 @@ def test_run_otel_console_with_the_real_sink_gives_one_span_tree(
     (tool,) = [s for s in spans if s["name"] == "execute_tool calculator"]
     assert tool["attributes"]["gen_ai.tool.name"] == "calculator"
     assert tool["attributes"]["gen_ai.operation.name"] == "execute_tool"
+
+
+@pytest.mark.parametrize("harness", ["offline", "langchain"])
+@pytest.mark.parametrize("command", ["approve", "resume"])
+def test_approve_and_resume_export_the_resumed_run(
+    harness: str, command: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``approve --otel`` and ``resume --otel``: the resumed run is one span tree marked
+    ``agent_contract.resumed``; stdout is the same as without ``--otel``. (``resume`` of a
+    run paused for approval pauses it again, its write still waiting.)"""
+    monkeypatch.setattr(telemetry, "_otel_sink_class", REAL_SINK_CLASS)
+    code, out, _ = invoke(
+        "run", "refund order A-1001", "--caller", "alice", "--harness", harness, "--json"
+    )
+    assert code == exitcodes.EXIT_CODES["pending_approval"]
+    run_id = json.loads(out)["thread_id"]
+    decide = ["--decision", "approve"] if command == "approve" else []
+    code, out, err = invoke(command, run_id, *decide, "--json", "--otel", "console")
+    wanted = "answered" if command == "approve" else "pending_approval"
+    assert code == exitcodes.EXIT_CODES[wanted]
+    assert json.loads(out)["stop_reason"] == wanted
+    spans, rest = console_spans(err)
+    assert rest.strip() == ""
+    (root,) = [s for s in spans if s["parent_id"] is None]
+    assert root["name"] == "invoke_agent"
+    assert root["attributes"]["agent_contract.resumed"] is True
+    assert root["attributes"]["agent_contract.stop_reason"] == wanted
+    assert {s["context"]["trace_id"] for s in spans} == {root["context"]["trace_id"]}
+    if command == "approve":
+        (tool,) = [s for s in spans if s["name"].startswith("execute_tool refund")]
+        assert tool["attributes"]["agent_contract.approval_state"] == "approve"
+        assert tool["attributes"]["agent_contract.status"] == "success"

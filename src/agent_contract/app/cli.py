@@ -187,24 +187,31 @@ def _cmd_approve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.decision != "edit" and arguments is not None:
         err.write("error: --arguments goes with --decision edit only\n")
         return EXIT_USAGE
-    result = approve_demo(
-        args.thread_id,
-        args.decision,
-        arguments=arguments,
-        call_id=args.call_id,
-        reason=args.reason,
-        decided_by=args.decided_by or _os_user(),
-        budget=_budget(args),
-        secrets=args.secret,
-        folder=args.data_dir,
-    )
+    with exporting(args.otel, stream=err) as sink:
+        result = approve_demo(
+            args.thread_id,
+            args.decision,
+            arguments=arguments,
+            call_id=args.call_id,
+            reason=args.reason,
+            decided_by=args.decided_by or _os_user(),
+            budget=_budget(args),
+            secrets=args.secret,
+            folder=args.data_dir,
+            trace_sink=sink,
+        )
     return _report(result, args, out)
 
 
 def _cmd_resume(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    result = resume_demo(
-        args.thread_id, budget=_budget(args), secrets=args.secret, folder=args.data_dir
-    )
+    with exporting(args.otel, stream=err) as sink:
+        result = resume_demo(
+            args.thread_id,
+            budget=_budget(args),
+            secrets=args.secret,
+            folder=args.data_dir,
+            trace_sink=sink,
+        )
     return _report(result, args, out)
 
 
@@ -342,6 +349,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="who decides, recorded in the trace (default: the OS user)",
     )
     _add_common(approve_p)
+    add_otel_argument(approve_p)
     approve_p.set_defaults(handler=_cmd_approve)
 
     resume_p = sub.add_parser(
@@ -351,6 +359,7 @@ def build_parser() -> argparse.ArgumentParser:
         "thread_id", metavar="RUN_ID", help="the run id printed by `run` or `approve`"
     )
     _add_common(resume_p)
+    add_otel_argument(resume_p)
     resume_p.set_defaults(handler=_cmd_resume)
 
     add_gc_command(sub)

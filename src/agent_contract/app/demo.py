@@ -106,6 +106,7 @@ def approve_demo(
     budget: Budget | None = None,
     secrets: Sequence[str] = (),
     folder: str | os.PathLike[str] | None = None,
+    trace_sink: TraceSink | None = None,
 ) -> RunResult:
     """Decide the pending approval(s) of a stored run and resume it in this process.
 
@@ -118,6 +119,8 @@ def approve_demo(
         budget: limits for the rest of the run; they can tighten, never loosen, the
             limits the run started with (stored in its snapshot), so a budget holds
             across resumes whatever the approver passes.
+        trace_sink: receives the resumed run's events as they are recorded (``approve
+            --otel``); the events restored from the stored run are not sent again.
 
     Only one process at a time resumes a run (:meth:`RunStore.exclusive`).
 
@@ -144,6 +147,7 @@ def approve_demo(
             decided_by=decided_by,
             budget=budget,
             secrets=secrets,
+            trace_sink=trace_sink,
         )
 
 
@@ -153,6 +157,7 @@ def resume_demo(
     budget: Budget | None = None,
     secrets: Sequence[str] = (),
     folder: str | os.PathLike[str] | None = None,
+    trace_sink: TraceSink | None = None,
 ) -> RunResult:
     """Continue a stored run with no new decision: a run ``interrupted`` (Ctrl-C,
     SIGTERM) goes on from where it stopped, and a write already approved before the
@@ -160,13 +165,17 @@ def resume_demo(
     decision pauses the run again (``pending_approval``: decide it with
     :func:`approve_demo`).
 
+    ``trace_sink``: as :func:`approve_demo`.
+
     Raises:
         CheckpointError, ApprovalError: as :func:`approve_demo`.
     """
     where = DemoFolder.open(folder, create=False)
     store = where.runs()
     with store.exclusive(thread_id):
-        return _approve_locked(store, where, thread_id, None, budget=budget, secrets=secrets)
+        return _approve_locked(
+            store, where, thread_id, None, budget=budget, secrets=secrets, trace_sink=trace_sink
+        )
 
 
 def _approve_locked(
@@ -181,6 +190,7 @@ def _approve_locked(
     call_id: str | None = None,
     reason: str = "",
     decided_by: str = "",
+    trace_sink: TraceSink | None = None,
 ) -> RunResult:
     """Resume the stored run ``thread_id`` (its lock held) with ``decision`` on its
     pending calls (``call_id``'s only, if given), or with none (``None``: go on from
@@ -195,6 +205,8 @@ def _approve_locked(
         raise ApprovalError(f"run {thread_id!r} already finished ({stop}); nothing to resume")
     budget = held_budget(snapshot.get("budget"), budget)
     contract = where.contract(budget=budget, secrets=secrets, create_orders=False)
+    # Restored here to check the decision only; the runner restores the run itself, so
+    # this restore sends nothing to the sink (it would be a second, empty resumed run).
     state, _ = contract.restore(snapshot)
     pending = [p for p in state.view.pending_approvals() if call_id in (None, p.tool_call_id)]
     if decision is not None and not pending:
@@ -218,6 +230,10 @@ def _approve_locked(
     def checkpoint(data: dict[str, Any]) -> None:
         store.save(thread_id, data, harness=harness, secrets=secrets)
 
+    if trace_sink is not None:
+        contract = where.contract(
+            budget=budget, secrets=secrets, create_orders=False, trace_sink=trace_sink
+        )
     runner = durable_runner(harness)
     with where.recorded(store, harness, secrets):
         result = runner.resume(
