@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import importlib
+import re
+import sys
 import threading
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from agent_contract.errors import ConfigurationError
+from agent_contract.errors import ConfigurationError, ScriptExhaustedError
 from agent_contract.loop import run
 from agent_contract.runtime import Contract, RunInput
 from agent_contract.testing import FakeModel, tool_call
@@ -68,6 +72,62 @@ def test_queue_sink_streams_three_progress_events_before_the_run_ends() -> None:
     assert not ended_before
     assert [p["data"] for p in progress] == [{"done": 1}, {"done": 2}, {"done": 3}]
     assert [p["source"] for p in progress] == [None, None, "sub"]
+
+
+def test_a_full_bounded_queue_sink_ends_a_run_on_another_thread_loudly() -> None:
+    """A bounded QueueSink fed from the run's thread (``asyncio.to_thread``): the event
+    that does not fit raises QueueFull in the run, which ends loudly; it is not lost in
+    the loop's exception handler while the run goes on to answer."""
+
+    async def main() -> BaseException | None:
+        sink = QueueSink(maxsize=1)
+        model = FakeModel([tool_call("work", {}), "done"])
+        spec = ToolSpec(
+            name="work", description="w", parameters={"type": "object"}, handler=lambda: "ok"
+        )
+        try:
+            await asyncio.to_thread(run, model, Contract([spec], trace_sink=sink), "go")
+        except asyncio.QueueFull as exc:
+            return exc
+        return None
+
+    assert isinstance(asyncio.run(main()), asyncio.QueueFull)
+
+
+def _observability_example(folder: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The ``stream`` consumer of docs/OBSERVABILITY.md, as written there (its code block
+    saved as a module of its own and imported)."""
+    page = (Path(__file__).parents[2] / "docs" / "OBSERVABILITY.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", page, re.DOTALL)
+    (block,) = [b for b in blocks if "async def stream(model, tools, text):" in b]
+    (folder / "queue_consumer_example.py").write_text(block, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(folder))
+    monkeypatch.delitem(sys.modules, "queue_consumer_example", raising=False)
+    return importlib.import_module("queue_consumer_example").stream
+
+
+def test_the_documented_queue_consumer_streams_a_run_and_ends_with_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/OBSERVABILITY.md's consumer: every event of a run, ending with its stop; a run
+    that raises (a model out of replies) ends the stream with that error, never a hang."""
+    stream = _observability_example(tmp_path, monkeypatch)
+    spec = ToolSpec(
+        name="work", description="w", parameters={"type": "object"}, handler=lambda: "ok"
+    )
+
+    async def consume(model: FakeModel) -> list[str]:
+        async def read() -> list[str]:
+            return [event["type"] async for event in stream(model, [spec], "go")]
+
+        return await asyncio.wait_for(read(), 60)  # a hang guard, far above the run
+
+    types = asyncio.run(consume(FakeModel([tool_call("work", {}), "done"])))
+    assert types[0] == "run_started"
+    assert types[-1] == "stop"
+    assert "tool_result" in types
+    with pytest.raises(ScriptExhaustedError):  # the model is out of replies
+        asyncio.run(consume(FakeModel([tool_call("work", {})])))
 
 
 def test_callback_collecting_and_null_sinks() -> None:

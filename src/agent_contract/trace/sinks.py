@@ -14,6 +14,7 @@ event once, in the process that recorded it.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -114,12 +115,19 @@ class QueueSink:
         loop: the event loop the consumer runs on; default: the running loop (so make
             the sink inside it).
         maxsize: the queue's bound (0: unbounded). A full queue drops nothing: an
-            event that does not fit raises :class:`asyncio.QueueFull` on the loop's
-            thread, ending the run loudly.
+            event that does not fit raises :class:`asyncio.QueueFull` in the code that
+            recorded it, ending the run loudly. From another thread, a bounded sink
+            waits for the loop to try the put (at most :attr:`handoff_timeout`
+            seconds), so the error reaches the run, not the loop's exception handler.
 
     Raises:
         RuntimeError: no ``loop`` given and no loop is running.
     """
+
+    handoff_timeout: float = 60.0
+    """Seconds a bounded sink waits, on another thread, for the consumer's loop to take
+    an event (a hang guard: the loop runs the put as soon as it is free); past it the
+    event raises :class:`TimeoutError` in the run."""
 
     def __init__(self, *, loop: asyncio.AbstractEventLoop | None = None, maxsize: int = 0) -> None:
         self._loop = loop or asyncio.get_running_loop()
@@ -138,8 +146,27 @@ class QueueSink:
                 on_loop = False
         if on_loop:
             self.queue.put_nowait(item)
-        else:
+        elif self.queue.maxsize <= 0:  # nothing can fail: no need to wait for the loop
             self._loop.call_soon_threadsafe(self.queue.put_nowait, item)
+        else:
+            done: concurrent.futures.Future[None] = concurrent.futures.Future()
+
+            def put() -> None:
+                try:
+                    self.queue.put_nowait(item)
+                except asyncio.QueueFull as exc:
+                    done.set_exception(exc)
+                else:
+                    done.set_result(None)
+
+            self._loop.call_soon_threadsafe(put)
+            try:
+                done.result(timeout=self.handoff_timeout)
+            except concurrent.futures.TimeoutError:
+                raise TimeoutError(
+                    f"QueueSink: the consumer's event loop did not take event {event.seq} "
+                    f"({event.type}) of run {run_id!r} within {self.handoff_timeout} s"
+                ) from None
 
 
 class JsonlSink:
