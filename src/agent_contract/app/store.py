@@ -415,8 +415,9 @@ class RunStore:
             )
             raise RollbackError(
                 f"the stored run {thread_id!r} is an older copy put back in the run store: "
-                f"the row is version {version} ({harness}), but the store recorded version "
-                f"{latest} ({latest_harness}: {state}, written {stamp}); decisions made "
+                f"the row is version {version} ({harness.removeprefix(FINISHED_PREFIX)}), but the "
+                f"store recorded version {latest} ({latest_harness.removeprefix(FINISHED_PREFIX)}: "
+                f"{state}, written {stamp}); decisions made "
                 "since cannot be undone by restoring a row, so the run is refused",
                 path=str(self.path),
                 thread_id=thread_id,
