@@ -53,6 +53,17 @@ def _emitter(context: ToolContext, index: int) -> Any:
     return emitter if index < 2 else emitter.child("sub")
 
 
+def _work_spec(work: Callable[..., Any]) -> ToolSpec:
+    """The tool both variants declare, with ``work`` as its handler."""
+    return ToolSpec(
+        name="work",
+        description="does work in three steps",
+        parameters={"type": "object"},
+        handler=work,
+        needs_context=True,
+    )
+
+
 def sync_tool(shared: Progress) -> ToolSpec:
     """A sync tool (it runs on a worker thread) that waits for each acknowledgement."""
 
@@ -64,13 +75,7 @@ def sync_tool(shared: Progress) -> ToolSpec:
         shared.returned.set()
         return "worked"
 
-    return ToolSpec(
-        name="work",
-        description="does work in three steps",
-        parameters={"type": "object"},
-        handler=work,
-        needs_context=True,
-    )
+    return _work_spec(work)
 
 
 def async_tool(shared: Progress) -> ToolSpec:
@@ -86,13 +91,7 @@ def async_tool(shared: Progress) -> ToolSpec:
         shared.returned.set()
         return "worked"
 
-    return ToolSpec(
-        name="work",
-        description="does work in three steps",
-        parameters={"type": "object"},
-        handler=work,
-        needs_context=True,
-    )
+    return _work_spec(work)
 
 
 async def consume_while_running(
