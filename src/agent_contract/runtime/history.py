@@ -19,9 +19,9 @@ a framework that can change the messages after that check calls it again with
 Providers reject a conversation that breaks any of these; the run stops with
 ``invalid_history`` instead, and the model is not called.
 
-Before the shape, its size: a history over :attr:`Budget.max_history_messages
-<agent_contract.budget.Budget.max_history_messages>` (refused on its length alone, before
-any message is read) or :attr:`~agent_contract.budget.Budget.max_history_chars`
+Before the shape, its size: a history over
+:attr:`~agent_contract.budget.Budget.max_history_messages` (refused on its length alone,
+before any message is read) or :attr:`~agent_contract.budget.Budget.max_history_chars`
 (:func:`message_chars` summed, stopping once past the limit) stops the run with that
 limit's name. A run keeps the count of the history it checked last, so a step that only
 added messages counts only those (:class:`CheckedHistory`); a driver that converts a

@@ -173,7 +173,7 @@ class Unconverted(Sequence[Message]):
     """A history of ``length`` messages left unconverted, handed to
     :meth:`~agent_contract.runtime.RunState.check_before_model_call` in place of the
     converted one when the framework's history has more messages than
-    :attr:`Budget.max_history_messages <agent_contract.budget.Budget.max_history_messages>`:
+    :attr:`~agent_contract.budget.Budget.max_history_messages`:
     the core refuses such a history on its ``len`` alone, before any message is read (so
     a million-message history costs no conversion). Reading a message is a driver bug.
     """
