@@ -12,7 +12,8 @@ it waits for its decision and runs once approved, through the tool node
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -28,7 +29,7 @@ from ..approvals import awrite_in_graph, write_in_graph
 from ..control import CONTROL_FLOW, ResumeRefused, check_resume
 from ..graph_commands import CommandRefusedError, split_command
 from ..messages import tool_message_value
-from ..run_config import active_call, call_scope
+from ..run_config import ActiveCall, active_call, call_scope
 from ..sealed import TypeNotAllowedError, check_update_types
 from ..tools import RawValue, current_tool_context
 from .prepare import Admitted
@@ -132,6 +133,32 @@ class _Output:
         return output
 
 
+@contextmanager
+def _handler_frame(context: ToolContext, scope: ActiveCall) -> Iterator[None]:
+    """The frame one handler run executes in: the call's tool context and its scope set
+    (an agent the tool starts is a child scope), and a refused resume value LangGraph
+    raised inside it recognised (:func:`~agent_contract_langchain.control.check_resume`)."""
+    current_tool_context.set(context)
+    token = active_call.set(scope)
+    try:
+        yield
+    except Exception as exc:
+        check_resume(exc)
+        raise
+    finally:
+        active_call.reset(token)
+
+
+@contextmanager
+def _resume_refusal_raised() -> Iterator[None]:
+    """Raise a refused resume value as LangGraph raised it, out of the executor that
+    carried it (:class:`~agent_contract_langchain.control.ResumeRefused`)."""
+    try:
+        yield
+    except ResumeRefused as exc:
+        raise exc.error from None
+
+
 def run_tool_call(step: Admitted, handler: Callable[[Any], ToolMessage | Command[Any]]) -> Ran:
     """Run ``step`` through ``handler`` (the tool node, and what sits inside the contract)
     under the contract's executor.
@@ -140,28 +167,17 @@ def run_tool_call(step: Admitted, handler: Callable[[Any], ToolMessage | Command
         Exception: LangGraph's control flow (a refused resume value as LangGraph raised
             it).
     """
-    state = step.state
     request = step.request
-    output = _Output(state, step.planned.call_id, request.runtime.config)
-
-    scope = call_scope(state, step.planned.call_id, request.runtime.config)
+    output = _Output(step.state, step.planned.call_id, request.runtime.config)
+    scope = call_scope(step.state, step.planned.call_id, request.runtime.config)
 
     def invoke(context: ToolContext) -> Any:
-        current_tool_context.set(context)
-        token = active_call.set(scope)  # an agent the tool starts is a child scope
-        try:
+        with _handler_frame(context, scope):
             returned = handler(request)
-        except Exception as exc:
-            check_resume(exc)
-            raise
-        finally:
-            active_call.reset(token)
         return output.answered(returned)
 
-    try:
-        result = state.execute(step.planned, invoke, passthrough=_PASSTHROUGH)
-    except ResumeRefused as exc:
-        raise exc.error from None
+    with _resume_refusal_raised():
+        result = step.state.execute(step.planned, invoke, passthrough=_PASSTHROUGH)
     return result, output.update
 
 
@@ -170,28 +186,17 @@ async def arun_tool_call(
     handler: Callable[[Any], Awaitable[ToolMessage | Command[Any]]],
 ) -> Ran:
     """Async :func:`run_tool_call` (an async tool is cancelled at its timeout)."""
-    state = step.state
     request = step.request
-    output = _Output(state, step.planned.call_id, request.runtime.config)
-
-    scope = call_scope(state, step.planned.call_id, request.runtime.config)
+    output = _Output(step.state, step.planned.call_id, request.runtime.config)
+    scope = call_scope(step.state, step.planned.call_id, request.runtime.config)
 
     async def ainvoke(context: ToolContext) -> Any:
-        current_tool_context.set(context)
-        token = active_call.set(scope)  # an agent the tool starts is a child scope
-        try:
+        with _handler_frame(context, scope):
             returned = await handler(request)
-        except Exception as exc:
-            check_resume(exc)
-            raise
-        finally:
-            active_call.reset(token)
         return output.answered(returned)
 
-    try:
-        result = await state.aexecute(step.planned, ainvoke, passthrough=_PASSTHROUGH)
-    except ResumeRefused as exc:
-        raise exc.error from None
+    with _resume_refusal_raised():
+        result = await step.state.aexecute(step.planned, ainvoke, passthrough=_PASSTHROUGH)
     return result, output.update
 
 
