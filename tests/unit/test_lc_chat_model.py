@@ -285,11 +285,19 @@ def test_model_without_complete_is_a_configuration_error() -> None:
         ContractChatModel(model=object())
 
 
-def test_stop_sequences_are_refused_loudly() -> None:
-    fake = FakeModel(["x"])
-    with pytest.raises(ConfigurationError, match="stop"):
-        ContractChatModel(model=fake).invoke("x", stop=["\n"])
-    assert fake.calls == []
+def test_stop_sequences_cut_the_text_at_the_first_one() -> None:
+    reply = ContractChatModel(model=FakeModel(["ab\ncd you ef"])).invoke("x", stop=["you", "\n"])
+    assert reply.content == "ab"
+    assert reply.response_metadata["finish_reason"] == "stop"
+    by_field = ContractChatModel(model=FakeModel(["thank you"]), stop=["you"]).invoke("x")
+    assert by_field.content == "thank "
+    untouched = ContractChatModel(model=FakeModel(["hello"])).invoke("x", stop=["zz"])
+    assert untouched.content == "hello"
+
+
+def test_model_name_is_in_the_response_metadata() -> None:
+    reply = ContractChatModel(model=FakeModel(["hi"]), model_name="m-1").invoke("x")
+    assert reply.response_metadata["model_name"] == "m-1"
 
 
 # Contrast: why langchain_core's own fakes cannot drive create_agent.

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any, Final
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
@@ -70,6 +71,17 @@ def message_id_for(transcript_length: int, completion: Completion) -> str:
     return f"ac-{transcript_length}-{digest}"
 
 
+def _cut_at_stop(completion: Completion, stop: Sequence[str] | None) -> Completion:
+    """``completion`` with its text cut before the earliest occurrence of any
+    non-empty sequence in ``stop`` (finish reason ``"stop"`` when cut); unchanged when
+    no sequence occurs."""
+    positions = [completion.text.find(s) for s in stop or () if s]
+    found = [p for p in positions if p >= 0]
+    if not found:
+        return completion
+    return replace(completion, text=completion.text[: min(found)], finish_reason="stop")
+
+
 class ContractChatModel(BaseChatModel):
     """A ``BaseChatModel`` whose replies come from an agent_contract ``Model``.
 
@@ -105,6 +117,8 @@ class ContractChatModel(BaseChatModel):
     """Default cap on the reply length, in tokens, passed to ``Model.complete``."""
     temperature: float = 0.0
     """Default sampling temperature passed to ``Model.complete``."""
+    stop: list[str] | None = None
+    """Default stop sequences: the reply's text is cut before the first of them."""
 
     def __init__(self, **kwargs: Any) -> None:
         """Build the chat model; keyword arguments are the fields above.
@@ -186,18 +200,17 @@ class ContractChatModel(BaseChatModel):
     ) -> ChatResult:
         """Ask the wrapped model for one completion and return it as one AIMessage.
 
+        ``stop`` (or the ``stop`` field) cuts the reply's text before the first
+        occurrence of any stop sequence, as a provider stops generating there; the
+        finish reason becomes ``"stop"`` when text was cut. Tool calls are kept.
+        ``response_metadata["model_name"]`` is :attr:`model_name`.
+
         Raises:
-            ConfigurationError: ``stop`` sequences were given (the ``Model`` protocol
-                cannot honour them), or a message has no agent_contract role.
+            ConfigurationError: a message has no agent_contract role.
             ModelError: the wrapped model returned something that is not a Completion.
             Exception: anything the wrapped model raises propagates unchanged, e.g.
                 :class:`~agent_contract.errors.ScriptExhaustedError`.
         """
-        if stop:
-            raise ConfigurationError(
-                "stop sequences are not supported: the agent_contract Model protocol "
-                "has no stop parameter"
-            )
         transcript = from_langchain_messages(messages)
         max_output_tokens = kwargs.get(
             "max_output_tokens", kwargs.get("max_tokens", self.max_output_tokens)
@@ -214,7 +227,9 @@ class ContractChatModel(BaseChatModel):
                 f"{type(self.model).__name__}.complete returned "
                 f"{type(completion).__name__}, not a Completion"
             )
+        completion = _cut_at_stop(completion, stop if stop is not None else self.stop)
         message = completion_to_ai_message(
             completion, message_id=message_id_for(len(messages), completion)
         )
+        message.response_metadata["model_name"] = self.model_name
         return ChatResult(generations=[ChatGeneration(message=message)])
