@@ -48,6 +48,13 @@ KEEP_IT: Final[dict[str, str]] = {
         "neither; ids present and unique; arguments a JSON object) and stops the run with "
         "`invalid_response` instead of ending it as an answer."
     ),
+    "finish_reasons": (
+        "The same `ContractMiddleware(contract)` and its gate: each reply's finish reason "
+        "(`finish_reason` / Anthropic's `stop_reason` in `response_metadata`, a refusal in "
+        "`additional_kwargs`) is contract input: a reply cut by the length limit runs none "
+        "of its tool calls and stops `truncated_response`, a filtered one `content_filtered`, "
+        "a refusal `refused` with its redacted text (docs/FINISH_REASONS.md)."
+    ),
     "allowlist": (
         "`Contract(tools, allowlist=[...])`: only registered, allowlisted tools are offered "
         "to the model and run; a call to any other tool gets `unknown_tool` or `not_allowed`. "
@@ -128,6 +135,11 @@ STOCK_GIVES: Final[dict[str, str]] = {
         "Nothing judges a reply's shape: `create_agent` ends the run on any AIMessage "
         "without tool calls (an empty one too), and a malformed call is answered or "
         "dropped by the tool node."
+    ),
+    "finish_reasons": (
+        "Nothing reads the finish reason: a reply cut by the length limit ends the run as "
+        "an answer with the partial text, and its tool calls (their arguments repaired by "
+        "the stream parser) run; a refusal ends the run as an ordinary answer."
     ),
     "allowlist": (
         "The tool node runs any tool given to `create_agent`; a call to another name gets "

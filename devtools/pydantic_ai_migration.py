@@ -56,6 +56,13 @@ KEEP_IT: Final[dict[str, str]] = {
         "acts on it, raising `ContractStopped` (`invalid_response`) instead of asking the "
         "model again."
     ),
+    "finish_reasons": (
+        "The same `ContractCapability(state)`: each `ModelResponse.finish_reason` is contract "
+        "input: a reply cut by the length limit runs none of its tool calls and stops "
+        "`truncated_response`, a filtered one `content_filtered`, a refusal `refused` with "
+        "its redacted text, where a plain `Agent` acts on the cut reply or raises "
+        "`ContentFilterError` (docs/FINISH_REASONS.md)."
+    ),
     "allowlist": (
         "`Contract(tools, allowlist=[...])` and `ContractToolset(contract)`: only allowlisted "
         "tools are offered; a call to a registered tool outside it gets `not_allowed`, an "

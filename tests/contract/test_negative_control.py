@@ -105,12 +105,13 @@ EXPECTED_BROKEN: dict[str, set[str]] = {
     # reply is its answer, a cut call runs) and has no argument size limit; an empty
     # argument string reaches the stock tool as no arguments (the handler raises).
     "empty_string_arguments": {"response_shape"},
-    "tool_call_cut_by_length": {"call_id_binding", "response_shape", T},
-    "parsed_tool_call_cut_by_max_tokens": {"response_shape", T},
-    "text_cut_by_length": {"response_shape", T},
-    "content_filtered_reply": {"response_shape", T},
-    "provider_refusal": {"response_shape", T},
-    "refusal_stop_reason_with_calls": {"response_shape", T},
+    "tool_call_cut_by_length": {"call_id_binding", "finish_reasons", T},
+    "parsed_tool_call_cut_by_max_tokens": {"finish_reasons", T},
+    "text_cut_by_length": {"finish_reasons", T},
+    "content_filtered_reply": {"finish_reasons", T},
+    "provider_refusal": {"finish_reasons", T},
+    "finished_tool_call_runs": {T},
+    "refusal_stop_reason_with_calls": {"finish_reasons", T},
     "argument_over_size_limit": {"argument_validation", T},
 }
 
@@ -146,6 +147,7 @@ def test_control_breaks_every_enforced_boundary(outcomes: Outcomes) -> None:
         "argument_validation",
         "call_id_binding",
         "deadline",
+        "finish_reasons",
         "history",
         "model_step_budget",
         "repeated_calls",

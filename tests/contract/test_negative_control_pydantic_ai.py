@@ -108,12 +108,13 @@ EXPECTED_BROKEN: dict[str, set[str]] = {
     "write_crash_after_approval": set(),
     # Issue 23: the finish reason ignored, no argument size limit.
     "empty_string_arguments": {"response_shape"},  # crashed:TypeError
-    "tool_call_cut_by_length": {"response_shape", T},  # answered
-    "parsed_tool_call_cut_by_max_tokens": {"response_shape", T},  # answered
-    "text_cut_by_length": {"response_shape", T},  # answered
-    "content_filtered_reply": {"response_shape", T},  # answered
-    "provider_refusal": {"response_shape", T},  # crashed:ContentFilterError
-    "refusal_stop_reason_with_calls": {"response_shape", T},  # answered
+    "tool_call_cut_by_length": {"finish_reasons", T},  # answered
+    "parsed_tool_call_cut_by_max_tokens": {"finish_reasons", T},  # answered
+    "text_cut_by_length": {"finish_reasons", T},  # answered
+    "content_filtered_reply": {"finish_reasons", T},  # answered
+    "provider_refusal": {"finish_reasons", T},  # crashed:ContentFilterError
+    "finished_tool_call_runs": {T},
+    "refusal_stop_reason_with_calls": {"finish_reasons", T},  # answered
     "argument_over_size_limit": {"argument_validation", T},  # answered
 }
 
@@ -152,6 +153,7 @@ def test_control_breaks_every_enforced_boundary(outcomes: Outcomes) -> None:
         "argument_validation",
         "call_id_binding",
         "deadline",
+        "finish_reasons",
         "history",
         "model_step_budget",
         "repeated_calls",

@@ -138,6 +138,21 @@ class RenamingModel:
         return dataclasses.replace(completion, tool_calls=tuple(calls))
 
 
+class FinishForgettingModel:
+    """A model adapter that hands the contract every reply as finished: its finish
+    reason ``stop`` and its refusal dropped (``forget=False``: unchanged, the twin)."""
+
+    def __init__(self, inner: Model, forget: bool = True) -> None:
+        self.inner = inner
+        self.forget = forget
+
+    def complete(self, messages: list[Message], **kwargs: Any) -> Completion:
+        completion = self.inner.complete(messages, **kwargs)
+        if not self.forget:
+            return completion
+        return dataclasses.replace(completion, finish_reason="stop", refusal=None)
+
+
 class ReorderingModel:
     """A model adapter that hands the model the last batch's tool messages in completion
     order (here: reversed), not in issue order."""
@@ -481,6 +496,13 @@ CORE_MUTANTS: tuple[Mutant, ...] = (
         _call(model=lambda m: RenamingModel(m, new_id=_fresh_on_reuse)),
     ),
     Mutant(
+        "finish_reason_dropped",
+        "model adapter",
+        "every reply handed on as finished (finish reason stop, refusal dropped)",
+        "finish_reasons",
+        _call(model=FinishForgettingModel),
+    ),
+    Mutant(
         "batch_reordered_for_the_model",
         "model adapter",
         "the model gets a batch's tool messages in completion order",
@@ -629,6 +651,7 @@ CORE_TWINS: tuple[Twin, ...] = (
     Twin("passthrough_write_adapter", _call(tools=lambda t: _adapt_writes(t, passthrough_write))),
     Twin("passthrough_endpoint", _call(options=endpoint(PassthroughEndpoint))),
     Twin("single_attempt_adapter", _call(tools=retrying(1))),
+    Twin("finish_reason_passed_on", _call(model=lambda m: FinishForgettingModel(m, forget=False))),
 )
 
 

@@ -244,6 +244,18 @@ class ContractSuite:
         """
         self.check_scenario(scenario)
 
+    def test_finish_reasons(self, scenario: Scenario) -> None:
+        """Only a finished reply counts: a reply cut by the output limit (``length``,
+        ``max_tokens``), filtered or refused is never the answer and runs none of its
+        calls (``truncated_response``, ``content_filtered``, ``refused``).
+
+        If this fails: the harness dropped the provider's finish reason or refusal before
+        the contract judged the reply (a model adapter that builds a ``Completion``
+        without ``finish_reason``/``refusal``, or a framework message whose
+        ``response_metadata`` lost it).
+        """
+        self.check_scenario(scenario)
+
     def test_allowlist(self, scenario: Scenario) -> None:
         """Unknown tools get ``unknown_tool``; registered tools outside the run's
         allowlist get ``not_allowed`` and never run; the model is offered exactly the

@@ -1,7 +1,8 @@
 """The response-shape boundary: a reply is a final answer or tool calls, nothing else
 (malformed or list arguments, missing or reused call ids, empty replies, commentary beside
-calls, tools that answer directly, structured answers), and only a reply the model
-finished counts (its finish reason: cut by the output limit, filtered, refused).
+calls, tools that answer directly, structured answers). Whether the model finished the
+reply (its finish reason) is the finish-reasons boundary's
+(:mod:`~agent_contract.conformance.boundaries.finish_reasons`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from ..base import Boundary, BoundaryDefinition, Check, Problem, Scenario, call_
 from ..checks import check_model_calls, check_output
 from ..fixtures import (
     EARLIER_QUESTION,
-    PLANTED_SECRET,
     Probe,
     basic_tools,
     earlier_call,
@@ -119,110 +119,15 @@ def _structured_answer(
     )
 
 
-def _emitted(text: str, boundary: str) -> Check:
-    """What the run emitted (trace, summary, tool messages) holds ``text``."""
-
-    def check(obs: Observation, model: FakeModel, probe: Probe) -> list[Problem]:
-        if text not in obs.emitted:
-            return [Problem(boundary=boundary, message=f"the run did not report {text!r}")]
-        return []
-
-    return check
-
-
-def _unfinished(
-    name: str, description: str, reply: Completion, stop_reason: str, **fields: Any
-) -> Scenario:
-    """A scenario whose only reply the model did not finish (its finish reason): the run
-    stops with ``stop_reason``, no tool runs, each call of the reply is answered
-    ``invalid_call``; a second scripted answer is never asked for."""
-    return Scenario(
-        name=name,
-        boundary="response_shape",
-        description=description,
-        script=(reply, "this answer must never be produced"),
-        tools=basic_tools,
-        stop_reason=stop_reason,
-        trajectory=tuple(c.name for c in reply.tool_calls),
-        results=tuple(("error", "invalid_call") for _ in reply.tool_calls),
-        must_not_run=("echo", "forecast"),
-        model_calls=1,
-        **fields,
-    )
-
-
-_UNFINISHED: Final = (
-    _unfinished(
-        "tool_call_cut_by_length",
-        "a tool call in a reply cut by the output limit (finish reason length) never "
-        "runs, even when its arguments parse: truncated_response",
-        Completion(
-            tool_calls=(ToolCall(id="call_cut", name="echo", arguments='{"text": "10'),),
-            finish_reason="length",
-        ),
-        "truncated_response",
-        extra=(check_tool_runs(0, "response_shape"),),
-    ),
-    _unfinished(
-        "parsed_tool_call_cut_by_max_tokens",
-        "a call whose cut arguments still parse as an object (Anthropic's max_tokens) "
-        "does not run: truncated_response",
-        Completion(
-            tool_calls=(ToolCall(id="toolu_cut", name="echo", arguments={"text": "10"}),),
-            finish_reason="max_tokens",
-        ),
-        "truncated_response",
-        extra=(check_tool_runs(0, "response_shape"),),
-    ),
-    _unfinished(
-        "text_cut_by_length",
-        "a text reply cut by the output limit is never the answer: truncated_response",
-        Completion(text="The total is 1", finish_reason="length"),
-        "truncated_response",
-    ),
-    _unfinished(
-        "content_filtered_reply",
-        "a reply the provider's content filter cut is never the answer: content_filtered",
-        Completion(text="Here is how to", finish_reason="content_filter"),
-        "content_filtered",
-    ),
-    _unfinished(
-        "provider_refusal",
-        "a provider's refusal is its own stop, refused, not a contract violation; its "
-        "text is reported, redacted",
-        Completion(
-            text="", refusal=f"I can't help with that ({PLANTED_SECRET}).", finish_reason="stop"
-        ),
-        "refused",
-        extra=(_emitted("the model refused: I can't help with that", "response_shape"),),
-    ),
-    _unfinished(
-        "refusal_stop_reason_with_calls",
-        "a reply with the stop reason refusal (Anthropic) runs none of its calls: refused",
-        Completion(
-            text="I won't do that.",
-            tool_calls=(ToolCall(id="toolu_ref", name="echo", arguments={"text": "x"}),),
-            finish_reason="refusal",
-        ),
-        "refused",
-        extra=(check_tool_runs(0, "response_shape"),),
-    ),
-)
-"""Replies the model did not finish."""
-
-
 DEFINITION: Final = BoundaryDefinition(
     boundary=Boundary(
         id="response_shape",
         label="response shape",
-        rule="a response is a final answer or tool calls, nothing else, and finished",
+        rule="a response is a final answer or tool calls, nothing else",
         keep_it=(
             "Judge every model reply with `RunState.accept_response` before acting on it: "
             "a final text or tool calls, never both or neither; ids present and unique; "
-            "arguments a JSON object. Anything else stops the run with `invalid_response`. "
-            "Pass the provider's finish reason and refusal in the `Completion`: a reply cut "
-            "by the output limit, filtered or refused is never an answer and runs no call "
-            "(`truncated_response`, `content_filtered`, `refused`)."
+            "arguments a JSON object. Anything else stops the run with `invalid_response`."
         ),
     ),
     scenarios=(
@@ -387,7 +292,6 @@ DEFINITION: Final = BoundaryDefinition(
             model_calls=2,
             extra=(check_tool_runs(1, "response_shape"),),
         ),
-        *_UNFINISHED,
     ),
 )
 """The response shape boundary: its row and its scenarios."""

@@ -15,6 +15,7 @@ from . import (
     argument_validation,
     call_id_binding,
     deadline,
+    finish_reasons,
     history,
     model_step_budget,
     repeated_calls,
@@ -41,6 +42,7 @@ __all__ = [
 
 DEFINITIONS: Final[tuple[BoundaryDefinition, ...]] = (
     response_shape.DEFINITION,
+    finish_reasons.DEFINITION,
     allowlist.DEFINITION,
     argument_validation.DEFINITION,
     call_id_binding.DEFINITION,
