@@ -310,7 +310,9 @@ def test_command_uses_the_runner_and_prints(
         "[1/2] langchain 1.3.15: companions as of langchain 1.3.15's release"
     )
     assert "[2/2] langchain latest: newest companions" in lines
-    assert lines[-1].startswith("[2/2] langchain latest: broken: response_shape, allowlist")
+    assert lines[-1].startswith(
+        "[2/2] langchain latest: broken: response_shape, finish_reasons, allowlist"
+    )
     assert "| 1.3.15 |" not in out.getvalue()
     assert out.getvalue().startswith("agent-contract matrix: python ")
     assert f"agent-contract from the source tree {source}" in out.getvalue()
