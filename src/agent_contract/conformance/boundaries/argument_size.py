@@ -125,7 +125,6 @@ def _refused_for_size(
         tools=_TOOLS,
         must_not_run=(tool,),
         extra=(
-            check_ran(tool, 0, _BOUNDARY),
             check_error_names(
                 f"max_argument_chars of {_LIMIT}",
                 repr(argument),
