@@ -149,8 +149,8 @@ DEFINITION: Final = BoundaryDefinition(
     boundary=Boundary(
         id=_BOUNDARY,
         label="argument size",
-        rule="each argument of a call is within max_argument_chars: at the limit it runs "
-        "whole, over it it is refused before running and never written to the trace",
+        rule="each argument of a call is within max_argument_chars: one at the limit runs "
+        "whole, one over it is refused before running and kept out of the trace",
         keep_it=(
             "Keep `Budget(max_argument_chars=...)` (50,000 by default) in the Contract the "
             "run is given: planning refuses a call with an argument over it as "
