@@ -20,7 +20,13 @@ from ..checks import check_ran
 from ..fixtures import Probe, required_object, text_tool, tools_with
 from .argument_validation import check_error_names
 
-__all__ = ["DEFINITION", "archive_tool", "check_received_chars", "check_trace_cut"]
+__all__ = [
+    "DEFINITION",
+    "archive_tool",
+    "check_received_chars",
+    "check_trace_cut",
+    "measure_tool",
+]
 
 _LIMIT: Final = Budget().max_argument_chars
 """The per-argument limit every scenario's budget keeps (the default, 50,000)."""
@@ -65,18 +71,16 @@ _TOOLS: Final = tools_with(measure_tool, archive_tool)
 
 
 def check_received_chars(name: str, chars: int) -> Check:
-    """Tool ``name``'s handler got its ``text`` whole: ``chars`` characters (nothing cut
-    on the way in)."""
+    """Each run of tool ``name`` got its ``text`` whole: ``chars`` characters, nothing
+    cut on the way in (how often it ran is
+    :func:`~agent_contract.conformance.checks.check_ran`'s)."""
 
     def check(obs: Observation, model: FakeModel, probe: Probe) -> list[Problem]:
         got = [len(str(args.get("text", ""))) for n, args in probe.calls if n == name]
-        if got != [chars]:
-            return [
-                Problem(
-                    boundary=_BOUNDARY,
-                    message=f"{name} got text of {got} chars, expected [{chars}]",
-                )
-            ]
+        cut = [size for size in got if size != chars]
+        if cut:
+            message = f"{name} got text of {cut} chars, expected {chars}"
+            return [Problem(boundary=_BOUNDARY, message=message)]
         return []
 
     return check
