@@ -92,7 +92,14 @@ def driver(
         make = contract or (lambda o, t: o.contract(t))
         wrapped = model(base_model)
         current = make(opts, adapted)
-        first = run(wrapped, current, opts.user, history=opts.history, caller=opts.caller)
+        first = run(
+            wrapped,
+            current,
+            opts.user,
+            history=opts.history,
+            caller=opts.caller,
+            context=opts.context,
+        )
         settled = settle_approvals(
             first,
             lambda snapshot, approvals, checkpoint=None: resume(
@@ -634,6 +641,14 @@ CORE_MUTANTS: tuple[Mutant, ...] = (
         "trace_redaction",
         _call(result=without_tool_results),
     ),
+    # tool context
+    Mutant(
+        "caller_dropped",
+        "run driver",
+        "runs started without the caller (caller=None)",
+        "tool_context",
+        _call(options=lambda o: dataclasses.replace(o, caller=None)),
+    ),
     # capabilities
     Mutant(
         "timeouts_undeclared",
@@ -651,6 +666,7 @@ CORE_TWINS: tuple[Twin, ...] = (
     Twin("passthrough_write_adapter", _call(tools=lambda t: _adapt_writes(t, passthrough_write))),
     Twin("passthrough_endpoint", _call(options=endpoint(PassthroughEndpoint))),
     Twin("single_attempt_adapter", _call(tools=retrying(1))),
+    Twin("caller_passed_on", _call(options=lambda o: dataclasses.replace(o, caller=o.caller))),
     Twin("finish_reason_passed_on", _call(model=lambda m: FinishForgettingModel(m, forget=False))),
 )
 

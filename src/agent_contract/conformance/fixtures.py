@@ -67,6 +67,11 @@ class Probe:
 
     def __init__(self) -> None:
         self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.contexts: list[tuple[str, ToolContext]] = []
+        """``(tool name, the ToolContext its handler got)`` per run of a context-aware
+        handler that handed it to :meth:`record`."""
+        self.pending: list[PendingApproval] = []
+        """Every pending approval the scripted human was shown, in order."""
         self.late_writes: list[str] = []
         self.writes: dict[str, dict[str, Any]] = {}
         self.write_calls = 0
@@ -76,10 +81,15 @@ class Probe:
         """The scenario's crash plan, if it asks the harness to crash and restart."""
         self._lock = threading.Lock()
 
-    def record(self, name: str, arguments: Mapping[str, Any]) -> None:
-        """Note that ``name`` ran with ``arguments``."""
+    def record(
+        self, name: str, arguments: Mapping[str, Any], context: ToolContext | None = None
+    ) -> None:
+        """Note that ``name`` ran with ``arguments`` (and, for a context-aware handler,
+        the ``context`` it got)."""
         with self._lock:
             self.calls.append((name, dict(arguments)))
+            if context is not None:
+                self.contexts.append((name, context))
 
     def ran(self, name: str) -> int:
         """How often ``name`` ran."""
@@ -105,6 +115,7 @@ class ScriptedDecider:
     def __call__(self, pending: Sequence[PendingApproval]) -> list[Approval]:
         """Decisions for ``pending`` (as many as are left in the script)."""
         approvals: list[Approval] = []
+        self._probe.pending.extend(pending)
         for item in pending:
             if not self._decisions:
                 break
@@ -208,11 +219,12 @@ def kind_tool(
 
 def transfer_tool(probe: Probe) -> ToolSpec:
     """``transfer(to, amount)``: a write tool over the probe's in-memory ledger,
-    idempotent by the runtime's key."""
+    idempotent by the runtime's key; its preview names the caller (``requested_by``)
+    and each write notes the caller it ran for."""
 
     def preview(context: ToolContext, to: str, amount: int) -> dict[str, Any]:
         probe.previews += 1
-        return {"would_send": amount, "to": to}
+        return {"would_send": amount, "to": to, "requested_by": context.caller}
 
     def handler(context: ToolContext, to: str, amount: int) -> dict[str, Any]:
         probe.write_calls += 1
