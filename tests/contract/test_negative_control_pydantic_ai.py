@@ -117,9 +117,10 @@ EXPECTED_BROKEN: dict[str, set[str]] = {
     "refusal_stop_reason_with_calls": {"finish_reasons", T},  # answered
     "argument_over_size_limit": {"argument_validation", T},  # answered
     # Issue 25: a bare wiring hands a context-aware tool a bare context (no caller, no
-    # call id, no values: the values tool raises), and has no approval step.
+    # call id, no values: the values tool raises), and has no approval step (the write
+    # runs with no idempotency key).
     "tool_sees_the_caller": {"tool_context", T},
-    "approval_names_the_caller": {"tool_context", T},
+    "approval_names_the_caller": {"tool_context", "write_approval", T},
     "undeclared_tool_gets_no_context": {T},
     "run_values_reach_the_tool_only": {"tool_context"},
 }

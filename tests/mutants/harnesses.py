@@ -10,6 +10,7 @@ alarm).
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import inspect
 import uuid
@@ -351,6 +352,24 @@ def retrying(attempts: int) -> Callable[[list[ToolSpec]], list[ToolSpec]]:
     return lambda tools: _adapt_reads(tools, adapt)
 
 
+def shielding(shield: bool) -> Callable[[list[ToolSpec]], list[ToolSpec]]:
+    """A tool adapter that awaits each ``async def`` read tool's handler under
+    ``asyncio.shield``, so a cancellation stops the adapter but the handler keeps running
+    (``shield=False``: awaited as it is, the correct twin)."""
+
+    def adapt(spec: ToolSpec) -> ToolSpec:
+        handler = spec.handler
+
+        async def awaited(*args: Any, **kwargs: Any) -> Any:
+            if shield:
+                return await asyncio.shield(handler(*args, **kwargs))
+            return await handler(*args, **kwargs)
+
+        return dataclasses.replace(spec, handler=awaited)
+
+    return lambda tools: [adapt(t) if _is_async(t) and t.effect != "write" else t for t in tools]
+
+
 # -- redaction ----------------------------------------------------------------------
 
 
@@ -553,6 +572,13 @@ CORE_MUTANTS: tuple[Mutant, ...] = (
         _call(tools=_replace_tools(max_result_chars=1_000_000)),
     ),
     Mutant(
+        "cancelled_tool_shielded",
+        "tool adapter",
+        "async handlers awaited under asyncio.shield (they run on after a cancellation)",
+        "timeouts",
+        _call(tools=shielding(True)),
+    ),
+    Mutant(
         "no_tool_timeout",
         "tool adapter",
         "per-tool timeouts raised to a minute",
@@ -666,6 +692,7 @@ CORE_TWINS: tuple[Twin, ...] = (
     Twin("passthrough_write_adapter", _call(tools=lambda t: _adapt_writes(t, passthrough_write))),
     Twin("passthrough_endpoint", _call(options=endpoint(PassthroughEndpoint))),
     Twin("single_attempt_adapter", _call(tools=retrying(1))),
+    Twin("unshielded_async_adapter", _call(tools=shielding(False))),
     Twin("caller_passed_on", _call(options=lambda o: dataclasses.replace(o, caller=o.caller))),
     Twin("finish_reason_passed_on", _call(model=lambda m: FinishForgettingModel(m, forget=False))),
 )

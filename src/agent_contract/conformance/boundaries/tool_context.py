@@ -32,6 +32,8 @@ def whoami_tool(probe: Probe) -> ToolSpec:
     """``whoami(text)``: a context-aware tool that notes its context on the probe and
     answers with the caller it acts for."""
 
+    probe.counted.add("whoami")
+
     def handler(context: ToolContext, text: str) -> str:
         probe.record("whoami", {"text": text}, context)
         return f"acting for {context.caller}"
@@ -49,6 +51,8 @@ def vault_tool(probe: Probe) -> ToolSpec:
     """``vault(text)``: a context-aware tool that reads the run's values ``api_key`` and
     ``region`` and, carelessly, returns the key in its result (the run's redaction must
     keep it from the model and the trace)."""
+
+    probe.counted.add("vault")
 
     def handler(context: ToolContext, text: str) -> str:
         probe.record("vault", {"text": text}, context)
