@@ -133,6 +133,13 @@ KEEP_IT: Final[dict[str, str]] = {
         "`resume_agent(...)` with the human's `Approval`s: writes wait for a decision bound "
         "to the exact call and apply once."
     ),
+    "tool_context": (
+        "`run_graph(graph, contract.start(caller=..., context=...), messages)` (or "
+        "`run_agent(..., caller=..., context=...)`): a `needs_context=True` tool gets the "
+        "caller, the values and its own `tool_call_id` in its `ToolContext`, a write's "
+        "preview and approval act for the caller, a tool without it gets no context; "
+        "declare secret values in `secrets=`."
+    ),
 }
 """Per boundary: the configuration of this package that keeps it on ``create_agent``."""
 
@@ -202,6 +209,11 @@ STOCK_GIVES: Final[dict[str, str]] = {
         "A write runs at once. `HumanInTheLoopMiddleware(interrupt_on=...)` pauses a call "
         "for review, with no preview, no decision bound to the exact arguments, no "
         "idempotency key and no read-back (see MIDDLEWARE.md)."
+    ),
+    "tool_context": (
+        "A tool learns the caller only from what the team injects (`ToolRuntime`, "
+        "`InjectedToolCallId`, its own `context=`); a handler wired by hand gets no "
+        "caller, no call id and no values, and there is no approval step to act for one."
     ),
 }
 """Per boundary: what stock LangChain gives a team (``@tool`` tools, the stock middleware

@@ -140,6 +140,14 @@ KEEP_IT: Final[dict[str, str]] = {
         "snapshot, in any process: the decision is bound to the exact call, "
         "`ToolApproved(override_args=...)` cannot change what runs, and a write applies once."
     ),
+    "tool_context": (
+        "`run_agent(model, contract, user, caller=..., context=...)` (or "
+        "`contract.start(caller=..., context=...)` for the capability): a "
+        "`needs_context=True` tool gets the caller, the values and its own `tool_call_id` "
+        "in its `ToolContext`, a write's preview and approval act for the caller, a tool "
+        "without it gets no context; declare secret values in `secrets=`, where a plain "
+        "`Agent`'s tools see only what `deps` carries."
+    ),
 }
 """Per boundary: the configuration of this package that keeps it on PydanticAI."""
 

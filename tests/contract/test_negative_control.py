@@ -119,6 +119,13 @@ EXPECTED_BROKEN: dict[str, set[str]] = {
     "argument_over_size_limit": {"argument_size", T},
     "nested_argument_over_size_limit": {"argument_size", T},
     "argument_over_size_limit_in_parts": {"argument_size", T},
+    # Issue 25: a bare wiring hands a context-aware tool a bare context (no caller, no
+    # call id, no values: the values tool raises), and has no approval step (the write
+    # runs with no idempotency key).
+    "tool_sees_the_caller": {"tool_context", T},
+    "approval_names_the_caller": {"tool_context", "write_approval", T},
+    "undeclared_tool_gets_no_context": {T},
+    "run_values_reach_the_tool_only": {"tool_context"},
 }
 
 
@@ -163,6 +170,7 @@ def test_control_breaks_every_enforced_boundary(outcomes: Outcomes) -> None:
         "serialization",
         "timeouts",
         "tool_call_budget",
+        "tool_context",
         "tool_errors",
         "trace_redaction",
         "write_approval",

@@ -10,6 +10,7 @@ alarm).
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import dataclasses
 import inspect
@@ -94,7 +95,14 @@ def driver(
         make = contract or (lambda o, t: o.contract(t))
         wrapped = model(base_model)
         current = make(opts, adapted)
-        first = run(wrapped, current, opts.user, history=opts.history, caller=opts.caller)
+        first = run(
+            wrapped,
+            current,
+            opts.user,
+            history=opts.history,
+            caller=opts.caller,
+            context=opts.context,
+        )
         settled = settle_approvals(
             first,
             lambda snapshot, approvals, checkpoint=None: resume(
@@ -344,6 +352,24 @@ def retrying(attempts: int) -> Callable[[list[ToolSpec]], list[ToolSpec]]:
         return dataclasses.replace(spec, handler=retried)
 
     return lambda tools: _adapt_reads(tools, adapt)
+
+
+def shielding(shield: bool) -> Callable[[list[ToolSpec]], list[ToolSpec]]:
+    """A tool adapter that awaits each ``async def`` read tool's handler under
+    ``asyncio.shield``, so a cancellation stops the adapter but the handler keeps running
+    (``shield=False``: awaited as it is, the correct twin)."""
+
+    def adapt(spec: ToolSpec) -> ToolSpec:
+        handler = spec.handler
+
+        async def awaited(*args: Any, **kwargs: Any) -> Any:
+            if shield:
+                return await asyncio.shield(handler(*args, **kwargs))
+            return await handler(*args, **kwargs)
+
+        return dataclasses.replace(spec, handler=awaited)
+
+    return lambda tools: [adapt(t) if _is_async(t) and t.effect != "write" else t for t in tools]
 
 
 # -- redaction ----------------------------------------------------------------------
@@ -625,6 +651,13 @@ CORE_MUTANTS: tuple[Mutant, ...] = (
         _call(tools=_replace_tools(max_result_chars=1_000_000)),
     ),
     Mutant(
+        "cancelled_tool_shielded",
+        "tool adapter",
+        "async handlers awaited under asyncio.shield (they run on after a cancellation)",
+        "timeouts",
+        _call(tools=shielding(True)),
+    ),
+    Mutant(
         "no_tool_timeout",
         "tool adapter",
         "per-tool timeouts raised to a minute",
@@ -713,6 +746,14 @@ CORE_MUTANTS: tuple[Mutant, ...] = (
         "trace_redaction",
         _call(result=without_tool_results),
     ),
+    # tool context
+    Mutant(
+        "caller_dropped",
+        "run driver",
+        "runs started without the caller (caller=None)",
+        "tool_context",
+        _call(options=lambda o: dataclasses.replace(o, caller=None)),
+    ),
     # capabilities
     Mutant(
         "timeouts_undeclared",
@@ -730,6 +771,8 @@ CORE_TWINS: tuple[Twin, ...] = (
     Twin("passthrough_write_adapter", _call(tools=lambda t: _adapt_writes(t, passthrough_write))),
     Twin("passthrough_endpoint", _call(options=endpoint(PassthroughEndpoint))),
     Twin("single_attempt_adapter", _call(tools=retrying(1))),
+    Twin("unshielded_async_adapter", _call(tools=shielding(False))),
+    Twin("caller_passed_on", _call(options=lambda o: dataclasses.replace(o, caller=o.caller))),
     Twin("finish_reason_passed_on", _call(model=lambda m: FinishForgettingModel(m, forget=False))),
     Twin("configured_contract", _call(contract=configured_contract())),
     Twin("answer_schema_copied", _call(options=answer_schemas(copy.deepcopy))),

@@ -23,6 +23,7 @@ from .fixtures import PLANTED_SECRET, Probe, ScriptedDecider
 
 __all__ = [
     "EXTRAS",
+    "SUITE_CALLER",
     "Boundary",
     "BoundaryDefinition",
     "Check",
@@ -79,7 +80,7 @@ EXTRAS: Final[dict[str, str]] = {
 """The kinds of :attr:`Scenario.extras` and what a harness does with each."""
 
 
-_SUITE_CALLER: Final = "tester"
+SUITE_CALLER: Final = "tester"
 """The identity every scenario's run acts for."""
 
 
@@ -136,6 +137,8 @@ class Scenario:
     breaks :attr:`boundary`."""
     secrets: tuple[str, ...] = ()
     """More values to redact, handed to the run beside the planted secret."""
+    context: Mapping[str, Any] = field(default_factory=dict)
+    """Application values handed to the run (``RunInput.context``; empty: none)."""
     crash_at: str | None = None
     """A crash point (:data:`~agent_contract.faults.CRASH_POINTS`): the harness crashes
     there once while resuming and resumes in a fresh instance (capability
@@ -154,7 +157,8 @@ class Scenario:
             allowlist=self.allowlist,
             history=self.history,
             secrets=(PLANTED_SECRET, *self.secrets),
-            caller=_SUITE_CALLER,
+            caller=SUITE_CALLER,
+            context=dict(self.context) or None,
             crash=crash,
             decider=decider,
             commentary=self.commentary,

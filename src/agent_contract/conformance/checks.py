@@ -17,7 +17,6 @@ __all__ = [
     "check_not_emitted",
     "check_output",
     "check_ran",
-    "check_ran_once_per_attempt",
     "check_writes",
 ]
 
@@ -93,25 +92,6 @@ def check_ran(name: str, times: int, boundary: str) -> Check:
     def check(obs: Observation, model: FakeModel, probe: Probe) -> list[Problem]:
         if probe.ran(name) != times:
             message = f"{name} ran {probe.ran(name)} times, expected {times}"
-            return [Problem(boundary=boundary, message=message)]
-        return []
-
-    return check
-
-
-def check_ran_once_per_attempt(name: str, boundary: str) -> Check:
-    """The handler body of tool ``name`` ran once for the call and once more for each
-    retry the contract admitted and traced (``tool_retry`` events, charged to
-    ``max_tool_calls``); a layer that re-runs the handler where the contract cannot see
-    it (an adapter retrying inside one call) is caught. For scenarios with one call."""
-
-    def check(obs: Observation, model: FakeModel, probe: Probe) -> list[Problem]:
-        admitted = 1 + obs.trace_types.count("tool_retry")
-        if probe.ran(name) != admitted:
-            message = (
-                f"{name} ran {probe.ran(name)} times, but the contract admitted"
-                f" {admitted} attempt(s)"
-            )
             return [Problem(boundary=boundary, message=message)]
         return []
 

@@ -7,8 +7,10 @@ Every tool factory takes the run's :class:`Probe` and returns a fresh
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Final
 
 from ..approval import Approval, PendingApproval, approval_token
@@ -67,6 +69,20 @@ class Probe:
 
     def __init__(self) -> None:
         self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.contexts: list[tuple[str, ToolContext]] = []
+        """``(tool name, the ToolContext its handler got)`` per run of a context-aware
+        handler that handed it to :meth:`record`."""
+        self.pending: list[PendingApproval] = []
+        """Every pending approval the scripted human was shown, in order."""
+        self.write_runs: list[tuple[ToolContext, dict[str, Any]]] = []
+        """``(context, arguments)`` per run of the write handler."""
+        self.counted: set[str] = set()
+        """Read tools whose every handler run :meth:`record` notes with its context, so
+        runs are counted per ``tool_call_id`` (:meth:`runs_by_call`)."""
+        self.coroutines: dict[str, str] = {}
+        """``tool name -> running | cancelled | returned | raised``: where an ``async
+        def`` handler's coroutine is (:meth:`coroutine`), so a check sees whether a
+        timed-out tool really stopped, not only what was reported."""
         self.late_writes: list[str] = []
         self.writes: dict[str, dict[str, Any]] = {}
         self.write_calls = 0
@@ -74,17 +90,52 @@ class Probe:
         self.refusals: list[str] = []
         self.crash: CrashPlan | None = None
         """The scenario's crash plan, if it asks the harness to crash and restart."""
-        self._lock = threading.Lock()
+        self.lock = threading.Lock()
+        """Held while a list or count of the probe changes (handlers run on threads)."""
 
-    def record(self, name: str, arguments: Mapping[str, Any]) -> None:
-        """Note that ``name`` ran with ``arguments``."""
-        with self._lock:
+    def record(
+        self, name: str, arguments: Mapping[str, Any], context: ToolContext | None = None
+    ) -> None:
+        """Note that ``name`` ran with ``arguments`` (and, for a context-aware handler,
+        the ``context`` it got)."""
+        with self.lock:
             self.calls.append((name, dict(arguments)))
+            if context is not None:
+                self.contexts.append((name, context))
 
     def ran(self, name: str) -> int:
         """How often ``name`` ran."""
-        with self._lock:
+        with self.lock:
             return sum(1 for n, _ in self.calls if n == name)
+
+    def runs_by_call(self, names: Iterable[str]) -> dict[str, int]:
+        """How often the handlers of ``names`` ran, per ``tool_call_id`` their contexts
+        named (``{}`` when none ran)."""
+        wanted = set(names)
+        counts: dict[str, int] = {}
+        with self.lock:
+            for name, context in self.contexts:
+                if name in wanted:
+                    counts[context.tool_call_id] = counts.get(context.tool_call_id, 0) + 1
+        return counts
+
+    @contextlib.contextmanager
+    def coroutine(self, name: str) -> Iterator[None]:
+        """Around an ``async def`` handler's body: notes its coroutine ``running`` until
+        it stops, then ``cancelled`` (a cancellation ended it), ``raised`` or
+        ``returned``."""
+        with self.lock:
+            self.coroutines[name] = "running"
+        end = "raised"
+        try:
+            yield
+            end = "returned"
+        except asyncio.CancelledError:
+            end = "cancelled"
+            raise
+        finally:
+            with self.lock:
+                self.coroutines[name] = end
 
 
 class ScriptedDecider:
@@ -105,6 +156,7 @@ class ScriptedDecider:
     def __call__(self, pending: Sequence[PendingApproval]) -> list[Approval]:
         """Decisions for ``pending`` (as many as are left in the script)."""
         approvals: list[Approval] = []
+        self._probe.pending.extend(pending)
         for item in pending:
             if not self._decisions:
                 break
@@ -147,15 +199,23 @@ TEXT_SCHEMA: Final = required_object({"text": {"type": "string"}})
 def text_tool(
     name: str, description: str, reply: Callable[[str], Any], **limits: Any
 ) -> ToolFactory:
-    """A factory of a one-argument (``text``) tool that notes each call on the probe."""
+    """A factory of a one-argument (``text``) tool that notes each call, with its
+    context, on the probe (its runs are counted per call: ``probe.counted``)."""
 
     def make(probe: Probe) -> ToolSpec:
-        def handler(text: str) -> Any:
-            probe.record(name, {"text": text})
+        probe.counted.add(name)
+
+        def handler(context: ToolContext, text: str) -> Any:
+            probe.record(name, {"text": text}, context)
             return reply(text)
 
         return ToolSpec(
-            name=name, description=description, parameters=TEXT_SCHEMA, handler=handler, **limits
+            name=name,
+            description=description,
+            parameters=TEXT_SCHEMA,
+            handler=handler,
+            needs_context=True,
+            **limits,
         )
 
     return make
@@ -166,10 +226,12 @@ echo_tool: Final = text_tool("echo", "Echo the text back.", lambda text: f"echo:
 
 
 def forecast_tool(probe: Probe) -> ToolSpec:
-    """``forecast(city, days)``: a read tool with a constrained schema."""
+    """``forecast(city, days)``: a read tool with a constrained schema (its runs are
+    counted per call)."""
+    probe.counted.add("forecast")
 
-    def handler(city: str, days: int) -> dict[str, Any]:
-        probe.record("forecast", {"city": city, "days": days})
+    def handler(context: ToolContext, city: str, days: int) -> dict[str, Any]:
+        probe.record("forecast", {"city": city, "days": days}, context)
         return {"city": city, "days": days, "summary": "sunny"}
 
     return ToolSpec(
@@ -182,6 +244,7 @@ def forecast_tool(probe: Probe) -> ToolSpec:
             }
         ),
         handler=handler,
+        needs_context=True,
     )
 
 
@@ -189,11 +252,13 @@ def kind_tool(
     name: str, description: str, kinds: Mapping[str, Any], act: Callable[[str, Any], Any]
 ) -> ToolFactory:
     """A factory of a tool taking one ``kind`` (an enum of ``kinds``' keys): it notes the
-    call on the probe and returns ``act(kind, kinds[kind])``."""
+    call, with its context, on the probe and returns ``act(kind, kinds[kind])``."""
 
     def make(probe: Probe) -> ToolSpec:
-        def handler(kind: str) -> Any:
-            probe.record(name, {"kind": kind})
+        probe.counted.add(name)
+
+        def handler(context: ToolContext, kind: str) -> Any:
+            probe.record(name, {"kind": kind}, context)
             return act(kind, kinds[kind])
 
         return ToolSpec(
@@ -201,6 +266,7 @@ def kind_tool(
             description=description,
             parameters=required_object({"kind": {"type": "string", "enum": sorted(kinds)}}),
             handler=handler,
+            needs_context=True,
         )
 
     return make
@@ -208,14 +274,18 @@ def kind_tool(
 
 def transfer_tool(probe: Probe) -> ToolSpec:
     """``transfer(to, amount)``: a write tool over the probe's in-memory ledger,
-    idempotent by the runtime's key."""
+    idempotent by the runtime's key; its preview names the caller (``requested_by``)
+    and each write notes the caller it ran for (and, on the probe, its context:
+    ``probe.write_runs``)."""
 
     def preview(context: ToolContext, to: str, amount: int) -> dict[str, Any]:
         probe.previews += 1
-        return {"would_send": amount, "to": to}
+        return {"would_send": amount, "to": to, "requested_by": context.caller}
 
     def handler(context: ToolContext, to: str, amount: int) -> dict[str, Any]:
         probe.write_calls += 1
+        with probe.lock:
+            probe.write_runs.append((context, {"to": to, "amount": amount}))
         key = context.idempotency_key or ""
         if key not in probe.writes:
             probe.writes[key] = {"to": to, "amount": amount, "caller": context.caller}

@@ -397,6 +397,18 @@ class ContractSuite:
         """
         self.check_scenario(scenario)
 
+    def test_tool_context(self, scenario: Scenario) -> None:
+        """A context-aware tool gets the run's caller, values and its own call's
+        ``tool_call_id``; a write's approval acts for the caller; a tool that declared no
+        context gets none; a secret among the values never reaches the trace or the
+        model.
+
+        If this fails: the harness starts runs without the caller or the values (pass
+        ``caller=`` and ``context=`` to ``Contract.start``, or use ``RunInput.start``), or
+        hands a tool a context of its own making.
+        """
+        self.check_scenario(scenario)
+
     def test_other_boundaries(self, scenario: Scenario) -> None:
         """Scenarios of boundaries that have no standard test of their own yet.
 

@@ -87,7 +87,8 @@ def _command_tool(spec: ToolSpec) -> BaseTool:
         context = current_tool_context.get()
         if context is None:
             raise ConfigurationError(f"command tool {spec.name!r} runs under the contract")
-        content = serialize_result(spec.handler(**arguments))
+        handler_args = (context,) if spec.needs_context else ()
+        content = serialize_result(spec.handler(*handler_args, **arguments))
         message = ToolMessage(content=content, tool_call_id=context.tool_call_id, name=spec.name)
         return Command(update={"messages": [message]})
 

@@ -25,6 +25,7 @@ from . import (
     serialization,
     timeouts,
     tool_call_budget,
+    tool_context,
     tool_errors,
     trace_redaction,
     write_approval,
@@ -59,6 +60,7 @@ DEFINITIONS: Final[tuple[BoundaryDefinition, ...]] = (
     history.DEFINITION,
     trace_redaction.DEFINITION,
     write_approval.DEFINITION,
+    tool_context.DEFINITION,
 )
 """Every boundary's definition, in report order (one line per boundary module)."""
 

@@ -60,12 +60,14 @@ def hang_tool(probe: Probe) -> ToolSpec:
 
 def async_hang_tool(probe: Probe) -> ToolSpec:
     """``async_hang(text)``: an ``async def`` handler that awaits 0.6 s under a 0.15 s
-    timeout, then notes a late write (which a cancelled task never makes)."""
+    timeout, then notes a late write (which a cancelled task never makes); the probe
+    notes where its coroutine is (``probe.coroutines``)."""
 
     async def handler(text: str) -> str:
-        await asyncio.sleep(0.6)
-        probe.late_writes.append(text)
-        return "finished late"
+        with probe.coroutine("async_hang"):
+            await asyncio.sleep(0.6)
+            probe.late_writes.append(text)
+            return "finished late"
 
     return _too_slow("async_hang", "An async tool that is too slow.", handler)
 
@@ -123,8 +125,10 @@ def check_timeout(obs: Observation, model: FakeModel, probe: Probe) -> list[Prob
 
 
 def check_cancelled(obs: Observation, model: FakeModel, probe: Probe) -> list[Problem]:
-    """The timed-out async tool was cancelled (outcome ``cancelled``) and its late write
-    never happened."""
+    """The timed-out async tool was cancelled (outcome ``cancelled``), its coroutine had
+    really stopped by that cancellation when the run ended (what the probe saw, not what
+    was reported: a handler shielded from the cancellation is still running), and its
+    late write never happened."""
     problems = []
     outcomes = [
         json.loads(m["content"]).get("outcome")
@@ -135,6 +139,12 @@ def check_cancelled(obs: Observation, model: FakeModel, probe: Probe) -> list[Pr
         problems.append(f"timeout outcomes {outcomes}, expected ['cancelled']")
     if probe.late_writes:
         problems.append(f"the cancelled tool still wrote {probe.late_writes}")
+    where = probe.coroutines.get("async_hang")
+    if outcomes == ["cancelled"] and where != "cancelled":
+        problems.append(
+            f"reported cancelled, but the tool's coroutine was {where or 'never started'} "
+            "when the run ended (a cancelled call must have stopped)"
+        )
     return [Problem(boundary="timeouts", message=m) for m in problems]
 
 

@@ -1,6 +1,8 @@
 """The fail-closed tool-errors boundary: tool failures are classified errors, never raw
 exceptions or text (a raising tool, a tool's own classified errors, a tool that pauses
-on a framework interrupt).
+on a framework interrupt); and, in every run, a failure reported once was run once: each
+handler body ran once per call plus the retries the contract admitted
+(:func:`check_handler_runs`).
 """
 
 from __future__ import annotations
@@ -12,10 +14,16 @@ from ...errors import NotFoundError, TransientError, UnauthorizedError
 from ...harnesses import Observation
 from ...testing import FakeModel, tool_call
 from ..base import Boundary, BoundaryDefinition, Problem, Scenario, call_then_answer
-from ..checks import check_ran_once_per_attempt
 from ..fixtures import PLANTED_SECRET, Probe, kind_tool, text_tool, tools_with
 
-__all__ = ["DEFINITION", "ask_tool", "check_hidden_text", "explode_tool", "fetch_record_tool"]
+__all__ = [
+    "DEFINITION",
+    "ask_tool",
+    "check_handler_runs",
+    "check_hidden_text",
+    "explode_tool",
+    "fetch_record_tool",
+]
 
 
 def _explode(text: str) -> str:
@@ -39,6 +47,45 @@ fetch_record_tool: Final = kind_tool(
 """``fetch_record(kind)``: raises the classified ToolError ``kind`` names."""
 ask_tool: Final = text_tool("ask_human", "Asks the user.", lambda text: f"asked: {text}")
 """``ask_human(text)``: a harness with pauses pauses before it runs."""
+
+
+def _history_ids(scenario: Scenario) -> set[str]:
+    return {c.id for m in scenario.history for c in m.tool_calls if c.id}
+
+
+def check_handler_runs(
+    scenario: Scenario, obs: Observation, model: FakeModel, probe: Probe
+) -> list[Problem]:
+    """In every run: the handler body of each counted read tool (``probe.counted``) ran
+    at most once per ``tool_call_id`` the model issued in the run, and once more only for
+    each retry the contract admitted and traced (``tool_retry``, charged to the budget);
+    a call the run answered with a success ran exactly so. A layer that re-runs a
+    handler where the contract cannot see it (an adapter retrying inside one call) is
+    caught by what the handler itself noted, whatever the run reported.
+
+    Runs under an id the model never issued (a bare context's ``""``) are not counted,
+    and then no run can be matched to its call: whether a tool got its call's id is the
+    tool-context boundary's."""
+    issued = {i for i in obs.issued_ids if i} - _history_ids(scenario)
+    runs = probe.runs_by_call(probe.counted)
+    admitted = 1 + obs.trace_types.count("tool_retry")
+    problems = [
+        f"the handler ran {count} times for call {call_id!r}, but the contract admitted "
+        f"{admitted} attempt(s)"
+        for call_id, count in sorted(runs.items())
+        if call_id in issued and count > admitted
+    ]
+    if all(call_id in issued for call_id in runs):
+        problems += [
+            f"call {m['id']!r} of {m['name']!r} was answered with a success, but its "
+            "handler never ran"
+            for m in obs.tool_messages
+            if m["status"] == "success"
+            and m["name"] in probe.counted
+            and m["id"] in issued
+            and not runs.get(m["id"])
+        ]
+    return [Problem(boundary="tool_errors", message=m) for m in problems]
 
 
 def check_hidden_text(obs: Observation, model: FakeModel, probe: Probe) -> list[Problem]:
@@ -69,7 +116,7 @@ DEFINITION: Final = BoundaryDefinition(
             answer="it failed",
             result=("error", "tool_error"),
             tools=tools_with(explode_tool),
-            extra=(check_hidden_text, check_ran_once_per_attempt("explode", "tool_errors")),
+            extra=(check_hidden_text,),
         ),
         *[
             call_then_answer(
@@ -80,7 +127,6 @@ DEFINITION: Final = BoundaryDefinition(
                 answer="handled",
                 result=("error", kind),
                 tools=tools_with(fetch_record_tool),
-                extra=(check_ran_once_per_attempt("fetch_record", "tool_errors"),),
             )
             for kind in ("unauthorized", "not_found", "transient")
         ],
@@ -98,5 +144,6 @@ DEFINITION: Final = BoundaryDefinition(
             must_not_run=("ask_human",),
         ),
     ),
+    every_run=(check_handler_runs,),
 )
 """The fail-closed tool errors boundary: its row and its scenarios."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final
 
+from ...approval import idempotency_key
 from ...harnesses import Observation
 from ...testing import FakeModel, tool_call
 from ...tools import ToolContext, ToolSpec
@@ -16,7 +17,7 @@ from ..base import Boundary, BoundaryDefinition, Check, Problem, Scenario, call_
 from ..checks import check_model_calls, check_writes
 from ..fixtures import Probe, tools_with, transfer_tool
 
-__all__ = ["DEFINITION", "check_crash_restart", "flaky_ack_transfer_tool"]
+__all__ = ["DEFINITION", "check_crash_restart", "check_write_keys", "flaky_ack_transfer_tool"]
 
 _SEND: Final = {"to": "bob", "amount": 10}
 _TRANSFER_TOOLS: Final = tools_with(transfer_tool)
@@ -63,6 +64,29 @@ def check_crash_restart(
         f"time(s), restarted {restarts} time(s), expected once each"
     )
     return [Problem(boundary="write_approval", message=message)]
+
+
+def check_write_keys(
+    scenario: Scenario, obs: Observation, model: FakeModel, probe: Probe
+) -> list[Problem]:
+    """In every run: each time the write handler ran (``transfer``), it ran with the
+    idempotency key of its call and the arguments it wrote
+    (:func:`~agent_contract.approval.idempotency_key`), so a write that runs more than
+    once for one call (a retry, a resume after a crash) is the same write and applies
+    once: a re-run the contract allows is one with the same key."""
+    problems = []
+    with probe.lock:
+        runs = list(probe.write_runs)
+    for context, arguments in runs:
+        key = idempotency_key(context.run_id, context.tool_call_id, "transfer", arguments)
+        if context.idempotency_key is None:
+            problems.append("the write ran without an idempotency key")
+        elif context.idempotency_key != key:
+            problems.append(
+                f"the write for call {context.tool_call_id!r} ran with the idempotency key "
+                f"{context.idempotency_key!r}, not its call's {key!r}"
+            )
+    return [Problem(boundary="write_approval", message=m) for m in problems]
 
 
 def _decided(
@@ -202,6 +226,6 @@ DEFINITION: Final = BoundaryDefinition(
             )
         ),
     ),
-    every_run=(check_crash_restart,),
+    every_run=(check_crash_restart, check_write_keys),
 )
 """The approval for writes boundary: its row and its scenarios, and the check it makes in every run."""
