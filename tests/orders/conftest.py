@@ -25,7 +25,7 @@ import pytest
 from agent_contract.app import cli
 from agent_contract.app.builtin_tools.orders import OrderStore, lookup_order_tool, refund_order_tool
 from agent_contract.app.demo import DATA_DIR_ENV, start_demo
-from agent_contract.app.store import RUNS_LABEL, RunStore
+from agent_contract.runstore import RUNS_LABEL, RunStore
 from agent_contract.approval import Approval
 from agent_contract.budget import Budget
 from agent_contract.datafolder import LOCK_TIMEOUT_ENV

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from agent_contract.app.demo import DemoRun, start_demo
-from agent_contract.app.store import RollbackError, RunStore
+from agent_contract.runstore import RollbackError, RunStore
 from agent_contract.sealing import folder_key
 
 Invoke = Callable[..., tuple[int, str, str]]

@@ -15,7 +15,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from agent_contract import Contract, ToolContext, ToolSpec, run
 from agent_contract.app.builtin_tools.orders import OrderStore
 from agent_contract.app.demo import approve_demo, start_demo
-from agent_contract.app.store import RUNS_LABEL, RunStore
+from agent_contract.runstore import RUNS_LABEL, RunStore
 from agent_contract.approval import Approval
 from agent_contract.errors import (
     ApprovalError,

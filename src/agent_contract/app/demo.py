@@ -27,7 +27,7 @@ from ..testing import DemoModel
 from ..trace import TraceSink
 from .decisions import AmbiguousEditError, held_budget, repeated_decision
 from .folder import DATA_DIR_ENV, DemoFolder, data_dir, demo_tools
-from .store import FINISHED_PREFIX, RunStore
+from ..runstore import FINISHED_PREFIX, RunStore
 
 __all__ = [
     "DATA_DIR_ENV",

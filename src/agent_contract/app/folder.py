@@ -48,7 +48,7 @@ from .builtin_tools import calculator_tool, policy_lookup_tool
 from .builtin_tools.order_data import has_tables
 from .builtin_tools.orders import OrderStore, lookup_order_tool, refund_order_tool
 from .signals import deferred_signals
-from .store import FINISHED_PREFIX, RunStore
+from ..runstore import FINISHED_PREFIX, RunStore
 
 __all__ = [
     "APPROVAL_LABEL",

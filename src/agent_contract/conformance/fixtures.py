@@ -14,6 +14,7 @@ from typing import Any, Final
 from ..approval import Approval, PendingApproval, approval_token
 from ..errors import ApprovalError
 from ..faults import CrashPlan
+from ..tampering import TamperPlan
 from ..messages import Message, ToolCall
 from ..tools import ToolContext, ToolSpec
 from ..trace import RedactionPolicy
@@ -74,6 +75,8 @@ class Probe:
         self.refusals: list[str] = []
         self.crash: CrashPlan | None = None
         """The scenario's crash plan, if it asks the harness to crash and restart."""
+        self.tamper: TamperPlan | None = None
+        """The scenario's tamper plan, if it asks the harness to reopen a tampered store."""
         self._lock = threading.Lock()
 
     def record(self, name: str, arguments: Mapping[str, Any]) -> None:

@@ -14,6 +14,7 @@ from . import (
     allowlist,
     argument_validation,
     call_id_binding,
+    checkpoint_integrity,
     deadline,
     finish_reasons,
     history,
@@ -57,6 +58,7 @@ DEFINITIONS: Final[tuple[BoundaryDefinition, ...]] = (
     history.DEFINITION,
     trace_redaction.DEFINITION,
     write_approval.DEFINITION,
+    checkpoint_integrity.DEFINITION,
 )
 """Every boundary's definition, in report order (one line per boundary module)."""
 
