@@ -27,8 +27,8 @@ from .errors import ApprovalError
 from .faults import CrashPlan, is_simulated_crash
 from .loop import resume, run_input
 from .model import Model
-from .runtime import Checkpoint, Contract, Decider, RunInput, RunResult
 from .runstore import RunStore
+from .runtime import Checkpoint, Contract, Decider, RunInput, RunResult
 from .tampering import OpenStore
 from .tools import ToolSpec
 

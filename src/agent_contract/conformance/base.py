@@ -14,10 +14,10 @@ from typing import Any, Final, Literal
 
 from ..budget import Budget
 from ..faults import CrashPlan
-from ..tampering import TamperPlan
 from ..harnesses import Observation, RunInput
 from ..messages import Completion, Message
 from ..runtime import AnswerFormat, Commentary
+from ..tampering import TamperPlan
 from ..testing import FakeModel, Reply
 from ..tools import ToolSpec
 from .fixtures import PLANTED_SECRET, Probe, ScriptedDecider

@@ -14,8 +14,8 @@ from typing import Any, Final
 from ..approval import Approval, PendingApproval, approval_token
 from ..errors import ApprovalError
 from ..faults import CrashPlan
-from ..tampering import TamperPlan
 from ..messages import Message, ToolCall
+from ..tampering import TamperPlan
 from ..tools import ToolContext, ToolSpec
 from ..trace import RedactionPolicy
 
