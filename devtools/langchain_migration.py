@@ -126,6 +126,13 @@ KEEP_IT: Final[dict[str, str]] = {
         "`resume_agent(...)` with the human's `Approval`s: writes wait for a decision bound "
         "to the exact call and apply once."
     ),
+    "checkpoint_integrity": (
+        "The app's `RunStore` for the paused run (sealed, encrypted, versioned rows) and "
+        "`sqlite_checkpointer(path)` for the graph (`SealedSerializer`, the paused "
+        "checkpoint's seal in the stored run): a row the store did not seal, an edited "
+        "one, an older copy put back or another run's row is refused with "
+        "`CheckpointError` before anything runs, and the approval is kept."
+    ),
 }
 """Per boundary: the configuration of this package that keeps it on ``create_agent``."""
 
@@ -191,6 +198,11 @@ STOCK_GIVES: Final[dict[str, str]] = {
         "A write runs at once. `HumanInTheLoopMiddleware(interrupt_on=...)` pauses a call "
         "for review, with no preview, no decision bound to the exact arguments, no "
         "idempotency key and no read-back (see MIDDLEWARE.md)."
+    ),
+    "checkpoint_integrity": (
+        "`SqliteSaver` stores what the graph hands it and reads back whatever a row holds: "
+        "no seal, so a forged, edited, rolled-back or grafted checkpoint is resumed from "
+        "(its default serializer once ran the code a stored row named)."
     ),
 }
 """Per boundary: what stock LangChain gives a team (``@tool`` tools, the stock middleware

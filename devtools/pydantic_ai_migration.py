@@ -133,6 +133,12 @@ KEEP_IT: Final[dict[str, str]] = {
         "snapshot, in any process: the decision is bound to the exact call, "
         "`ToolApproved(override_args=...)` cannot change what runs, and a write applies once."
     ),
+    "checkpoint_integrity": (
+        "Keep the paused run's snapshot (all a paused PydanticAI run needs) in the app's "
+        "`RunStore`: sealed, encrypted, versioned rows; a forged, edited, rolled-back or "
+        "grafted row is refused with `CheckpointError` before `resume_agent` runs "
+        "anything, and the approval is kept."
+    ),
 }
 """Per boundary: the configuration of this package that keeps it on PydanticAI."""
 

@@ -50,8 +50,8 @@ def check_refused(kind: str) -> Check:
             )
         elif (reopened, refused) != (1, 1):
             message = (
-                f"asked to store the paused run and reopen it after a {kind} row: reopened "
-                f"{reopened} time(s), refused {refused} time(s), expected once each"
+                f"asked to reopen the paused run's store after a tampering ({kind}): "
+                f"reopened {reopened} time(s), refused {refused} time(s), expected once each"
             )
         else:
             return []
