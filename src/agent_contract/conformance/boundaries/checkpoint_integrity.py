@@ -90,8 +90,8 @@ DEFINITION: Final = BoundaryDefinition(
         rule="a paused run's store refuses a forged, edited, rolled-back or grafted row "
         "before anything runs, and the approval is not used up",
         keep_it=(
-            "Keep paused runs in `RunStore` (sealed, encrypted, versioned rows; LangGraph's "
-            "checkpoints through the binding's `SealedSerializer`) and resume only what it "
+            "Keep paused runs in `RunStore` (sealed, encrypted, versioned rows; a framework's "
+            "checkpoints through its binding's sealed serializer) and resume only what it "
             "reads back: a row it did not seal, an edited, older or another run's row raises "
             "`CheckpointError` before any decision is recorded or any tool runs."
         ),
