@@ -116,12 +116,11 @@ EXPECTED_BROKEN: dict[str, set[str]] = {
     "finished_tool_call_runs": {T},
     "refusal_stop_reason_with_calls": {"finish_reasons", T},  # answered
     "argument_over_size_limit": {"argument_validation", T},  # answered
-    # no durable store of the contract: the paused run is never stored, tampered with and
-    # reopened (not counted on a control, which does not declare durable_store)
-    "checkpoint_forged_refused": {"checkpoint_integrity", T},
-    "checkpoint_edited_refused": {"checkpoint_integrity", T},
-    "checkpoint_rolled_back_refused": {"checkpoint_integrity", T},
-    "checkpoint_grafted_refused": {"checkpoint_integrity", T},
+    # not expressed: the control declares no durable_store (no durable store of the contract)
+    "checkpoint_forged_refused": set(),
+    "checkpoint_edited_refused": set(),
+    "checkpoint_rolled_back_refused": set(),
+    "checkpoint_grafted_refused": set(),
 }
 
 
