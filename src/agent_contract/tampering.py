@@ -109,7 +109,9 @@ class SnapshotStore(Protocol):
 
 OpenStore = Callable[[Path], SnapshotStore]
 """``open_store(path) -> store``: opens the store file ``path`` (in a data folder, whose
-key it reads or makes), as ``RunStore(path)``."""
+key it reads or makes), as ``RunStore(path)``. The tampering edits the file with plain
+SQL, so the store keeps :class:`~agent_contract.runstore.RunStore`'s tables (a RunStore,
+or a subclass or wrapper of one)."""
 
 
 def _flipped(text: str) -> str:
