@@ -39,8 +39,10 @@ from .runstore import ENCRYPTED_PREFIX, RunStore
 from .sealing import seal
 
 __all__ = [
+    "RUNS_FILE",
     "RUN_TABLES",
     "TAMPERINGS",
+    "OpenStore",
     "Rows",
     "SnapshotStore",
     "TamperPlan",
