@@ -140,6 +140,13 @@ KEEP_IT: Final[dict[str, str]] = {
         "preview and approval act for the caller, a tool without it gets no context; "
         "declare secret values in `secrets=`."
     ),
+    "checkpoint_integrity": (
+        "The app's `RunStore` for the paused run (sealed, encrypted, versioned rows) and "
+        "`sqlite_checkpointer(path)` for the graph (`SealedSerializer`, the paused "
+        "checkpoint's seal in the stored run): a row the store did not seal, an edited "
+        "one, an older copy put back or another run's row is refused with "
+        "`CheckpointError` before anything runs, and the approval is kept."
+    ),
 }
 """Per boundary: the configuration of this package that keeps it on ``create_agent``."""
 
@@ -214,6 +221,11 @@ STOCK_GIVES: Final[dict[str, str]] = {
         "A tool learns the caller only from what the team injects (`ToolRuntime`, "
         "`InjectedToolCallId`, its own `context=`); a handler wired by hand gets no "
         "caller, no call id and no values, and there is no approval step to act for one."
+    ),
+    "checkpoint_integrity": (
+        "`SqliteSaver` stores what the graph hands it and reads back whatever a row holds: "
+        "no seal, so a forged, edited, rolled-back or grafted checkpoint is resumed from "
+        "(its default serializer once ran the code a stored row named)."
     ),
 }
 """Per boundary: what stock LangChain gives a team (``@tool`` tools, the stock middleware

@@ -148,6 +148,12 @@ KEEP_IT: Final[dict[str, str]] = {
         "without it gets no context; declare secret values in `secrets=`, where a plain "
         "`Agent`'s tools see only what `deps` carries."
     ),
+    "checkpoint_integrity": (
+        "Keep the paused run's snapshot (all a paused PydanticAI run needs) in the app's "
+        "`RunStore`: sealed, encrypted, versioned rows; a forged, edited, rolled-back or "
+        "grafted row is refused with `CheckpointError` before `resume_agent` runs "
+        "anything, and the approval is kept."
+    ),
 }
 """Per boundary: the configuration of this package that keeps it on PydanticAI."""
 

@@ -42,9 +42,9 @@ from langchain.tools import ToolRuntime, tool
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from agent_contract import Approval, Budget, Contract
-from agent_contract.app.store import RunStore
 from agent_contract.errors import AgentContractError
 from agent_contract.messages import Message
+from agent_contract.runstore import RunStore
 from agent_contract.testing import FakeModel, tool_call
 from agent_contract_langchain import (
     ContractChatModel,

@@ -27,7 +27,9 @@ from .errors import ApprovalError
 from .faults import CrashPlan, is_simulated_crash
 from .loop import resume, run_input
 from .model import Model
+from .runstore import RunStore
 from .runtime import Checkpoint, Contract, Decider, RunInput, RunResult
+from .tampering import OpenStore
 from .tools import ToolSpec
 
 __all__ = [
@@ -159,6 +161,7 @@ def settle_approvals(
     *,
     max_rounds: int = 10,
     restart: Restart | None = None,
+    open_store: OpenStore = RunStore,
 ) -> RunResult:
     """Answer ``pending_approval`` stops with the options' decider until the run ends,
     the decider has nothing more to say, or ``max_rounds`` passes. A refused decision
@@ -168,7 +171,14 @@ def settle_approvals(
     armed and a ``checkpoint`` that stores the snapshot (as a JSON copy, what a store
     on disk keeps); when it crashes, everything it held is dropped and ``restart`` gets
     the last stored snapshot and the same decisions (an identical decision is accepted
-    again; a write that already happened is verified, not repeated)."""
+    again; a write that already happened is verified, not repeated).
+
+    With ``options.tamper`` (capability ``durable_store``), the first decisions go to
+    the run as a durable store reads it back: the paused snapshot is stored with
+    ``open_store`` (the harness's store; default :class:`~agent_contract.runstore.RunStore`)
+    in a fresh data folder, its row tampered with and the store reopened
+    (:meth:`~agent_contract.tampering.TamperPlan.reopen`): a store that refuses the row
+    has it put right and resumes from what it reads then."""
     plan = options.crash if restart is not None else None
     for _ in range(max_rounds):
         if result.stop_reason != "pending_approval" or options.decider is None:
@@ -178,11 +188,16 @@ def settle_approvals(
         approvals = options.decider(result.pending_approvals)
         if not approvals:
             return result
+        snapshot = result.snapshot
+        if options.tamper is not None and not options.tamper.reopened:
+            snapshot = options.tamper.reopen(
+                snapshot, open_store=open_store, harness=result.harness
+            )
         try:
             if plan is not None and restart is not None and not plan.fired:
-                result = _resume_crashing(result.snapshot, approvals, resume, restart, plan)
+                result = _resume_crashing(snapshot, approvals, resume, restart, plan)
             else:
-                result = resume(result.snapshot, approvals)
+                result = resume(snapshot, approvals)
         except ApprovalError as exc:
             options.decider.refused(exc)
     return result
@@ -232,16 +247,18 @@ CORE_CAPABILITIES: Final = ("timeouts", "write_tools")
 """What a harness can express unless it declares ``capabilities`` itself: the contract's
 own features. Scenarios that need a framework's pieces (middleware, commands, pauses,
 threads) run only on a harness that declares them."""
-COUNTED_CAPABILITIES: Final = (*CORE_CAPABILITIES, "crash_restart")
+COUNTED_CAPABILITIES: Final = (*CORE_CAPABILITIES, "crash_restart", "durable_store")
 """Capabilities whose scenarios check the contract itself: a harness that does not
 declare one leaves those scenarios, and so their boundaries, *not checked*, which
 ``agent-contract check`` counts and fails on unless the team opts out
 (``--allow-unchecked``). A framework's pieces (middleware, commands...) are not
 counted: a harness without that framework has nothing there to check.
 ``crash_restart`` is the crash/restart hook
-(:attr:`~agent_contract.runtime.input.RunInput.crash`); it is not assumed for a harness
+(:attr:`~agent_contract.runtime.input.RunInput.crash`); ``durable_store`` is the
+checkpoint-integrity hook (:attr:`~agent_contract.runtime.input.RunInput.tamper`: a paused
+run's stored row tampered with, the store reopened). Neither is assumed for a harness
 that declares nothing."""
-OFFLINE_CAPABILITIES: Final = (*CORE_CAPABILITIES, "crash_restart")
+OFFLINE_CAPABILITIES: Final = (*CORE_CAPABILITIES, "crash_restart", "durable_store")
 """What the offline loop can express."""
 offline_harness.capabilities = OFFLINE_CAPABILITIES  # type: ignore[attr-defined]
 

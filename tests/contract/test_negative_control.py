@@ -126,6 +126,12 @@ EXPECTED_BROKEN: dict[str, set[str]] = {
     "approval_names_the_caller": {"tool_context", "write_approval", T},
     "undeclared_tool_gets_no_context": {T},
     "run_values_reach_the_tool_only": {"tool_context"},
+    # no durable store of the contract: the paused run is never stored, tampered with and
+    # reopened (not counted on a control, which does not declare durable_store)
+    "checkpoint_forged_refused": {"checkpoint_integrity", T},
+    "checkpoint_edited_refused": {"checkpoint_integrity", T},
+    "checkpoint_rolled_back_refused": {"checkpoint_integrity", T},
+    "checkpoint_grafted_refused": {"checkpoint_integrity", T},
 }
 
 

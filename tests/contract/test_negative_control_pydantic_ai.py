@@ -129,6 +129,11 @@ EXPECTED_BROKEN: dict[str, set[str]] = {
     "approval_names_the_caller": {"tool_context", "write_approval", T},
     "undeclared_tool_gets_no_context": {T},
     "run_values_reach_the_tool_only": {"tool_context"},
+    # not expressed: the control declares no durable_store (no durable store of the contract)
+    "checkpoint_forged_refused": set(),
+    "checkpoint_edited_refused": set(),
+    "checkpoint_rolled_back_refused": set(),
+    "checkpoint_grafted_refused": set(),
 }
 
 

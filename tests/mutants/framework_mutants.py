@@ -96,7 +96,7 @@ def create_agent_harness(
         graph, contract = build()
         return run_options(graph, contract, opts, mode="invoke", rebuild=build)
 
-    harness.capabilities = ("timeouts", "write_tools", "crash_restart")  # type: ignore[attr-defined]
+    harness.capabilities = ("timeouts", "write_tools", "crash_restart", "durable_store")  # type: ignore[attr-defined]
     return harness
 
 

@@ -14,9 +14,13 @@ import asyncio
 import copy
 import dataclasses
 import inspect
+import json
+import sqlite3
 import uuid
 from collections.abc import Callable, Sequence
+from contextlib import closing
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from agent_contract.approval import Approval, PendingApproval
@@ -34,7 +38,9 @@ from agent_contract.harnesses import (
 from agent_contract.loop import resume, run
 from agent_contract.messages import Completion, Message
 from agent_contract.model import Model
+from agent_contract.runstore import SECRETS_FIELD, VERSION_FIELD, RunStore
 from agent_contract.runtime import AnswerFormat, Contract, RunResult, Stop
+from agent_contract.tampering import OpenStore
 from agent_contract.tools import ToolContext, ToolSpec
 from agent_contract.trace import RedactionPolicy
 
@@ -84,6 +90,7 @@ def driver(
     tools: Callable[[list[ToolSpec]], list[ToolSpec]] = lambda t: t,
     result: Callable[[RunResult], RunResult | Observation] = lambda r: r,
     capabilities: Sequence[str] = OFFLINE_CAPABILITIES,
+    open_store: OpenStore = RunStore,
 ) -> Harness:
     """The offline harness with one piece of the team's wiring swapped in."""
 
@@ -112,10 +119,36 @@ def driver(
             restart=lambda snapshot, approvals: resume(
                 wrapped, make(opts, tools(base_tools)), snapshot, approvals
             ),
+            open_store=open_store,
         )
         return result(settled)
 
     return _with_caps(harness, capabilities)
+
+
+# -- a run store (where paused runs are kept) -------------------------------------------
+
+
+class FastLoadingStore(RunStore):
+    """A team's run store that "makes loading faster": ``load`` reads the row and decrypts
+    it without checking its seal or its version (``verify=True``: the stock load, the
+    twin)."""
+
+    def __init__(self, path: Path, *, verify: bool = False) -> None:
+        super().__init__(path)
+        self.verify = verify
+
+    def load(self, thread_id: str) -> tuple[str, dict[str, Any]]:
+        if self.verify:
+            return super().load(thread_id)
+        with closing(sqlite3.connect(self.path)) as conn:
+            harness, text = conn.execute(
+                "SELECT harness, snapshot FROM runs WHERE thread_id = ?", (thread_id,)
+            ).fetchone()
+        snapshot = json.loads(self.decode(text))
+        for field_name in (SECRETS_FIELD, VERSION_FIELD):
+            snapshot.pop(field_name, None)
+        return str(harness), snapshot
 
 
 # -- model adapters (what the contract is shown of the model's reply) ------------------
@@ -760,8 +793,16 @@ CORE_MUTANTS: tuple[Mutant, ...] = (
         "run driver",
         "the harness does not declare the timeouts capability",
         "timeouts",
-        _call(capabilities=("write_tools", "crash_restart")),
+        _call(capabilities=("write_tools", "crash_restart", "durable_store")),
         unchecked=True,
+    ),
+    # run stores
+    Mutant(
+        "store_load_unverified",
+        "run store",
+        "a run store subclass whose load skips the seal and version checks",
+        "checkpoint_integrity",
+        _call(open_store=FastLoadingStore),
     ),
 )
 
@@ -776,6 +817,10 @@ CORE_TWINS: tuple[Twin, ...] = (
     Twin("finish_reason_passed_on", _call(model=lambda m: FinishForgettingModel(m, forget=False))),
     Twin("configured_contract", _call(contract=configured_contract())),
     Twin("answer_schema_copied", _call(options=answer_schemas(copy.deepcopy))),
+    Twin(
+        "store_load_verified",
+        _call(open_store=lambda path: FastLoadingStore(path, verify=True)),
+    ),
 )
 
 

@@ -25,7 +25,6 @@ import pytest
 from agent_contract.app import cli
 from agent_contract.app.builtin_tools.orders import OrderStore, lookup_order_tool, refund_order_tool
 from agent_contract.app.demo import DATA_DIR_ENV, start_demo
-from agent_contract.app.store import RUNS_LABEL, RunStore
 from agent_contract.approval import Approval
 from agent_contract.budget import Budget
 from agent_contract.datafolder import LOCK_TIMEOUT_ENV
@@ -34,6 +33,7 @@ from agent_contract.loop import resume as resume_offline
 from agent_contract.loop import run as run_offline
 from agent_contract.model import Model
 from agent_contract.results import ToolOutput
+from agent_contract.runstore import RUNS_LABEL, RunStore
 from agent_contract.runtime import Contract, RunResult
 from agent_contract.sealing import folder_key, seal, subkey
 from agent_contract.tools import ToolContext

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from agent_contract.app import store as store_module
+from agent_contract import runstore as store_module
 from agent_contract.app.demo import start_demo
 
 

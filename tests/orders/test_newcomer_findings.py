@@ -11,9 +11,9 @@ import pytest
 from agent_contract import exitcodes
 from agent_contract.app import cli
 from agent_contract.app.demo import approve_demo, start_demo
-from agent_contract.app.store import RunStore
 from agent_contract.errors import ApprovalError, CheckpointError
 from agent_contract.results import MAX_ERROR_CHARS, error_result
+from agent_contract.runstore import RunStore
 from agent_contract.trace import RedactionPolicy
 
 SECRET = "sk-abcdefghijklmnopqrstuvwxyz"

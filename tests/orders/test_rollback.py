@@ -17,15 +17,16 @@ from typing import Any
 
 import pytest
 
+from agent_contract import tampering
 from agent_contract.app.demo import DemoRun, start_demo
-from agent_contract.app.store import RollbackError, RunStore
+from agent_contract.runstore import RollbackError, RunStore
 from agent_contract.sealing import folder_key
+from agent_contract.tampering import Rows, put_back
 
 Invoke = Callable[..., tuple[int, str, str]]
-Rows = dict[str, list[tuple[Any, ...]]]
 
 THREAD_TABLES = {
-    "runs.sqlite3": ("runs",),
+    **tampering.RUN_TABLES,
     "checkpoints.sqlite3": ("checkpoints", "writes"),
 }
 """Where a run's own rows live (the run store; LangChain's checkpointer too)."""
@@ -38,27 +39,8 @@ def pause(harness: str, folder: Path, order: str = "A-1001") -> DemoRun:
 
 
 def copy_rows(folder: Path, thread_id: str) -> Rows:
-    """Every row of ``thread_id`` in the run's own tables, as plain SQL sees them."""
-    saved: Rows = {}
-    for name, tables in THREAD_TABLES.items():
-        if not (folder / name).exists():
-            continue
-        with closing(sqlite3.connect(folder / name)) as conn:
-            for table in tables:
-                sql = f"SELECT * FROM {table} WHERE thread_id = ?"  # noqa: S608 - fixed names
-                saved[f"{name}/{table}"] = conn.execute(sql, (thread_id,)).fetchall()
-    return saved
-
-
-def put_back(folder: Path, thread_id: str, saved: Rows) -> None:
-    """Replace ``thread_id``'s rows with the ``saved`` copy, as another local user could."""
-    for where, rows in saved.items():
-        name, table = where.split("/")
-        with closing(sqlite3.connect(folder / name)) as conn, conn:
-            conn.execute(f"DELETE FROM {table} WHERE thread_id = ?", (thread_id,))  # noqa: S608
-            for row in rows:
-                marks = ",".join("?" * len(row))
-                conn.execute(f"INSERT INTO {table} VALUES ({marks})", row)  # noqa: S608
+    """Every row of ``thread_id`` in the run's own tables (:data:`THREAD_TABLES`)."""
+    return tampering.copy_rows(folder, thread_id, THREAD_TABLES)
 
 
 def has_table(db: Path, table: str) -> bool:

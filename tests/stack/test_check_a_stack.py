@@ -44,8 +44,9 @@ FACTORY = textwrap.dedent(
 )
 
 
-OPT_OUT = ("--allow-unchecked", "write_approval")
-"""The factory has no crash/restart hook: its crash scenario is opted out, visibly."""
+OPT_OUT = ("--allow-unchecked", "write_approval,checkpoint_integrity")
+"""The factory has no crash/restart hook and no durable store: its crash and
+checkpoint-integrity scenarios are opted out, visibly."""
 
 
 def test_check_on_a_factory_with_a_stock_limit_gives_a_verdict(tmp_path: Path) -> None:

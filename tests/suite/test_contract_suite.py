@@ -67,9 +67,9 @@ def needing(*capabilities: str, boundary: str | None = None) -> int:
 
 
 FRAMEWORK = ("middleware", "graph_commands", "pauses", "threads")
-OFFLINE_SKIPPED = needing(*FRAMEWORK, "crash_restart")
-"""Scenarios a plain ContractSuite skips: they need a framework's pieces or the
-crash/restart hook (flags off by default)."""
+OFFLINE_SKIPPED = needing(*FRAMEWORK, "crash_restart", "durable_store")
+"""Scenarios a plain ContractSuite skips: they need a framework's pieces, the
+crash/restart hook or the checkpoint-integrity hook (flags off by default)."""
 CREATE_AGENT_SKIPPED = needing("middleware")
 """Scenarios the create_agent suite skips: middleware placed by the suite."""
 RETRY_TIMEOUTS = needing(*FRAMEWORK, boundary="timeouts")

@@ -15,7 +15,6 @@ from langgraph.checkpoint.memory import InMemorySaver
 from agent_contract import Contract, ToolContext, ToolSpec, run
 from agent_contract.app.builtin_tools.orders import OrderStore
 from agent_contract.app.demo import approve_demo, start_demo
-from agent_contract.app.store import RUNS_LABEL, RunStore
 from agent_contract.approval import Approval
 from agent_contract.errors import (
     ApprovalError,
@@ -26,6 +25,7 @@ from agent_contract.errors import (
 from agent_contract.executor import run_isolated
 from agent_contract.messages import ToolCall
 from agent_contract.results import ToolResult
+from agent_contract.runstore import RUNS_LABEL, RunStore
 from agent_contract.runtime import Stop
 from agent_contract.sealing import folder_key, seal, subkey
 from agent_contract.testing import FakeModel, tool_call

@@ -23,6 +23,7 @@ HARNESS_ONLY = {
     "trace_sink",
     "extras",
     "crash",
+    "tamper",
 }
 """RunInput's fields a keyword front door does not take: the user turn is its positional
 ``user_message``; the rest are a harness's or the Contract's business."""

@@ -22,12 +22,12 @@ from ..budget import Budget
 from ..errors import PAUSE_REASONS, ApprovalError
 from ..model import Model
 from ..registry import durable_runner
+from ..runstore import FINISHED_PREFIX, RunStore
 from ..runtime import RunInput, RunResult
 from ..testing import DemoModel
 from ..trace import TraceSink
 from .decisions import AmbiguousEditError, held_budget, repeated_decision
 from .folder import DATA_DIR_ENV, DemoFolder, data_dir, demo_tools
-from .store import FINISHED_PREFIX, RunStore
 
 __all__ = [
     "DATA_DIR_ENV",

@@ -40,6 +40,7 @@ from ..errors import (
 )
 from ..faults import crashpoint
 from ..registry import durable_runner, harness_names
+from ..runstore import FINISHED_PREFIX, RunStore
 from ..runtime import Contract, RunInterrupted, RunResult
 from ..sealing import folder_key, subkey
 from ..tools import ToolSpec
@@ -48,7 +49,6 @@ from .builtin_tools import calculator_tool, policy_lookup_tool
 from .builtin_tools.order_data import has_tables
 from .builtin_tools.orders import OrderStore, lookup_order_tool, refund_order_tool
 from .signals import deferred_signals
-from .store import FINISHED_PREFIX, RunStore
 
 __all__ = [
     "APPROVAL_LABEL",

@@ -17,6 +17,7 @@ from ..faults import CrashPlan
 from ..harnesses import Observation, RunInput
 from ..messages import Completion, Message
 from ..runtime import AnswerFormat, Commentary
+from ..tampering import TamperPlan
 from ..testing import FakeModel, Reply
 from ..tools import ToolSpec
 from .fixtures import PLANTED_SECRET, Probe, ScriptedDecider
@@ -143,14 +144,21 @@ class Scenario:
     """A crash point (:data:`~agent_contract.faults.CRASH_POINTS`): the harness crashes
     there once while resuming and resumes in a fresh instance (capability
     ``crash_restart``; see :attr:`~agent_contract.harnesses.RunInput.crash`)."""
+    tamper: str | None = None
+    """A tampering (:data:`~agent_contract.tampering.TAMPERINGS`): the paused run's stored
+    row is tampered with and the store reopened before the first decisions are carried
+    in (capability ``durable_store``; see
+    :attr:`~agent_contract.harnesses.RunInput.tamper`)."""
 
     def options(self, probe: Probe | None = None) -> RunInput:
         """The harness input for this scenario, with the planted secret (a decider needs
-        the run's probe; a crash plan is noted on it)."""
+        the run's probe; a crash or tamper plan is noted on it)."""
         decider = ScriptedDecider(self.decisions, probe) if self.decisions and probe else None
         crash = CrashPlan(self.crash_at) if self.crash_at else None
+        tamper = TamperPlan(self.tamper) if self.tamper else None
         if probe is not None:
             probe.crash = crash
+            probe.tamper = tamper
         return RunInput(
             user=self.user,
             budget=self.budget,
@@ -160,6 +168,7 @@ class Scenario:
             caller=SUITE_CALLER,
             context=dict(self.context) or None,
             crash=crash,
+            tamper=tamper,
             decider=decider,
             commentary=self.commentary,
             answer_format=self.answer_format,

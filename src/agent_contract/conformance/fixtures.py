@@ -17,6 +17,7 @@ from ..approval import Approval, PendingApproval, approval_token
 from ..errors import ApprovalError
 from ..faults import CrashPlan
 from ..messages import Message, ToolCall
+from ..tampering import TamperPlan
 from ..tools import ToolContext, ToolSpec
 from ..trace import RedactionPolicy
 
@@ -90,6 +91,8 @@ class Probe:
         self.refusals: list[str] = []
         self.crash: CrashPlan | None = None
         """The scenario's crash plan, if it asks the harness to crash and restart."""
+        self.tamper: TamperPlan | None = None
+        """The scenario's tamper plan, if it asks the harness to reopen a tampered store."""
         self.lock = threading.Lock()
         """Held while a list or count of the probe changes (handlers run on threads)."""
 

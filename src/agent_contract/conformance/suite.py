@@ -181,6 +181,11 @@ class ContractSuite:
     supports_crash_restart: ClassVar[bool] = False
     """Capability ``crash_restart``: the harness honours ``RunInput.crash`` (see
     :func:`agent_contract.harnesses.settle_approvals`); off: crash scenarios skip."""
+    supports_durable_store: ClassVar[bool] = False
+    """Capability ``durable_store``: the harness honours ``RunInput.tamper`` (a paused
+    run's stored row tampered with, the store reopened; see
+    :func:`agent_contract.harnesses.settle_approvals`); off: checkpoint-integrity
+    scenarios skip."""
 
     # -- hooks ------------------------------------------------------------------------
 
@@ -406,6 +411,18 @@ class ContractSuite:
         If this fails: the harness starts runs without the caller or the values (pass
         ``caller=`` and ``context=`` to ``Contract.start``, or use ``RunInput.start``), or
         hands a tool a context of its own making.
+        """
+        self.check_scenario(scenario)
+
+    def test_checkpoint_integrity(self, scenario: Scenario) -> None:
+        """A paused run's store reopened after its row was forged, edited, rolled back or
+        grafted from another run refuses it (``CheckpointError``) before anything runs,
+        and the approval is not used up.
+
+        If this fails: the harness's store read a row it did not seal or a row that is
+        not the run's newest (a store or serializer that skips its check on load, or a
+        resume from a copy kept outside the store). A harness with no durable store sets
+        ``supports_durable_store = False``.
         """
         self.check_scenario(scenario)
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypedDict, Unpack
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict, Unpack
 
 from ..approval import Approval, PendingApproval
 from ..budget import Budget
@@ -27,6 +27,9 @@ from .answers import AnswerFormat
 from .contract import Contract
 from .response import Commentary
 from .state import Checkpoint, RunState
+
+if TYPE_CHECKING:
+    from ..tampering import TamperPlan
 
 __all__ = ["Decider", "ResumeOptions", "RunInput", "RunOptions"]
 
@@ -127,6 +130,13 @@ class RunInput:
     ``checkpoint`` and the framework's checkpointer, never the crashed instance's
     memory. :func:`agent_contract.harnesses.settle_approvals` does it for a harness
     that passes ``restart``."""
+    tamper: TamperPlan | None = None
+    """The checkpoint-integrity hook (capability ``durable_store``): before the first
+    decisions are carried into the paused run, its snapshot is stored in a fresh data
+    folder with the harness's store, its row tampered with (``tamper.kind``) and the
+    store reopened; a refusal is noted on the plan, the tampering undone, and the run
+    resumes from what the store reads back.
+    :func:`agent_contract.harnesses.settle_approvals` does it."""
 
     @classmethod
     def of(cls, user_message: str, **options: Unpack[RunOptions]) -> RunInput:

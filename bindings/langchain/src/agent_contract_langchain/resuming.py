@@ -113,7 +113,7 @@ def resume_agent(
 
     Two stores work together: ``checkpointer`` (LangGraph's, e.g. ``SqliteSaver``)
     holds the graph and its pending interrupts; ``snapshot`` (``RunResult.snapshot``,
-    e.g. kept in :class:`agent_contract.app.store.RunStore`) holds the contract's state —
+    e.g. kept in :class:`agent_contract.runstore.RunStore`) holds the contract's state —
     budget usage, the call-ID ledger, decisions, the trace — so budgets hold across
     resumes even though LangChain's own run counters reset on every ``invoke``.
 

@@ -34,13 +34,15 @@ __all__ = ["CAPABILITIES", "EXTRA_MIDDLEWARE", "extra_middleware", "suite_tools"
 CAPABILITIES: Final = (
     *CORE_CAPABILITIES,
     "crash_restart",
+    "durable_store",
     "middleware",
     "graph_commands",
     "pauses",
     "threads",
 )
 """What the LangChain harnesses can express (scenarios requiring others are skipped):
-the contract's own features, the crash/restart hook, and the framework's pieces."""
+the contract's own features, the crash/restart hook, the checkpoint-integrity hook
+(a paused run's store reopened after a tampering), and the framework's pieces."""
 
 
 class _NoopAfterModel(AgentMiddleware):

@@ -105,6 +105,9 @@ class CreateAgentContractSuite(ContractSuite):
     supports_crash_restart: ClassVar[bool] = True
     """The crash scenarios crash a resume at a named point and resume in a fresh graph
     from :meth:`build_agent` over the same checkpointer (yours, else the in-memory one)."""
+    supports_durable_store: ClassVar[bool] = True
+    """The checkpoint-integrity scenarios store the paused snapshot in the run store,
+    tamper with its row and resume from what the reopened store reads back."""
     has_write_tools: ClassVar[bool] = True
     """The write-approval scenarios pause on ``interrupt()`` and resume through
     :meth:`approval_endpoint` on your graph's checkpointer (an in-memory one when you

@@ -47,10 +47,12 @@ __all__ = [
 STACK: Final = ("pydantic-ai-slim",)
 """The distributions whose versions a report of these harnesses shows."""
 
-CAPABILITIES: Final[tuple[str, ...]] = (*CORE_CAPABILITIES, "crash_restart")
+CAPABILITIES: Final[tuple[str, ...]] = (*CORE_CAPABILITIES, "crash_restart", "durable_store")
 """What the contract harnesses express: the contract's own features (timeouts, write
-tools) and the crash/restart hook (a resume crashed at a named point continues in a
-fresh agent from the stored snapshot). The framework pieces of the suite's stack scenarios are named after LangChain's
+tools), the crash/restart hook (a resume crashed at a named point continues in a
+fresh agent from the stored snapshot) and the checkpoint-integrity hook (the paused
+snapshot, the agent's only durable state, stored in the run store and reopened after a
+tampering). The framework pieces of the suite's stack scenarios are named after LangChain's
 (middleware, graph commands, interrupts, checkpointed threads) and are not applied here."""
 
 CONTROL_CAPABILITIES: Final[tuple[str, ...]] = tuple(CORE_CAPABILITIES)

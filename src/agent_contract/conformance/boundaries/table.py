@@ -15,6 +15,7 @@ from . import (
     argument_size,
     argument_validation,
     call_id_binding,
+    checkpoint_integrity,
     deadline,
     finish_reasons,
     history,
@@ -61,6 +62,7 @@ DEFINITIONS: Final[tuple[BoundaryDefinition, ...]] = (
     trace_redaction.DEFINITION,
     write_approval.DEFINITION,
     tool_context.DEFINITION,
+    checkpoint_integrity.DEFINITION,
 )
 """Every boundary's definition, in report order (one line per boundary module)."""
 

@@ -54,7 +54,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from ..datafolder import (
+from .datafolder import (
     BUSY_TIMEOUT_SECONDS,
     FILE_MODE,
     DataFolderError,
@@ -63,8 +63,8 @@ from ..datafolder import (
     private_folder,
     transaction,
 )
-from ..errors import CheckpointError
-from ..sealing import decrypt, encrypt, folder_key, seal, subkey, verify
+from .errors import CheckpointError
+from .sealing import decrypt, encrypt, folder_key, seal, subkey, verify
 
 __all__ = [
     "CIPHER_LABEL",
