@@ -153,10 +153,16 @@ def test_every_binding_column_is_declared() -> None:
     for harness in ("langchain", "langchain-async", "langchain-stream"):
         assert {f"{harness}@openai", f"{harness}@anthropic"} <= names
     with (
-        pytest.raises(ConfigurationError, match="unknown wire column"),
+        pytest.raises(ConfigurationError, match="no wire column"),
         wire_harnesses(["langchain@smoke-signals"]),
     ):
         pass
+    with wire_harnesses(["langchain-async", "langchain@anthropic"]) as some:
+        assert list(some) == [
+            "langchain-async@openai",
+            "langchain-async@anthropic",
+            "langchain@anthropic",
+        ]
 
 
 def _call(arguments: Any, id: str | None = "c1") -> Completion:
@@ -251,3 +257,43 @@ def test_requests_are_read_back_into_the_core_messages() -> None:
             "function": {"name": "echo", "description": "d", "parameters": {"type": "object"}},
         }
     ]
+
+
+def _check_cli(monkeypatch: pytest.MonkeyPatch, *argv: str) -> tuple[int, str]:
+    """``agent-contract check ARGV`` over a few scenarios; ``(exit code, stdout)``."""
+    import functools
+    import io
+
+    from agent_contract.app import check_command
+    from agent_contract.app.cli import main
+
+    names = ("single_tool_call", "finished_tool_call_runs", "provider_refusal")
+    few = functools.partial(run_check, scenarios=_scenarios(*names))
+    monkeypatch.setattr(check_command, "run_check", few)
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["check", "--quiet", *argv], out=out, err=err)
+    return code, out.getvalue()
+
+
+def test_check_wire_on_the_command_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    code, text = _check_cli(monkeypatch, "--wire", "langchain-stream")
+    assert code == 0, text
+    header = next(line for line in text.splitlines() if line.startswith("boundary"))
+    assert header.split()[2:] == ["langchain-stream@openai", "langchain-stream@anthropic"]
+    assert "langchain-stream@openai: declares provider_refusal not expressible" in text
+    code, document = _check_cli(monkeypatch, "--wire=langchain-async@anthropic", "--format", "json")
+    data = json.loads(document)
+    assert code == 0
+    (column,) = data["harnesses"]
+    assert column["name"] == "langchain-async@anthropic"
+    assert column["wire"] == {
+        "harness": "langchain-async",
+        "wire": "anthropic",
+        "client": "ChatAnthropic",
+        "streamed": False,
+        "distribution": "langchain-anthropic",
+        "no_form": {},
+        "unavailable": None,
+    }
+    code, text = _check_cli(monkeypatch, "--harness", "offline")
+    assert "@" not in text

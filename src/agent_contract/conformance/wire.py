@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 import threading
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -191,6 +192,16 @@ class _Script:
             return self.replies.pop(0)
 
 
+class _QuietServer(ThreadingHTTPServer):
+    """A threading HTTP server that does not print a client that went away (a reset
+    connection is the client's business: a timeout, a cut stream, a closed pool)."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Ignore a connection error; anything else is printed as usual."""
+        if not isinstance(sys.exc_info()[1], OSError):
+            super().handle_error(request, client_address)
+
+
 def _script_of(replies: Sequence[Reply] | Callable[[RecordedRequest], Reply]) -> _Script:
     """A script of replies, or of a function of the request.
 
@@ -263,7 +274,7 @@ class ReplayServer:
         self._stopped = threading.Event()
         self._guard = threading.Lock()
         self._wire_ids: dict[tuple[Wire, str], str] = {}
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._httpd = _QuietServer(("127.0.0.1", 0), _handler_for(self))
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(
             target=self._httpd.serve_forever,

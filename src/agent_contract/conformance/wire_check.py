@@ -454,20 +454,28 @@ def _columns() -> list[WireHarness]:
 
 @contextmanager
 def wire_harnesses(names: Sequence[str] = ()) -> Iterator[dict[str, WireHarness]]:
-    """The wire columns by name, in registry order (``names``: only those, in that
-    order; empty: every column every installed binding declares); their servers are
-    closed on exit.
+    """The wire columns by name, in registry order; their servers are closed on exit.
+
+    Args:
+        names: the columns wanted, each a column name (``langchain@openai``), a
+            registered harness's name (its columns) or a wire's (``openai``: every
+            column on it), in that order; empty: every column every installed binding
+            declares.
 
     Raises:
-        ConfigurationError: a name that is no column (the known ones are named).
+        ConfigurationError: a name that matches no column (the known ones are named).
     """
     known = {c.name: c for c in _columns()}
-    unknown = [n for n in names if n not in known]
-    if unknown:
-        raise ConfigurationError(
-            f"unknown wire column(s) {unknown}; known: {', '.join(known) or 'none'}"
-        )
-    chosen = {n: known[n] for n in names} if names else known
+    chosen: dict[str, WireHarness] = {}
+    for name in names:
+        found = [c for c in known.values() if name in (c.name, c.plugin.name, c.client.wire)]
+        if not found:
+            raise ConfigurationError(
+                f"no wire column {name!r}; known: {', '.join(known) or 'none'}"
+            )
+        chosen.update((c.name, c) for c in found)
+    if not names:
+        chosen = known
     try:
         yield chosen
     finally:

@@ -36,6 +36,7 @@ __all__ = [
     "LIST_ARGUMENTS_UNBUILT",
     "PLAIN_CREATE_AGENT",
     "STACK",
+    "STREAMED_REFUSAL_DROPPED",
     "WIRE_KEY",
     "WIRE_MODEL",
     "agent_probes",
@@ -85,6 +86,12 @@ LIST_ARGUMENTS_UNBUILT: Final = (
     "id to answer invalid_call"
 )
 """Why ``arguments_not_object`` cannot be expressed on ``ChatOpenAI`` unstreamed."""
+STREAMED_REFUSAL_DROPPED: Final = (
+    "ChatOpenAI's streamed chunks drop OpenAI's delta.refusal (langchain-openai reads a "
+    "refusal only from an unstreamed message): the reply reaches the contract empty and "
+    "stops invalid_response, the refusal text lost before any hook sees it"
+)
+"""Why ``provider_refusal`` cannot be expressed on ``ChatOpenAI`` streamed."""
 
 
 def _chat_openai(base_url: str) -> Any:
@@ -116,7 +123,11 @@ def wire_clients(mode: str) -> tuple[WireClient, ...]:
     pointed at the replay server with a placeholder key and no retries; the ``stream``
     mode's model calls stream (``graph.stream(stream_mode="messages")``)."""
     streamed = mode == "stream"
-    unbuilt = {} if streamed else {"arguments_not_object": LIST_ARGUMENTS_UNBUILT}
+    unbuilt = (
+        {"provider_refusal": STREAMED_REFUSAL_DROPPED}
+        if streamed
+        else {"arguments_not_object": LIST_ARGUMENTS_UNBUILT}
+    )
     return (
         WireClient(
             wire="openai",
