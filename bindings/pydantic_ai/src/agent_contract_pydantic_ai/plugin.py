@@ -37,6 +37,7 @@ __all__ = [
     "CONTROL_CAPABILITIES",
     "MISSING_ID_ON_THE_STREAM",
     "NOT_EXPRESSIBLE",
+    "NULL_ID_UNPARSED",
     "PLAIN_PYDANTIC_AI",
     "PYDANTIC_AI",
     "PYDANTIC_AI_ASYNC",
@@ -111,6 +112,14 @@ WIRE_KEY: Final = "sk-replay-placeholder"
 """The placeholder key the wire columns' clients send (the replay server reads none)."""
 
 
+NULL_ID_UNPARSED: Final = (
+    "OpenAIChatModel validates an unstreamed reply with the OpenAI SDK's types, which "
+    "need every tool call's id: a call without one makes the whole reply an "
+    "UnexpectedModelBehavior (stop model_error) before any hook sees it"
+)
+"""Why ``missing_call_id`` cannot be expressed on ``OpenAIChatModel`` unstreamed."""
+
+
 def _openai_model(base_url: str) -> Any:
     from openai import AsyncOpenAI
     from pydantic_ai.models.openai import OpenAIChatModel
@@ -143,6 +152,7 @@ def wire_clients(mode: str) -> tuple[WireClient, ...]:
             distribution="openai",
             install="pip install 'agent-contract-pydantic-ai[openai]'",
             build=_openai_model,
+            not_expressible={} if streamed else {"missing_call_id": NULL_ID_UNPARSED},
         ),
         WireClient(
             wire="anthropic",
