@@ -370,6 +370,10 @@ class WireClient:
     Raises:
         ImportError: :attr:`distribution` is not installed.
     """
+    close: Callable[[Any], None] | None = None
+    """``close(client)``: release what a built client holds (its connections), called in
+    the thread that ran it once its scenario ended; None: nothing to release (a client
+    whose connections the framework pools itself)."""
     not_expressible: Mapping[str, str] = field(default_factory=dict)
     """Scenario name -> why the client cannot express it (the reply can be sent, the
     client cannot hold it), beside the harness's own declarations; as a harness's

@@ -52,10 +52,27 @@ def _scenarios(*names: str) -> list[Any]:
     return [BY_NAME[n] for n in names]
 
 
-@pytest.mark.parametrize("column", ["langchain@openai", "langchain@anthropic"])
+# Known, reported (issue 23): PydanticAI validates the JSON text of a real model's
+# arguments itself, and its retry prompt echoes the raw lone surrogate, which the client
+# cannot encode in the next request (stop model_error).
+PYDANTIC_AI_SURROGATE = pytest.mark.xfail(
+    strict=True, reason="PydanticAI's own argument validation echoes a lone surrogate"
+)
+
+
+@pytest.mark.parametrize(
+    "column",
+    [
+        "langchain@openai",
+        "langchain@anthropic",
+        "pydantic-ai@openai",
+        "pydantic-ai@anthropic",
+    ],
+)
 def test_a_handful_of_scenarios_hold_on_each_column(column: str) -> None:
+    handful = [n for n in HANDFUL if not (column.startswith("pydantic") and "surrogate" in n)]
     with wire_harnesses([column]) as columns:
-        report = run_check([column], scenarios=_scenarios(*HANDFUL), harnesses=columns)
+        report = run_check([column], scenarios=_scenarios(*handful), harnesses=columns)
     run = report.harnesses[0]
     ran = {o.scenario.name for o in run.outcomes}
     problems = [(o.scenario.name, p.message) for o in run.outcomes for p in o.problems]
@@ -70,8 +87,32 @@ def test_a_handful_of_scenarios_hold_on_each_column(column: str) -> None:
         assert "always a JSON object" in cell.evidence[0].observed
     else:
         assert run.no_form == ()
-    assert ran == set(HANDFUL) - {n for n, _ in run.no_form}
+    assert ran == set(handful) - {n for n, _ in run.no_form}
     assert report.exit_code == 0
+
+
+@PYDANTIC_AI_SURROGATE
+@pytest.mark.parametrize("column", ["pydantic-ai@openai", "pydantic-ai-stream@anthropic"])
+def test_a_lone_surrogate_in_arguments_on_pydantic_ai_columns(column: str) -> None:
+    with wire_harnesses([column]) as columns:
+        report = run_check(
+            [column], scenarios=_scenarios("lone_surrogate_arguments"), harnesses=columns
+        )
+    assert report.cell("argument_validation", column).status == "holds"
+
+
+def test_one_pydantic_ai_client_serves_a_run_and_its_resumes() -> None:
+    # Two approval pauses in one scenario: the binding's sync runs share one loop per
+    # thread, so the async client of the first run serves the resumes.
+    column = "pydantic-ai@openai"
+    with wire_harnesses([column]) as columns:
+        report = run_check(
+            [column],
+            scenarios=_scenarios("write_approved", "write_budget_across_resumes"),
+            harnesses=columns,
+        )
+    problems = [p.message for o in report.harnesses[0].outcomes for p in o.problems]
+    assert problems == []
 
 
 def test_the_requests_went_over_the_wire() -> None:

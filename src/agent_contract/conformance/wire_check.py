@@ -433,7 +433,11 @@ class WireHarness:
 
         server.replay(reply)
         client = self.client.build(self.base_url())
-        result = self._harness()(client, tools, options)
+        try:
+            result = self._harness()(client, tools, options)
+        finally:
+            if self.client.close is not None:
+                self.client.close(client)
         if unsent:
             raise ConfigurationError(
                 f"a reply had no form on {self.name} (requests streamed: "

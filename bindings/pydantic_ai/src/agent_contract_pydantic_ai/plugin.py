@@ -138,6 +138,14 @@ def _anthropic_model(base_url: str) -> Any:
     return AnthropicModel(WIRE_MODEL, provider=AnthropicProvider(anthropic_client=client))
 
 
+def _close_model(model: Any) -> None:
+    """Close the SDK client of a wire column's model on the loop it ran on (the
+    thread's run loop, :func:`~agent_contract_pydantic_ai.driving.run_in_new_loop`)."""
+    from .driving import run_in_new_loop
+
+    run_in_new_loop(model.client.close)
+
+
 def wire_clients(mode: str) -> tuple[WireClient, ...]:
     """The real models ``check --wire`` runs the harness of ``mode`` on: PydanticAI's
     ``OpenAIChatModel`` and ``AnthropicModel``, each over its SDK's async client
@@ -152,6 +160,7 @@ def wire_clients(mode: str) -> tuple[WireClient, ...]:
             distribution="openai",
             install="pip install 'agent-contract-pydantic-ai[openai]'",
             build=_openai_model,
+            close=_close_model,
             not_expressible={} if streamed else {"missing_call_id": NULL_ID_UNPARSED},
         ),
         WireClient(
@@ -161,6 +170,7 @@ def wire_clients(mode: str) -> tuple[WireClient, ...]:
             distribution="anthropic",
             install="pip install 'agent-contract-pydantic-ai[anthropic]'",
             build=_anthropic_model,
+            close=_close_model,
         ),
     )
 
