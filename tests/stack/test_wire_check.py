@@ -52,14 +52,6 @@ def _scenarios(*names: str) -> list[Any]:
     return [BY_NAME[n] for n in names]
 
 
-# Known, reported (issue 23): PydanticAI validates the JSON text of a real model's
-# arguments itself, and its retry prompt echoes the raw lone surrogate, which the client
-# cannot encode in the next request (stop model_error).
-PYDANTIC_AI_SURROGATE = pytest.mark.xfail(
-    strict=True, reason="PydanticAI's own argument validation echoes a lone surrogate"
-)
-
-
 @pytest.mark.parametrize(
     "column",
     [
@@ -70,7 +62,7 @@ PYDANTIC_AI_SURROGATE = pytest.mark.xfail(
     ],
 )
 def test_a_handful_of_scenarios_hold_on_each_column(column: str) -> None:
-    handful = [n for n in HANDFUL if not (column.startswith("pydantic") and "surrogate" in n)]
+    handful = list(HANDFUL)
     with wire_harnesses([column]) as columns:
         report = run_check([column], scenarios=_scenarios(*handful), harnesses=columns)
     run = report.harnesses[0]
@@ -89,16 +81,6 @@ def test_a_handful_of_scenarios_hold_on_each_column(column: str) -> None:
         assert run.no_form == ()
     assert ran == set(handful) - {n for n, _ in run.no_form}
     assert report.exit_code == 0
-
-
-@PYDANTIC_AI_SURROGATE
-@pytest.mark.parametrize("column", ["pydantic-ai@openai", "pydantic-ai-stream@anthropic"])
-def test_a_lone_surrogate_in_arguments_on_pydantic_ai_columns(column: str) -> None:
-    with wire_harnesses([column]) as columns:
-        report = run_check(
-            [column], scenarios=_scenarios("lone_surrogate_arguments"), harnesses=columns
-        )
-    assert report.cell("argument_validation", column).status == "holds"
 
 
 def test_one_pydantic_ai_client_serves_a_run_and_its_resumes() -> None:

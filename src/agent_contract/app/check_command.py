@@ -16,7 +16,7 @@ import contextlib
 import json
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
@@ -345,7 +345,7 @@ def add_check_command(sub: Any) -> None:
 
 
 @contextlib.contextmanager
-def _no_columns() -> Iterator[dict[str, Harness]]:
+def _no_columns() -> Iterator[Mapping[str, Harness]]:
     """No wire columns (``check`` without ``--wire``)."""
     yield {}
 
@@ -376,12 +376,11 @@ def cmd_check(args: Any, out: TextIO, err: TextIO) -> int:
     working_directory_importable(checked)
     progress, finished = progress_for(args, err)
     what = f"harness {', '.join(n for n in checked if ':' in n) or ', '.join(checked)}"
+    wire_columns: contextlib.AbstractContextManager[Mapping[str, Harness]] = _no_columns()
     if wire is not None:
         from ..conformance.wire_check import wire_harnesses  # http.server: only for --wire
 
         wire_columns = wire_harnesses(split_harness_names(wire))
-    else:
-        wire_columns = _no_columns()
     with (
         exporting(getattr(args, "otel", None), stream=err) as sink,
         _factories_contained(what, err),
