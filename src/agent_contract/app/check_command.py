@@ -320,10 +320,10 @@ def add_check_command(sub: Any) -> None:
         nargs="?",
         const="",
         metavar="COLUMN|HARNESS|WIRE",
-        help="run the scenarios through real provider clients (ChatOpenAI, ChatAnthropic, "
-        "PydanticAI's OpenAI and Anthropic models) over a local replay server on 127.0.0.1, "
-        "one column per harness and client (langchain@openai, pydantic-ai-stream@anthropic, "
-        "...); alone: every column the installed bindings declare, or only those named "
+        help="run the scenarios through the real provider clients the installed bindings "
+        "declare (OpenAI and Anthropic APIs) over a local replay server on 127.0.0.1, one "
+        "column per harness and client (HARNESS@openai, HARNESS@anthropic); alone: every "
+        "column the installed bindings declare, or only those named "
         "(repeatable or comma-separated: a column, a harness's columns, or a wire's). Without "
         "--harness only the wire columns are checked (compared with offline). A scenario "
         "whose reply has no form on a wire is not checked there, with the reason; a client "

@@ -467,7 +467,8 @@ def wire_harnesses(names: Sequence[str] = ()) -> Iterator[dict[str, WireHarness]
             declares.
 
     Raises:
-        ConfigurationError: a name that matches no column (the known ones are named).
+        ConfigurationError: a name that matches no column (the known ones are named), or
+            no column at all.
     """
     known = {c.name: c for c in _columns()}
     chosen: dict[str, WireHarness] = {}
@@ -480,6 +481,11 @@ def wire_harnesses(names: Sequence[str] = ()) -> Iterator[dict[str, WireHarness]
         chosen.update((c.name, c) for c in found)
     if not names:
         chosen = known
+    if not chosen:
+        raise ConfigurationError(
+            "no installed binding declares a wire column (install a binding with its "
+            "openai or anthropic extra)"
+        )
     try:
         yield chosen
     finally:
