@@ -67,6 +67,13 @@ KEEP_IT: Final[dict[str, str]] = {
         "not dropped) before the tool runs, and failures are `invalid_arguments` naming the "
         "JSON path."
     ),
+    "argument_size": (
+        "The same `Contract` in `ContractMiddleware(contract)`, its `Budget` the run's: "
+        "`max_argument_chars` (50,000 characters by default; a nested value counts its JSON "
+        "text) refuses a call with a larger argument as `invalid_arguments`, naming the "
+        "limit and the argument, before the tool runs; the trace keeps a cut, marked copy. "
+        "Do not build the Contract from a config that raises or drops the limit."
+    ),
     "call_id_binding": (
         "Holds by itself. Keep it: add no `after_model` hook that injects `ToolMessage`s "
         "(they land before ToolNode's); `ContractMiddleware` answers refused calls in place."
@@ -151,6 +158,10 @@ STOCK_GIVES: Final[dict[str, str]] = {
         "goes back to the model as an error message (unclassified text) and the tool does "
         "not run; an extra field is dropped and the tool runs. A dict `args_schema` is not "
         "validated at all."
+    ),
+    "argument_size": (
+        "Nothing limits one argument's size: a 60,000-character argument, flat or nested in "
+        "an object's list, reaches the tool and runs."
     ),
     "call_id_binding": "The tool node binds each tool message to its call id.",
     "tool_errors": (

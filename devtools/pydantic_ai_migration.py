@@ -75,6 +75,13 @@ KEEP_IT: Final[dict[str, str]] = {
         "(Draft 2020-12, closed objects) before anything runs. `Tool.from_schema` validates "
         "nothing."
     ),
+    "argument_size": (
+        "The same `Contract` under `ContractToolset` and `ContractCapability`, its `Budget` "
+        "the run's: `max_argument_chars` (50,000 characters by default; a nested value "
+        "counts its JSON text) refuses a call with a larger argument as `invalid_arguments` "
+        "before anything runs, and the trace keeps a cut, marked copy, where a plain `Agent` "
+        "runs the tool with an argument of any size."
+    ),
     "call_id_binding": (
         "Holds by itself. The capability also rewrites the next request's tool results from "
         "the contract's ledger: one per call, in issue order."

@@ -79,6 +79,9 @@ EXPECTED_BROKEN: dict[str, set[str]] = {
     "commentary_with_tool_calls": {T},
     "structured_answer": {"response_shape"},
     "structured_answer_retried": {"response_shape"},
+    "structured_answer_missing_field": {"response_shape"},
+    "structured_answer_undeclared_field": {"response_shape"},
+    "structured_answer_wrong_type": {"response_shape"},
     "structured_answer_with_tool_calls": {"response_shape"},
     "after_model_middleware_keeps_the_stop": {"repeated_calls", T},
     "stock_limit_beside_the_budget": {"model_step_budget"},
@@ -112,7 +115,10 @@ EXPECTED_BROKEN: dict[str, set[str]] = {
     "provider_refusal": {"finish_reasons", T},
     "finished_tool_call_runs": {T},
     "refusal_stop_reason_with_calls": {"finish_reasons", T},
-    "argument_over_size_limit": {"argument_validation", T},
+    "argument_at_size_limit": {T},
+    "argument_over_size_limit": {"argument_size", T},
+    "nested_argument_over_size_limit": {"argument_size", T},
+    "argument_over_size_limit_in_parts": {"argument_size", T},
 }
 
 
@@ -144,6 +150,7 @@ def test_control_breaks_every_enforced_boundary(outcomes: Outcomes) -> None:
             seen |= broken(outcomes(scenario, "plain-create-agent"))
     assert seen == {
         "allowlist",
+        "argument_size",
         "argument_validation",
         "call_id_binding",
         "deadline",

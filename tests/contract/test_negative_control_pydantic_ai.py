@@ -85,6 +85,9 @@ EXPECTED_BROKEN: dict[str, set[str]] = {
     "text_and_tool_calls": {"response_shape"},  # crashed:ScriptExhaustedError
     "structured_answer": {"response_shape"},  # crashed:ScriptExhaustedError
     "structured_answer_retried": {"response_shape"},  # crashed:UnexpectedModelBehavior
+    "structured_answer_missing_field": {"response_shape"},  # crashed:UnexpectedModelBehavior
+    "structured_answer_undeclared_field": {"response_shape"},  # crashed:UnexpectedModelBehavior
+    "structured_answer_wrong_type": {"response_shape"},  # crashed:UnexpectedModelBehavior
     "structured_answer_with_tool_calls": {"response_shape"},  # crashed:ScriptExhaustedError
     "after_model_middleware_keeps_the_stop": {"repeated_calls", T},  # answered
     "stock_limit_beside_the_budget": {"model_step_budget"},  # crashed:ScriptExhaustedError
@@ -115,7 +118,10 @@ EXPECTED_BROKEN: dict[str, set[str]] = {
     "provider_refusal": {"finish_reasons", T},  # crashed:ContentFilterError
     "finished_tool_call_runs": {T},
     "refusal_stop_reason_with_calls": {"finish_reasons", T},  # answered
-    "argument_over_size_limit": {"argument_validation", T},  # answered
+    "argument_at_size_limit": {T},
+    "argument_over_size_limit": {"argument_size", T},  # answered
+    "nested_argument_over_size_limit": {"argument_size", T},  # answered
+    "argument_over_size_limit_in_parts": {"argument_size", T},  # answered
 }
 
 
@@ -150,6 +156,7 @@ def test_control_breaks_every_enforced_boundary(outcomes: Outcomes) -> None:
             seen |= broken(outcomes(scenario, CONTROL))
     assert seen == {
         "allowlist",
+        "argument_size",
         "argument_validation",
         "call_id_binding",
         "deadline",

@@ -10,6 +10,7 @@ alarm).
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import inspect
 import uuid
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent_contract.approval import Approval, PendingApproval
+from agent_contract.budget import Budget
 from agent_contract.conformance.evaluate import observe
 from agent_contract.errors import ApprovalError
 from agent_contract.harnesses import (
@@ -31,7 +33,7 @@ from agent_contract.harnesses import (
 from agent_contract.loop import resume, run
 from agent_contract.messages import Completion, Message
 from agent_contract.model import Model
-from agent_contract.runtime import Contract, RunResult, Stop
+from agent_contract.runtime import AnswerFormat, Contract, RunResult, Stop
 from agent_contract.tools import ToolContext, ToolSpec
 from agent_contract.trace import RedactionPolicy
 
@@ -371,6 +373,62 @@ def exact_spelling_contract(options: RunInput, tools: list[ToolSpec]) -> Contrac
     )
 
 
+def configured_contract(
+    max_argument_chars: int | None = None,
+) -> Callable[[RunInput, list[ToolSpec]], Contract]:
+    """A run driver that builds the Contract from the team's config: the run's settings,
+    with ``max_argument_chars`` taken from the config when it sets one (``None``: the
+    run's own budget as it is, the correct twin)."""
+
+    def make(options: RunInput, tools: list[ToolSpec]) -> Contract:
+        budget = options.budget or Budget()
+        if max_argument_chars is not None:
+            budget = dataclasses.replace(budget, max_argument_chars=max_argument_chars)
+        return dataclasses.replace(options, budget=budget).contract(tools)
+
+    return make
+
+
+# -- answer formats -----------------------------------------------------------------
+
+
+def _loosened(schema: Any, opened: bool) -> Any:
+    """``schema`` with every object's ``required`` and ``additionalProperties`` dropped
+    (``opened``: ``additionalProperties`` set to true instead of dropped)."""
+    if isinstance(schema, list):
+        return [_loosened(item, opened) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {
+        key: _loosened(value, opened)
+        for key, value in schema.items()
+        if key not in ("required", "additionalProperties")
+    }
+    if opened and (out.get("type") == "object" or "properties" in out):
+        out["additionalProperties"] = True
+    return out
+
+
+def answer_schemas(
+    convert: Callable[[Any], Any],
+) -> Callable[[RunInput], RunInput]:
+    """A run driver whose adapter converts the structured answer's schemas (a Pydantic
+    model's, say) with ``convert`` before the contract sees them."""
+
+    def swap(options: RunInput) -> RunInput:
+        answer = options.answer_format
+        if answer is None:
+            return options
+        converted = AnswerFormat(
+            tools={name: convert(schema) for name, schema in answer.tools.items()},
+            text_schema=None if answer.text_schema is None else convert(answer.text_schema),
+            description=answer.description,
+        )
+        return dataclasses.replace(options, answer_format=converted)
+
+    return swap
+
+
 # -- history ------------------------------------------------------------------------
 
 
@@ -503,6 +561,20 @@ CORE_MUTANTS: tuple[Mutant, ...] = (
         _call(model=FinishForgettingModel),
     ),
     Mutant(
+        "answer_schema_loosened",
+        "answer-format adapter",
+        "the structured answer's schema handed on without required and additionalProperties",
+        "response_shape",
+        _call(options=answer_schemas(lambda schema: _loosened(schema, opened=False))),
+    ),
+    Mutant(
+        "answer_schema_opened",
+        "answer-format adapter",
+        "the structured answer's schema handed on open (additionalProperties true)",
+        "response_shape",
+        _call(options=answer_schemas(lambda schema: _loosened(schema, opened=True))),
+    ),
+    Mutant(
         "batch_reordered_for_the_model",
         "model adapter",
         "the model gets a batch's tool messages in completion order",
@@ -537,6 +609,13 @@ CORE_MUTANTS: tuple[Mutant, ...] = (
         "a failing tool retried three times inside one call (one error reported)",
         "tool_errors",
         _call(tools=retrying(3)),
+    ),
+    Mutant(
+        "argument_limit_off",
+        "run driver",
+        "the Contract built from a config whose max_argument_chars is effectively unlimited",
+        "argument_size",
+        _call(contract=configured_contract(max_argument_chars=1_000_000_000)),
     ),
     Mutant(
         "no_result_limit",
@@ -652,6 +731,8 @@ CORE_TWINS: tuple[Twin, ...] = (
     Twin("passthrough_endpoint", _call(options=endpoint(PassthroughEndpoint))),
     Twin("single_attempt_adapter", _call(tools=retrying(1))),
     Twin("finish_reason_passed_on", _call(model=lambda m: FinishForgettingModel(m, forget=False))),
+    Twin("configured_contract", _call(contract=configured_contract())),
+    Twin("answer_schema_copied", _call(options=answer_schemas(copy.deepcopy))),
 )
 
 

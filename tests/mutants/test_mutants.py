@@ -13,8 +13,15 @@ from collections.abc import Sequence
 
 import pytest
 
-from agent_contract.conformance import SCENARIOS, Scenario, ScenarioOutcome, run_check, run_scenario
+from agent_contract.conformance import (
+    SCENARIOS,
+    Scenario,
+    ScenarioOutcome,
+    run_check,
+    run_scenario,
+)
 from agent_contract.conformance.check import CheckReport
+from agent_contract.conformance.scenarios import scenario as named
 from agent_contract.harnesses import Harness, Observation, RunInput, offline_harness
 from agent_contract.model import Model
 from agent_contract.tools import ToolSpec
@@ -124,6 +131,24 @@ def test_correct_twin_holds_everywhere(twin: Twin, mutation_score: ScoreRecorder
     if bad:
         mutation_score("false_alarms", twin.name)
     assert bad == []
+
+
+@pytest.mark.parametrize(
+    ("name", "catcher"),
+    [
+        ("answer_schema_loosened", "structured_answer_missing_field"),
+        ("answer_schema_opened", "structured_answer_undeclared_field"),
+    ],
+)
+def test_a_loosened_answer_schema_escapes_the_out_of_range_answer(name: str, catcher: str) -> None:
+    """A loosened answer schema keeps its ``maximum``: the out-of-range structured answer
+    alone holds on it (the gap issue 25 names); the answer that leaves a required field
+    out, or adds an undeclared one, catches it."""
+    mutant = next(m for m in CORE_MUTANTS if m.name == name)
+    alone = _check(name, mutant.build(), [named("structured_answer_retried")])
+    assert alone.cell("response_shape", name).status == "holds"
+    caught = _check(name, mutant.build(), [named(catcher)])
+    assert caught.cell("response_shape", name).status == "broken"
 
 
 def test_an_undeclared_capability_fails_the_run_unless_opted_out() -> None:

@@ -277,6 +277,18 @@ class ContractSuite:
         """
         self.check_scenario(scenario)
 
+    def test_argument_size(self, scenario: Scenario) -> None:
+        """An argument exactly at ``Budget.max_argument_chars`` runs, whole, once; one
+        over it (a large string nested in an object or list counts too) is refused with
+        ``invalid_arguments`` naming the limit and the argument, never runs, and the trace
+        keeps a cut, marked copy, never the oversized value.
+
+        If this fails: the Contract the run is given has the limit raised or left out of
+        its ``Budget`` (a config that builds the Contract apart from the run's budget), or
+        a layer before the contract cuts or drops arguments.
+        """
+        self.check_scenario(scenario)
+
     def test_call_id_binding(self, scenario: Scenario) -> None:
         """Every call gets exactly one tool message carrying its id, in the order the
         model issued the calls, even when the first call is the slowest.

@@ -1,7 +1,8 @@
 """The argument-validation boundary: arguments are validated against the JSON Schema
 before running (missing fields, wrong types, extra properties, failed constraints,
-cross-field rules, lone surrogates, an argument over ``Budget.max_argument_chars``), and
-the refusal names the path and the constraint.
+cross-field rules, lone surrogates), and the refusal names the path and the constraint.
+An argument's size (``Budget.max_argument_chars``) is the argument-size boundary's
+(:mod:`~agent_contract.conformance.boundaries.argument_size`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from ...tools import ToolSpec
 from ..base import Boundary, BoundaryDefinition, Check, Problem, Scenario, call_then_answer
 from ..fixtures import Probe, basic_tools, required_object, tools_with
 
-__all__ = ["DEFINITION", "check_error_names", "check_trace_cut", "range_tool"]
+__all__ = ["DEFINITION", "check_error_names", "range_tool"]
 
 
 def range_tool(probe: Probe) -> ToolSpec:
@@ -42,9 +43,9 @@ def range_tool(probe: Probe) -> ToolSpec:
     )
 
 
-def check_error_names(*parts: str) -> Check:
+def check_error_names(*parts: str, boundary: str = "argument_validation") -> Check:
     """The first tool message (an ``invalid_arguments`` error) names every one of
-    ``parts`` (the JSON path and the failed constraint) (``argument_validation``)."""
+    ``parts`` (the JSON path and the failed constraint); a miss breaks ``boundary``."""
 
     def check(obs: Observation, model: FakeModel, probe: Probe) -> list[Problem]:
         content = obs.tool_messages[0]["content"] if obs.tool_messages else ""
@@ -56,30 +57,11 @@ def check_error_names(*parts: str) -> Check:
         if missing:
             return [
                 Problem(
-                    boundary="argument_validation",
+                    boundary=boundary,
                     message=f"the validation error does not name {missing}: {message!r}",
                 )
             ]
         return []
-
-    return check
-
-
-_HUGE: Final = 60_000
-"""Characters of the oversized argument: over the default ``max_argument_chars``."""
-
-
-def check_trace_cut(boundary: str = "argument_validation") -> Check:
-    """The oversized argument is not in what the run emitted: the trace keeps a cut,
-    marked copy (``arguments_cut``)."""
-
-    def check(obs: Observation, model: FakeModel, probe: Probe) -> list[Problem]:
-        problems = []
-        if "arguments_cut" not in obs.emitted:
-            problems.append(Problem(boundary=boundary, message="no cut, marked copy traced"))
-        if "x" * _HUGE in obs.emitted:
-            problems.append(Problem(boundary=boundary, message="the whole argument was emitted"))
-        return problems
 
     return check
 
@@ -120,17 +102,6 @@ DEFINITION: Final = BoundaryDefinition(
         ),
     ),
     scenarios=(
-        _refused_before_running(
-            "argument_over_size_limit",
-            "an argument over Budget.max_argument_chars is refused before it runs, naming "
-            "the limit and the argument; the trace keeps a cut copy",
-            tool_call("echo", {"text": "x" * _HUGE}),
-            "that text is too long to echo",
-            extra=(
-                check_error_names("max_argument_chars of 50000", "'text'", f"{_HUGE} chars"),
-                check_trace_cut(),
-            ),
-        ),
         *[
             _refused_before_running(
                 f"invalid_arguments_{label}",

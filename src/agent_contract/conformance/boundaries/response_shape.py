@@ -266,6 +266,27 @@ DEFINITION: Final = BoundaryDefinition(
             ),
             results=(("error", "invalid_arguments"), ("success", None)),
         ),
+        *[
+            _structured_answer(
+                f"structured_answer_{label}",
+                f"a structured answer {what} is refused like an out-of-range one: the "
+                "model is told and answers again",
+                (
+                    tool_call("Weather", invalid),
+                    tool_call("Weather", {"city": "Oslo", "temp_c": 3}),
+                ),
+                results=(("error", "invalid_arguments"), ("success", None)),
+            )
+            for label, what, invalid in (
+                ("missing_field", "missing a required field", {"city": "Oslo"}),
+                (
+                    "undeclared_field",
+                    "carrying an undeclared field (the schema is closed)",
+                    {"city": "Oslo", "temp_c": 3, "humidity": 80},
+                ),
+                ("wrong_type", "of the wrong type", {"city": "Oslo", "temp_c": "three"}),
+            )
+        ],
         _refused_reply(
             "structured_answer_with_tool_calls",
             "a structured answer beside a tool call is a contract violation; nothing runs",

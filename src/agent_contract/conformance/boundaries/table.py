@@ -12,6 +12,7 @@ from typing import Final
 from ..base import Boundary, BoundaryDefinition, RunCheck, Scenario
 from . import (
     allowlist,
+    argument_size,
     argument_validation,
     call_id_binding,
     deadline,
@@ -45,6 +46,7 @@ DEFINITIONS: Final[tuple[BoundaryDefinition, ...]] = (
     finish_reasons.DEFINITION,
     allowlist.DEFINITION,
     argument_validation.DEFINITION,
+    argument_size.DEFINITION,
     call_id_binding.DEFINITION,
     tool_errors.DEFINITION,
     model_step_budget.DEFINITION,
