@@ -453,11 +453,13 @@ def _cmd_check_agent(args: Any, out: TextIO, err: TextIO) -> int:
         DependencyMissingError: no binding that probes agents is installed (exit 4).
         ConfigurationError: the factory cannot be loaded (a missing module, a syntax
             error, an exception or ``sys.exit`` while it runs) or does not build an agent,
-            a ``--harness`` given too, or a ``--junit`` file that cannot be written
+            a ``--harness`` or ``--wire`` given too, or a ``--junit`` file that cannot be written
             (exit 2).
     """
-    if args.harness or getattr(args, "wire", None) is not None:
-        raise ConfigurationError("check takes --agent, or --harness and --wire, not both")
+    if args.harness:
+        raise ConfigurationError("check takes --agent or --harness, not both")
+    if getattr(args, "wire", None) is not None:
+        raise ConfigurationError("check takes --agent or --wire, not both")
     working_directory_importable([args.agent])
     effects = parse_effects(args.effect)
     _, build = agent_builder(args.agent_framework)
