@@ -39,13 +39,21 @@ from contextlib import contextmanager
 from typing import Any, Final
 
 from ..errors import ConfigurationError
-from ..harnesses import Harness, HarnessPlugin, Observation, RunInput, WireClient
+from ..harnesses import (
+    Harness,
+    HarnessPlugin,
+    Observation,
+    RunInput,
+    WireClient,
+    capabilities_of,
+)
 from ..messages import Completion, Message, ToolCall, finish_reason_of
 from ..model import Model
 from ..registry import harness_plugins, load_harness
 from ..runtime import RunResult
 from ..tools import ToolSpec
 from .base import Scenario
+from .evaluate import error_fields
 from .wire import RecordedRequest, ReplayServer, sent_finish_reason
 
 __all__ = [
@@ -177,14 +185,8 @@ def _arguments_of(text: Any) -> Any:
 
 def _status_of(content: str, is_error: bool = False) -> str:
     """A tool message's status: the wire carries none on OpenAI (and ``is_error`` on
-    Anthropic), the contract's error content says it (``{"error": kind, ...}``)."""
-    if is_error:
-        return "error"
-    try:
-        data = json.loads(content)
-    except ValueError:
-        return "success"
-    return "error" if isinstance(data, dict) and isinstance(data.get("error"), str) else "success"
+    Anthropic); the contract's error content says it (read as the suite reads it)."""
+    return "error" if is_error or error_fields(content)[0] is not None else "success"
 
 
 def _openai_messages(body: Mapping[str, Any]) -> list[Message]:
@@ -386,8 +388,6 @@ class WireHarness:
     @property
     def capabilities(self) -> frozenset[str]:
         """The registered harness's capabilities."""
-        from ..harnesses import capabilities_of
-
         return capabilities_of(self._harness())
 
     @property
