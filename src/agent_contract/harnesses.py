@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal, Protocol
 
@@ -47,6 +47,7 @@ __all__ = [
     "Role",
     "RunInput",
     "SnapshotRunner",
+    "WireClient",
     "capabilities_of",
     "mode_plugins",
     "offline_harness",
@@ -359,6 +360,44 @@ def offline_runner() -> SnapshotRunner:
 
 
 @dataclass(frozen=True, kw_only=True)
+class WireClient:
+    """A real provider client a harness can run on, for ``agent-contract check --wire``
+    (:mod:`agent_contract.conformance.wire_check`): the binding declares it, so the core
+    learns no framework. The check points the client at its replay server and hands it
+    to the harness in place of the scripted model."""
+
+    wire: Literal["openai", "anthropic"]
+    """The provider API the client speaks: OpenAI Chat Completions or Anthropic
+    Messages."""
+    client: str
+    """What reports call it (``ChatOpenAI``)."""
+    streamed: bool
+    """True when the harness's requests ask for a stream (its model calls stream)."""
+    distribution: str
+    """The distribution the client needs (``langchain-openai``)."""
+    install: str
+    """How to install it (``pip install 'agent-contract-langchain[openai]'``), shown
+    when it is missing."""
+    build: Callable[[str], Any]
+    """``build(base_url) -> client``: the client pointed at ``base_url`` (the API root
+    its class expects: ``http://127.0.0.1:PORT/v1`` for OpenAI clients,
+    ``http://127.0.0.1:PORT`` for Anthropic ones), with a placeholder key, no retries of
+    its own (each request is one model call).
+
+    Raises:
+        ImportError: :attr:`distribution` is not installed.
+    """
+    close: Callable[[Any], None] | None = None
+    """``close(client)``: release what a built client holds (its connections), called in
+    the thread that ran it once its scenario ended; None: nothing to release (a client
+    whose connections the framework pools itself)."""
+    not_expressible: Mapping[str, str] = field(default_factory=dict)
+    """Scenario name -> why the client cannot express it (the reply can be sent, the
+    client cannot hold it), beside the harness's own declarations; as a harness's
+    ``not_expressible``, each such scenario must still break there."""
+
+
+@dataclass(frozen=True, kw_only=True)
 class HarnessPlugin:
     """What an entry point of ``agent_contract.harnesses`` names: one harness and how to
     load it (see :mod:`agent_contract.registry`).
@@ -387,6 +426,9 @@ class HarnessPlugin:
     """Its durable runner, for ``agent-contract run --harness NAME`` and ``approve``."""
     versions: tuple[str, ...] = ()
     """Distributions whose installed versions a report of this harness shows."""
+    wires: tuple[WireClient, ...] = ()
+    """The real provider clients ``check --wire`` runs this harness on, one column each
+    (``<name>@<wire>``)."""
 
 
 def mode_plugins(
@@ -396,6 +438,7 @@ def mode_plugins(
     description: str,
     durable: Callable[[], DurableRunner],
     versions: tuple[str, ...],
+    wires: Callable[[str], tuple[WireClient, ...]] | None = None,
 ) -> tuple[HarnessPlugin, ...]:
     """One :class:`HarnessPlugin` per way a binding drives its framework's agent, in the
     order of ``modes``; the first is checked by default and is the durable one.
@@ -408,6 +451,8 @@ def mode_plugins(
             ContractMiddleware"``), before ``", <how it is driven>"``.
         durable: the first plugin's durable runner.
         versions: as :attr:`HarnessPlugin.versions`, for every plugin.
+        wires: ``wires(mode) -> clients``: each plugin's :attr:`HarnessPlugin.wires`
+            (None: none).
     """
     return tuple(
         HarnessPlugin(
@@ -417,6 +462,7 @@ def mode_plugins(
             default=index == 0,
             durable=durable if index == 0 else None,
             versions=versions,
+            wires=wires(mode) if wires is not None else (),
         )
         for index, (name, mode, driven) in enumerate(modes)
     )

@@ -16,7 +16,7 @@ import contextlib
 import json
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
@@ -30,6 +30,7 @@ from ..conformance.junit import render_check_junit
 from ..conformance.report import FORMATS, to_json_data
 from ..conformance.runner import ScenarioOutcome
 from ..errors import ConfigurationError, DependencyMissingError
+from ..harnesses import Harness
 from ..registry import harness_names, harness_plugins, missing_bindings
 from .telemetry import add_otel_argument, exporting
 
@@ -314,6 +315,21 @@ def add_check_command(sub: Any) -> None:
         "it they are not run, and the report says so",
     )
     check_p.add_argument(
+        "--wire",
+        action="append",
+        nargs="?",
+        const="",
+        metavar="COLUMN|HARNESS|WIRE",
+        help="run the scenarios through the real provider clients the installed bindings "
+        "declare (OpenAI and Anthropic APIs) over a local replay server on 127.0.0.1, one "
+        "column per harness and client (HARNESS@openai, HARNESS@anthropic); alone: every "
+        "column the installed bindings declare, or only those named "
+        "(repeatable or comma-separated: a column, a harness's columns, or a wire's). Without "
+        "--harness only the wire columns are checked (compared with offline). A scenario "
+        "whose reply has no form on a wire is not checked there, with the reason; a client "
+        "not installed leaves its column not checked, naming the install (see docs/CHECK.md)",
+    )
+    check_p.add_argument(
         "--quiet", action="store_true", help="no progress on stderr (piped or terminal)"
     )
     add_otel_argument(check_p)
@@ -328,12 +344,20 @@ def add_check_command(sub: Any) -> None:
     check_p.set_defaults(handler=cmd_check)
 
 
+@contextlib.contextmanager
+def _no_columns() -> Iterator[Mapping[str, Harness]]:
+    """No wire columns (``check`` without ``--wire``)."""
+    yield {}
+
+
 def cmd_check(args: Any, out: TextIO, err: TextIO) -> int:
-    """The ``check`` command: run, print in ``args.format``, return the exit code.
+    """The ``check`` command: run, print in ``args.format``, return the exit code. With
+    ``--wire``, the wire columns (:mod:`agent_contract.conformance.wire_check`) are
+    checked beside the harnesses named (none by default).
 
     Raises:
         DependencyMissingError: a harness whose binding is not installed (exit 4).
-        ConfigurationError: an unknown harness, an ``--agent`` option without
+        ConfigurationError: an unknown harness or wire column, an ``--agent`` option without
             ``--agent``, a ``--junit`` file that cannot be written (refused before the
             run), or code under check that calls ``sys.exit`` (exit 2).
     """
@@ -343,21 +367,32 @@ def cmd_check(args: Any, out: TextIO, err: TextIO) -> int:
     if getattr(args, "agent", None):
         return _cmd_check_agent(args, out, err)
     named = split_harness_names(args.harness)
-    checked, controls = (named, default_controls()) if named else default_harnesses()
+    wire = getattr(args, "wire", None)
+    if wire is not None:
+        checked, controls = named, default_controls() if args.control else []
+    else:
+        checked, controls = (named, default_controls()) if named else default_harnesses()
     controls = [name for name in controls if name not in checked]
     working_directory_importable(checked)
     progress, finished = progress_for(args, err)
     what = f"harness {', '.join(n for n in checked if ':' in n) or ', '.join(checked)}"
+    wire_columns: contextlib.AbstractContextManager[Mapping[str, Harness]] = _no_columns()
+    if wire is not None:
+        from ..conformance.wire_check import wire_harnesses  # http.server: only for --wire
+
+        wire_columns = wire_harnesses(split_harness_names(wire))
     with (
         exporting(getattr(args, "otel", None), stream=err) as sink,
         _factories_contained(what, err),
+        wire_columns as columns,
     ):
         report = run_check(
-            checked,
+            [*checked, *columns],
             control=controls if args.control else [],
             progress=progress,
             finished=finished,
             allow_unchecked=split_harness_names(args.allow_unchecked),
+            harnesses=columns,
             trace_sink=sink,
         )
     if not args.control and controls:
@@ -418,11 +453,13 @@ def _cmd_check_agent(args: Any, out: TextIO, err: TextIO) -> int:
         DependencyMissingError: no binding that probes agents is installed (exit 4).
         ConfigurationError: the factory cannot be loaded (a missing module, a syntax
             error, an exception or ``sys.exit`` while it runs) or does not build an agent,
-            a ``--harness`` given too, or a ``--junit`` file that cannot be written
+            a ``--harness`` or ``--wire`` given too, or a ``--junit`` file that cannot be written
             (exit 2).
     """
     if args.harness:
         raise ConfigurationError("check takes --agent or --harness, not both")
+    if getattr(args, "wire", None) is not None:
+        raise ConfigurationError("check takes --agent or --wire, not both")
     working_directory_importable([args.agent])
     effects = parse_effects(args.effect)
     _, build = agent_builder(args.agent_framework)

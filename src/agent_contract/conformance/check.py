@@ -87,7 +87,11 @@ class Cell:
     that did not run, saying why."""
     allowed: bool = False
     """For a ``not_checked`` cell: the team opted out of it explicitly
-    (``--allow-unchecked``), so it does not fail the run."""
+    (``--allow-unchecked``), or (with :attr:`no_form`) every scenario it lacks has no
+    form on the column's wire; so it does not fail the run."""
+    no_form: bool = False
+    """For a ``not_checked`` cell of a wire column (``check --wire``): every scenario it
+    lacks has no form on the column's wire (its evidence says why); allowed."""
 
     def to_dict(self) -> dict[str, Any]:
         """The cell as in ``docs/CHECK_FORMAT.md``."""
@@ -97,6 +101,7 @@ class Cell:
             "status": self.status,
             "evidence": [e.to_dict() for e in self.evidence],
             "allowed": self.allowed,
+            **({"no_form": True} if self.no_form else {}),
         }
 
 
@@ -120,6 +125,15 @@ class HarnessRun:
     """``(scenario, missing capabilities)`` for each scenario skipped for a capability."""
     description: str = ""
     """The registered harness's one-line description ("" for ``module:factory``)."""
+    no_form: tuple[tuple[str, str], ...] = ()
+    """``(scenario, reason)`` for each scenario not run because a scripted reply has no
+    form on the wire column's wire (the harness's ``no_form(scenario)``)."""
+    unavailable: str | None = None
+    """Why nothing ran on this harness (a wire column whose client is not installed,
+    naming the install; the harness's ``unavailable``), or None."""
+    wire: Mapping[str, Any] | None = None
+    """For a wire column: ``{"harness", "wire", "client", "streamed",
+    "distribution"}`` (the harness's ``wire_info``); None otherwise."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -252,13 +266,29 @@ def _cell(
         for name, needs in run.requirements
         if boundary_of.get(name) == boundary and set(needs) & set(COUNTED_CAPABILITIES)
     ]
-    if not own or missing:
+    if run.unavailable is not None:
         return Cell(
             boundary=boundary,
             harness=run.name,
             status="not_checked",
-            evidence=tuple(missing) or (Evidence(scenario="-", observed="no scenario ran here"),),
+            evidence=(Evidence(scenario="-", observed=f"not run: {run.unavailable}"),),
             allowed=boundary in allow_unchecked,
+        )
+    unformed = [
+        Evidence(scenario=name, observed=f"not run: no form on this wire: {reason}")
+        for name, reason in run.no_form
+        if boundary_of.get(name) == boundary
+    ]
+    if not own or missing or unformed:
+        no_form = bool(unformed) and not missing
+        return Cell(
+            boundary=boundary,
+            harness=run.name,
+            status="not_checked",
+            evidence=tuple(missing + unformed)
+            or (Evidence(scenario="-", observed="no scenario ran here"),),
+            allowed=boundary in allow_unchecked or no_form,
+            no_form=no_form,
         )
     evidence = tuple(
         Evidence(scenario=o.scenario.name, observed=_observed(o.observation)) for o in own
@@ -360,21 +390,32 @@ def run_check(
         return references[scenario.name]
 
     for name in names:
-        capabilities = capabilities_of(loaded[name])
-        declared_map = getattr(loaded[name], "not_expressible", None) or {}
+        unavailable: str | None = getattr(loaded[name], "unavailable", None)
+        no_form_of = getattr(loaded[name], "no_form", None)
+        capabilities = capabilities_of(loaded[name]) if unavailable is None else frozenset()
+        declared_map = (
+            getattr(loaded[name], "not_expressible", None) or {} if unavailable is None else {}
+        )
         outcomes: list[ScenarioOutcome] = []
         skipped: list[str] = []
         declared: list[tuple[str, str]] = []
         requirements: list[tuple[str, tuple[str, ...]]] = []
+        unformed: list[tuple[str, str]] = []
         for scenario in scenarios:
             if progress is not None:
                 progress(done, total, name, scenario.name)
             done += 1
             outcome: ScenarioOutcome | None = None
             needs = tuple(c for c in scenario.requires if c not in capabilities)
-            if needs:
+            no_form = no_form_of(scenario) if no_form_of is not None and not needs else None
+            if unavailable is not None:
+                skipped.append(scenario.name)
+            elif needs:
                 skipped.append(scenario.name)
                 requirements.append((scenario.name, needs))
+            elif no_form is not None:
+                skipped.append(scenario.name)
+                unformed.append((scenario.name, no_form))
             elif scenario.name in declared_map:
                 # Declared not expressible: it runs and must break (a strict xfail); a
                 # declaration that stopped being true is a problem of its own.
@@ -408,9 +449,14 @@ def run_check(
                 role=role,
                 outcomes=tuple(outcomes),
                 skipped=tuple(skipped),
-                description=plugin.description if plugin else "",
+                description=plugin.description
+                if plugin
+                else str(getattr(loaded[name], "description", "")),
                 declared=tuple(declared),
                 requirements=tuple(requirements),
+                no_form=tuple(unformed),
+                unavailable=unavailable,
+                wire=getattr(loaded[name], "wire_info", None),
             )
         )
     if progress is not None:

@@ -20,10 +20,12 @@ from .boundaries import EVERY_RUN
 from .boundaries.trace_redaction import leaked
 from .fixtures import Probe
 
-__all__ = ["evaluate", "observe", "tool_message_view"]
+__all__ = ["error_fields", "evaluate", "observe", "tool_message_view"]
 
 
-def _error_fields(content: str) -> tuple[str | None, bool]:
+def error_fields(content: str) -> tuple[str | None, bool]:
+    """``(error kind, side_effects_possible)`` of a tool message's content: the
+    contract's error JSON (``{"error": kind, ...}``), else ``(None, False)``."""
     try:
         data = json.loads(content)
     except ValueError:
@@ -36,7 +38,7 @@ def _error_fields(content: str) -> tuple[str | None, bool]:
 def tool_message_view(message: Message) -> dict[str, Any]:
     """The Observation view of one tool message."""
     kind, side_effects = (
-        _error_fields(message.content) if message.status == "error" else (None, False)
+        error_fields(message.content) if message.status == "error" else (None, False)
     )
     return {
         "id": message.tool_call_id,

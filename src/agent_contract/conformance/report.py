@@ -59,6 +59,13 @@ def _intro(report: CheckReport) -> list[str]:
             )
         for name, reason in run.declared:
             lines.append(f"{run.name}: declares {name} not expressible: {reason}")
+        if run.unavailable is not None:
+            lines.append(f"{run.name}: not run: {run.unavailable}")
+        if run.no_form:
+            lines.append(
+                f"{run.name}: {len(run.no_form)} scenario(s) have no form on its wire (not "
+                f"checked there): {', '.join(n for n, _ in run.no_form)}"
+            )
     if report.controls_not_run:
         lines.append(
             f"control columns not run: {', '.join(report.controls_not_run)} (harnesses without "
@@ -69,13 +76,16 @@ def _intro(report: CheckReport) -> list[str]:
 
 def _result_line(report: CheckReport) -> str:
     checked = [h.name for h in report.harnesses if h.role == "checked"]
-    allowed = [c for c in report.not_checked if c.allowed]
+    allowed = [c for c in report.not_checked if c.allowed and not c.no_form]
     opted = (
         f"; {len(allowed)} cell(s) not checked, opted out: "
         + ", ".join(f"{boundary_label(c.boundary)} on {c.harness}" for c in allowed)
         if allowed
         else ""
     )
+    unformed = [c for c in report.not_checked if c.no_form]
+    if unformed:
+        opted += f"; {len(unformed)} cell(s) not checked, a scenario has no form on the wire"
     if not report.broken and not report.unchecked:
         return f"result: every boundary holds on {', '.join(checked)}{opted} (exit 0)"
     parts = []
@@ -117,7 +127,11 @@ def render_text(report: CheckReport) -> str:
             status = report.cell(boundary, run.name).status
             cell = report.cell(boundary, run.name)
             text = _STATUS_TEXT[status]
-            row.append(f"{text} (allowed)" if cell.allowed else text)
+            if cell.no_form:
+                text += " (no form)"
+            elif cell.allowed:
+                text += " (allowed)"
+            row.append(text)
         table.append(row)
     widths = [max(len(r[i]) for r in table) for i in range(len(header))]
     lines = [*_intro(report), ""]
@@ -154,7 +168,13 @@ def _md_cell(cell: Cell) -> str:
     if cell.status == "holds":
         return f"holds ({len(cell.evidence)} scenario{'s' if len(cell.evidence) != 1 else ''})"
     if cell.status == "not_checked":
-        label = "not checked (allowed)" if cell.allowed else "**not checked**"
+        label = (
+            "not checked (no form)"
+            if cell.no_form
+            else "not checked (allowed)"
+            if cell.allowed
+            else "**not checked**"
+        )
         if not cell.evidence:
             return label
         return f"{label}: `{cell.evidence[0].scenario}`: {_md(cell.evidence[0].observed)}"
@@ -178,6 +198,15 @@ def render_markdown(report: CheckReport) -> str:
 _RULES: Final = {b.id: b.rule for b in BOUNDARIES}
 
 
+def _wire_data(run: HarnessRun) -> dict[str, Any]:
+    """A wire column's ``wire`` object (``docs/CHECK_FORMAT.md``)."""
+    return {
+        **dict(run.wire or {}),
+        "no_form": {n: r for n, r in run.no_form},
+        "unavailable": run.unavailable,
+    }
+
+
 def to_json_data(report: CheckReport) -> dict[str, Any]:
     """The report as the version-1 JSON document of ``docs/CHECK_FORMAT.md``."""
     return {
@@ -191,6 +220,7 @@ def to_json_data(report: CheckReport) -> dict[str, Any]:
                 "scenarios_run": [o.scenario.name for o in h.outcomes],
                 "scenarios_skipped": list(h.skipped),
                 "not_expressible": {n: r for n, r in h.declared},
+                **({"wire": _wire_data(h)} if h.wire is not None else {}),
             }
             for h in report.harnesses
         ],

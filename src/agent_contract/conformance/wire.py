@@ -27,6 +27,9 @@ What a reply becomes on the wire:
   (``stop`` -> ``end_turn``, ``tool_calls`` -> ``tool_use``, ``length`` ->
   ``max_tokens``, ``content_filter`` -> ``refusal``), and the reverse for Anthropic
   names sent to OpenAI clients;
+- ``refusal`` is OpenAI's ``message.refusal`` (streamed as ``refusal`` deltas); the
+  Anthropic API has no such field, so there a refusal is the message text with the stop
+  reason ``refusal``;
 - ``usage`` gives the token counts of both formats;
 - call ids are sent as scripted, or with ``ids="provider"`` rewritten to the
   provider's shape (``call_`` + 24 characters, ``toolu_01`` + 22), the same scripted
@@ -50,6 +53,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 import threading
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -69,6 +73,7 @@ __all__ = [
     "ReplayServer",
     "Reply",
     "Wire",
+    "sent_finish_reason",
 ]
 
 OPENAI_PATH: Final = "/v1/chat/completions"
@@ -80,6 +85,10 @@ Wire = Literal["openai", "anthropic"]
 """Which provider API a request spoke."""
 
 _ALPHABET: Final = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
+_POLL_SECONDS: Final = 0.02
+"""How often the serving thread looks for a shutdown request (``serve_forever``'s
+``poll_interval``; its default of 0.5 s made every ``close`` take that long)."""
 
 _TO_ANTHROPIC: Final = {
     "stop": "end_turn",
@@ -183,6 +192,33 @@ class _Script:
             return self.replies.pop(0)
 
 
+class _QuietServer(ThreadingHTTPServer):
+    """A threading HTTP server that does not print a client that went away (a reset
+    connection is the client's business: a timeout, a cut stream, a closed pool)."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Ignore a connection error; anything else is printed as usual."""
+        if not isinstance(sys.exc_info()[1], OSError):
+            super().handle_error(request, client_address)
+
+
+def _script_of(replies: Sequence[Reply] | Callable[[RecordedRequest], Reply]) -> _Script:
+    """A script of replies, or of a function of the request.
+
+    Raises:
+        ConfigurationError: an item that is not a reply.
+    """
+    if callable(replies):
+        return _Script(replies=None, function=replies)
+    items = list(replies)
+    for item in items:
+        if not isinstance(item, (Completion, Fault, Cut)):
+            raise ConfigurationError(
+                f"a replay script holds Completion, Fault or Cut, got {type(item)!r}"
+            )
+    return _Script(replies=items, function=None)
+
+
 def _random_id(length: int) -> str:
     raw = uuid.uuid4().bytes + uuid.uuid4().bytes
     return "".join(_ALPHABET[b % len(_ALPHABET)] for b in raw[:length])
@@ -218,16 +254,7 @@ class ReplayServer:
         max_body_bytes: int = 4_000_000,
         lifetime: float = 120.0,
     ) -> None:
-        if callable(replies):
-            self._script = _Script(replies=None, function=replies)
-        else:
-            items = list(replies)
-            for item in items:
-                if not isinstance(item, (Completion, Fault, Cut)):
-                    raise ConfigurationError(
-                        f"a replay script holds Completion, Fault or Cut, got {type(item)!r}"
-                    )
-            self._script = _Script(replies=items, function=None)
+        self._script = _script_of(replies)
         if ids not in ("scripted", "provider"):
             raise ConfigurationError(f"ids must be 'scripted' or 'provider', got {ids!r}")
         if chunk_chars < 1 or max_requests < 1 or max_body_bytes < 1 or lifetime <= 0:
@@ -247,10 +274,13 @@ class ReplayServer:
         self._stopped = threading.Event()
         self._guard = threading.Lock()
         self._wire_ids: dict[tuple[Wire, str], str] = {}
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._httpd = _QuietServer(("127.0.0.1", 0), _handler_for(self))
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(
-            target=self._httpd.serve_forever, name="agent-contract-replay", daemon=True
+            target=self._httpd.serve_forever,
+            kwargs={"poll_interval": _POLL_SECONDS},
+            name="agent-contract-replay",
+            daemon=True,
         )
         self._thread.start()
         self._timer = threading.Timer(lifetime, self.close)
@@ -296,6 +326,21 @@ class ReplayServer:
                 known = f"call_{tail[:24]}" if wire == "openai" else f"toolu_01{tail[:22]}"
                 self._wire_ids[(wire, scripted)] = known
             return known
+
+    def replay(self, replies: Sequence[Reply] | Callable[[RecordedRequest], Reply]) -> None:
+        """Start over with a new script: ``replies`` as in the constructor; the recorded
+        requests, the request count (:attr:`max_requests` counts from here) and
+        :attr:`exhausted` are reset. One server can so serve many runs in turn
+        (``check --wire`` keeps one per column).
+
+        Raises:
+            ConfigurationError: a script item that is not a reply.
+        """
+        script = _script_of(replies)
+        with self._guard:
+            self.requests = []
+        self.exhausted = False
+        self._script = script
 
     def close(self) -> None:
         """Stop serving (idempotent); a delayed answer in progress ends at once."""
@@ -349,6 +394,12 @@ def _openai_finish(reason: str) -> str:
 
 def _anthropic_stop(reason: str) -> str:
     return _TO_ANTHROPIC.get(reason, reason)
+
+
+def sent_finish_reason(reply: Completion, wire: Wire) -> str:
+    """The finish reason (OpenAI) or stop reason (Anthropic) the server sends for
+    ``reply`` on ``wire`` (see the module doc)."""
+    return _openai_finish(reply.finish_reason) if wire == "openai" else _anthropic_stop_of(reply)
 
 
 def _openai_usage(reply: Completion) -> dict[str, int]:
@@ -451,10 +502,24 @@ def _anthropic_input(call: ToolCall) -> Any:
     return arguments if isinstance(arguments, dict) else {}
 
 
+def _anthropic_text(reply: Completion) -> str:
+    """The text block of a reply on the Anthropic wire: a refusal has no field of its
+    own there, so its text is the message text (with the stop reason ``refusal``)."""
+    return reply.text or reply.refusal or ""
+
+
+def _anthropic_stop_of(reply: Completion) -> str:
+    """The ``stop_reason`` sent: ``refusal`` for a scripted refusal that finished
+    normally, else the mapped finish reason."""
+    if reply.refusal and not reply.text and reply.finish_reason in ("stop", "end_turn"):
+        return "refusal"
+    return _anthropic_stop(reply.finish_reason)
+
+
 def _anthropic_json(server: ReplayServer, reply: Completion) -> dict[str, Any]:
     content: list[dict[str, Any]] = []
-    if reply.text:
-        content.append({"type": "text", "text": reply.text})
+    if _anthropic_text(reply):
+        content.append({"type": "text", "text": _anthropic_text(reply)})
     for call in reply.tool_calls:
         content.append(
             {
@@ -470,7 +535,7 @@ def _anthropic_json(server: ReplayServer, reply: Completion) -> dict[str, Any]:
         "role": "assistant",
         "model": server.model,
         "content": content,
-        "stop_reason": _anthropic_stop(reply.finish_reason),
+        "stop_reason": _anthropic_stop_of(reply),
         "stop_sequence": None,
         "usage": {
             "input_tokens": reply.usage.input_tokens,
@@ -489,8 +554,8 @@ def _anthropic_events(server: ReplayServer, reply: Completion) -> Iterator[tuple
     }
     yield "message_start", {"type": "message_start", "message": start}
     blocks: list[tuple[dict[str, Any], str, str, str]] = []
-    if reply.text:
-        blocks.append(({"type": "text", "text": ""}, "text_delta", "text", reply.text))
+    if _anthropic_text(reply):
+        blocks.append(({"type": "text", "text": ""}, "text_delta", "text", _anthropic_text(reply)))
     for call in reply.tool_calls:
         block = {
             "type": "tool_use",
@@ -518,7 +583,7 @@ def _anthropic_events(server: ReplayServer, reply: Completion) -> Iterator[tuple
         "message_delta",
         {
             "type": "message_delta",
-            "delta": {"stop_reason": _anthropic_stop(reply.finish_reason), "stop_sequence": None},
+            "delta": {"stop_reason": _anthropic_stop_of(reply), "stop_sequence": None},
             "usage": {"output_tokens": reply.usage.output_tokens},
         },
     )

@@ -46,6 +46,7 @@ from langchain_core.messages.tool import invalid_tool_call, tool_call
 
 from agent_contract.errors import ConfigurationError
 from agent_contract.messages import Completion, Message, TokenUsage, ToolCall
+from agent_contract.text import escape_value
 
 from ._memo import memoized, memoized_all
 
@@ -577,7 +578,10 @@ def with_judged_calls(message: AIMessage, calls: Sequence[ToolCall]) -> AIMessag
     ContractChatModel` carries as the model sent it, in ``invalid_tool_calls``) is
     accepted by the contract's rule, as on every other harness; ``create_agent`` runs
     only ``tool_calls``, so the message must hold it there. Returns ``message`` itself
-    when its ``tool_calls`` already are ``calls`` and it has no invalid call.
+    when its ``tool_calls`` already are ``calls`` and it has no invalid call. The
+    calls are written with the text rule applied (a lone surrogate escaped, as in every
+    :class:`~agent_contract.messages.Message`), so a real client can encode the next
+    request.
 
     Raises:
         ConfigurationError: a call is not well-formed (:func:`is_well_formed`): such a
@@ -585,7 +589,14 @@ def with_judged_calls(message: AIMessage, calls: Sequence[ToolCall]) -> AIMessag
     """
     if not all(is_well_formed(c) for c in calls):
         raise ConfigurationError("only well-formed calls are judged runnable")
-    wanted = [tool_call(name=c.name, args=dict(c.arguments), id=c.id) for c in calls]
+    # The text rule, as in every Message: the graph state (and so the next request a
+    # real client encodes) holds escaped text, never a lone surrogate.
+    wanted = [
+        tool_call(name=name, args=args, id=call_id)
+        for (call_id, name, args), _ in (
+            escape_value((c.id, c.name, dict(c.arguments))) for c in calls
+        )
+    ]
     if not message.invalid_tool_calls and list(message.tool_calls) == wanted:
         return message
     kwargs = {k: v for k, v in message.additional_kwargs.items() if k != CALL_ORDER_KEY}

@@ -16,7 +16,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
-from agent_contract.harnesses import DurableRunner, Harness, HarnessPlugin, mode_plugins
+from agent_contract.harnesses import (
+    DurableRunner,
+    Harness,
+    HarnessPlugin,
+    WireClient,
+    mode_plugins,
+)
 
 from .controls import PLAIN_CREATE_AGENT_NAME
 
@@ -27,10 +33,15 @@ __all__ = [
     "LANGCHAIN",
     "LANGCHAIN_ASYNC",
     "LANGCHAIN_STREAM",
+    "LIST_ARGUMENTS_UNBUILT",
     "PLAIN_CREATE_AGENT",
     "STACK",
+    "STREAMED_REFUSAL_DROPPED",
+    "WIRE_KEY",
+    "WIRE_MODEL",
     "agent_probes",
     "sqlite_agent_runner",
+    "wire_clients",
 ]
 
 STACK: Final = ("langchain", "langchain-core", "langgraph")
@@ -62,6 +73,82 @@ def sqlite_agent_runner() -> DurableRunner:
     return durable
 
 
+WIRE_MODEL: Final = "replay-model"
+"""The model name the wire columns' clients ask for (the replay server answers any)."""
+WIRE_KEY: Final = "sk-replay-placeholder"
+"""The placeholder key the wire columns' clients send (the replay server reads none)."""
+
+
+LIST_ARGUMENTS_UNBUILT: Final = (
+    "ChatOpenAI cannot build the AIMessage of an unstreamed reply whose call arguments are "
+    "a JSON list (a pydantic ValidationError at tool_calls.N.args): the run stops "
+    "invalid_response, as everywhere, but the call is lost with the message, so it has no "
+    "id to answer invalid_call"
+)
+"""Why ``arguments_not_object`` cannot be expressed on ``ChatOpenAI`` unstreamed."""
+STREAMED_REFUSAL_DROPPED: Final = (
+    "ChatOpenAI's streamed chunks drop OpenAI's delta.refusal (langchain-openai reads a "
+    "refusal only from an unstreamed message): the reply reaches the contract empty and "
+    "stops invalid_response, the refusal text lost before any hook sees it"
+)
+"""Why ``provider_refusal`` cannot be expressed on ``ChatOpenAI`` streamed."""
+
+
+def _chat_openai(base_url: str) -> Any:
+    from langchain_openai import ChatOpenAI
+    from pydantic import SecretStr
+
+    return ChatOpenAI(
+        model=WIRE_MODEL, base_url=base_url, api_key=SecretStr(WIRE_KEY), max_retries=0, timeout=30
+    )
+
+
+def _chat_anthropic(base_url: str) -> Any:
+    from langchain_anthropic import ChatAnthropic
+    from pydantic import SecretStr
+
+    return ChatAnthropic(  # type: ignore[call-arg]
+        model_name=WIRE_MODEL,
+        base_url=base_url,
+        api_key=SecretStr(WIRE_KEY),
+        max_retries=0,
+        default_request_timeout=30,
+        max_tokens=1024,
+    )
+
+
+def wire_clients(mode: str) -> tuple[WireClient, ...]:
+    """The real clients ``check --wire`` runs the harness of ``mode`` on:
+    ``ChatOpenAI`` (langchain-openai) and ``ChatAnthropic`` (langchain-anthropic), each
+    pointed at the replay server with a placeholder key and no retries; the ``stream``
+    mode's model calls stream (``graph.stream(stream_mode="messages")``)."""
+    streamed = mode == "stream"
+    unbuilt = (
+        {"provider_refusal": STREAMED_REFUSAL_DROPPED}
+        if streamed
+        else {"arguments_not_object": LIST_ARGUMENTS_UNBUILT}
+    )
+    return (
+        WireClient(
+            wire="openai",
+            client="ChatOpenAI",
+            streamed=streamed,
+            distribution="langchain-openai",
+            install="pip install 'agent-contract-langchain[openai]'",
+            build=_chat_openai,
+            not_expressible=unbuilt,
+        ),
+        WireClient(
+            wire="anthropic",
+            client="ChatAnthropic",
+            streamed=streamed,
+            distribution="langchain-anthropic",
+            install="pip install 'agent-contract-langchain[anthropic]'",
+            build=_chat_anthropic,
+        ),
+    )
+
+
 LANGCHAIN, LANGCHAIN_ASYNC, LANGCHAIN_STREAM = mode_plugins(
     _suite_harness,
     (
@@ -72,6 +159,7 @@ LANGCHAIN, LANGCHAIN_ASYNC, LANGCHAIN_STREAM = mode_plugins(
     description="create_agent with ContractMiddleware",
     durable=sqlite_agent_runner,
     versions=STACK,
+    wires=wire_clients,
 )
 PLAIN_CREATE_AGENT: Final = HarnessPlugin(
     name=PLAIN_CREATE_AGENT_NAME,

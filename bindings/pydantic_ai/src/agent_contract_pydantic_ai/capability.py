@@ -50,6 +50,7 @@ from agent_contract.messages import Message, ToolCall
 from agent_contract.results import ToolResult
 from agent_contract.runtime import AnswerFormat, ChildScopeRefused, Contract, RunState, Stop
 from agent_contract.runtime.history import keeps_refused_turn
+from agent_contract.text import escape_value
 
 from .messages import from_pydantic_messages, response_to_completion, tool_return_part
 from .tools import current_call, current_run_state, deliver, not_admitted
@@ -98,6 +99,27 @@ RAISED_THROUGH: Final[tuple[type[BaseException], ...]] = (ContractStopped, *_NOT
 
 def _issue_order(calls: Sequence[ToolCallPart]) -> dict[str, int]:
     return {call.tool_call_id: index for index, call in enumerate(calls)}
+
+
+def _escaped_arguments(response: ModelResponse, calls: Sequence[ToolCall]) -> ModelResponse:
+    """``response`` with the text rule applied to its calls' arguments: a call whose
+    judged arguments hold a lone surrogate gets them escaped, as an object (as in every
+    :class:`~agent_contract.messages.Message`); otherwise ``response`` itself. A real
+    model sends arguments as JSON text: PydanticAI would validate that text itself and
+    echo the raw surrogate in its retry prompt, which no client can encode in the next
+    request (stop ``model_error``); the contract's refusal is what answers the call."""
+    judged = {c.id: c for c in calls}
+    parts = []
+    changed = False
+    for part in response.parts:
+        call = judged.get(part.tool_call_id) if isinstance(part, ToolCallPart) else None
+        if call is not None and isinstance(call.arguments, dict):
+            escaped, found = escape_value(call.arguments)
+            if found:
+                part = dataclasses.replace(part, args=escaped)
+                changed = True
+        parts.append(part)
+    return dataclasses.replace(response, parts=parts) if changed else response
 
 
 @dataclasses.dataclass(init=False)
@@ -312,7 +334,7 @@ class ContractCapability(AbstractCapability[Any]):
         if plan.stop is not None:  # refused whole: every call holds its refusal
             refusals = [p.refusal for p in plan.calls if p.refusal is not None]
             self._stop(plan.stop, response=said, refusals=refusals)
-        return response
+        return _escaped_arguments(response, verdict.calls)
 
     # -- tools and answers -------------------------------------------------------------
 

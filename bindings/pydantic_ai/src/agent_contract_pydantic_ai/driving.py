@@ -8,6 +8,8 @@ harness) live in :mod:`agent_contract_pydantic_ai.harness`.
 from __future__ import annotations
 
 import asyncio
+import threading
+import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Final, Literal, TypeVar, get_args
 
@@ -115,48 +117,71 @@ def build_agent(
     )
 
 
-def run_in_new_loop(awaitable: Callable[[], Awaitable[_T]]) -> _T:
-    """Run ``awaitable()`` on an event loop of its own, closed afterwards; the thread's
-    current event loop (if any) is left as it was."""
-    loop = asyncio.new_event_loop()
-    try:
-        return loop.run_until_complete(awaitable())
-    finally:
-        try:
-            loop.run_until_complete(loop.shutdown_asyncgens())
-        finally:
-            loop.close()
+_THREAD_LOOPS = threading.local()
 
 
-def run_sync_on_own_loop(agent: Agent[Any, Any], options: Mapping[str, Any]) -> Any:
-    """``agent.run_sync(**options)`` on a fresh event loop that is closed afterwards.
+def _thread_loop() -> asyncio.AbstractEventLoop:
+    """The calling thread's long-lived run loop, made on first use; closed when the
+    thread's object is collected, or at exit."""
+    loop: asyncio.AbstractEventLoop | None = getattr(_THREAD_LOOPS, "loop", None)
+    if loop is None or loop.is_closed():
+        loop = asyncio.new_event_loop()
+        _THREAD_LOOPS.loop = loop
+        weakref.finalize(threading.current_thread(), loop.close)
+    return loop
 
-    ``run_sync`` drives the thread's current event loop, creating one (and leaving it open
-    and current) when there is none: a loop nobody closes, which the next
-    ``asyncio.run`` in the thread drops unclosed. Here the thread gets a loop for the run,
-    closed when it ends, and no current loop after it.
+
+def _no_running_loop(what: str) -> None:
+    """Raise when the thread's event loop is running (a sync entry point cannot run there).
 
     Raises:
-        ConfigurationError: called inside a running event loop (use :func:`arun_agent`).
+        ConfigurationError: as above, naming ``what``.
     """
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        pass
-    else:
-        raise ConfigurationError(
-            "run_sync cannot run inside a running event loop: use arun_agent (or mode='run')"
-        )
-    loop = asyncio.new_event_loop()
-    asyncio.set_event_loop(loop)
+        return
+    raise ConfigurationError(
+        f"{what} cannot run inside a running event loop: use arun_agent (or mode='run')"
+    )
+
+
+def run_in_new_loop(awaitable: Callable[[], Awaitable[_T]]) -> _T:
+    """Run ``awaitable()`` to its end on the calling thread's own run loop, from
+    synchronous code; the thread's current event loop (if any) is left as it was.
+
+    The loop is one per thread and outlives the call (closed when the thread's object is
+    collected, or at exit): an async client (PydanticAI's ``OpenAIChatModel`` over
+    ``AsyncOpenAI``, any httpx ``AsyncClient``) keeps its connections on the loop that
+    opened them, so a loop per call stranded it and its second run (a resume, a second
+    turn) failed ``Event loop is closed``. (The name is kept for callers.)
+
+    Raises:
+        ConfigurationError: called inside a running event loop.
+    """
+    _no_running_loop("a synchronous PydanticAI run")
+    return _thread_loop().run_until_complete(awaitable())
+
+
+def run_sync_on_own_loop(agent: Agent[Any, Any], options: Mapping[str, Any]) -> Any:
+    """``agent.run_sync(**options)`` on the calling thread's own run loop (see
+    :func:`run_in_new_loop`: one per thread, kept between calls so one async client
+    serves every run), set as the thread's current loop for the call only.
+
+    ``run_sync`` drives the thread's current event loop, creating one (and leaving it open
+    and current) when there is none: a loop nobody owns, which the next ``asyncio.run`` in
+    the thread drops unclosed. Here the thread's run loop is current for the run and no
+    loop is current after it.
+
+    Raises:
+        ConfigurationError: called inside a running event loop (use :func:`arun_agent`).
+    """
+    _no_running_loop("run_sync")
+    asyncio.set_event_loop(_thread_loop())
     try:
         return agent.run_sync(**options)
     finally:
         asyncio.set_event_loop(None)
-        try:
-            loop.run_until_complete(loop.shutdown_asyncgens())
-        finally:
-            loop.close()
 
 
 async def _stream(

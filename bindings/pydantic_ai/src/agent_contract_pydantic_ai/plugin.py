@@ -18,13 +18,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from agent_contract.harnesses import (
     CORE_CAPABILITIES,
     Harness,
     HarnessPlugin,
     SnapshotRunner,
+    WireClient,
     mode_plugins,
 )
 
@@ -36,12 +37,16 @@ __all__ = [
     "CONTROL_CAPABILITIES",
     "MISSING_ID_ON_THE_STREAM",
     "NOT_EXPRESSIBLE",
+    "NULL_ID_UNPARSED",
     "PLAIN_PYDANTIC_AI",
     "PYDANTIC_AI",
     "PYDANTIC_AI_ASYNC",
     "PYDANTIC_AI_STREAM",
     "STACK",
+    "WIRE_KEY",
+    "WIRE_MODEL",
     "snapshot_runner",
+    "wire_clients",
 ]
 
 STACK: Final = ("pydantic-ai-slim",)
@@ -103,6 +108,75 @@ def snapshot_runner() -> SnapshotRunner:
     return SnapshotRunner(run_agent_input, resume_agent)
 
 
+WIRE_MODEL: Final = "replay-model"
+"""The model name the wire columns' models ask for (the replay server answers any)."""
+WIRE_KEY: Final = "sk-replay-placeholder"
+"""The placeholder key the wire columns' clients send (the replay server reads none)."""
+
+
+NULL_ID_UNPARSED: Final = (
+    "OpenAIChatModel validates an unstreamed reply with the OpenAI SDK's types, which "
+    "need every tool call's id: a call without one makes the whole reply an "
+    "UnexpectedModelBehavior (stop model_error) before any hook sees it"
+)
+"""Why ``missing_call_id`` cannot be expressed on ``OpenAIChatModel`` unstreamed."""
+
+
+def _openai_model(base_url: str) -> Any:
+    from openai import AsyncOpenAI
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    client = AsyncOpenAI(base_url=base_url, api_key=WIRE_KEY, max_retries=0, timeout=30)
+    return OpenAIChatModel(WIRE_MODEL, provider=OpenAIProvider(openai_client=client))
+
+
+def _anthropic_model(base_url: str) -> Any:
+    from anthropic import AsyncAnthropic
+    from pydantic_ai.models.anthropic import AnthropicModel
+    from pydantic_ai.providers.anthropic import AnthropicProvider
+
+    client = AsyncAnthropic(base_url=base_url, api_key=WIRE_KEY, max_retries=0, timeout=30)
+    return AnthropicModel(WIRE_MODEL, provider=AnthropicProvider(anthropic_client=client))
+
+
+def _close_model(model: Any) -> None:
+    """Close the SDK client of a wire column's model on the loop it ran on (the
+    thread's run loop, :func:`~agent_contract_pydantic_ai.driving.run_in_new_loop`)."""
+    from .driving import run_in_new_loop
+
+    run_in_new_loop(model.client.close)
+
+
+def wire_clients(mode: str) -> tuple[WireClient, ...]:
+    """The real models ``check --wire`` runs the harness of ``mode`` on: PydanticAI's
+    ``OpenAIChatModel`` and ``AnthropicModel``, each over its SDK's async client
+    pointed at the replay server with a placeholder key and no retries; the ``stream``
+    mode's model calls stream (``run_stream_events``)."""
+    streamed = mode == "stream"
+    return (
+        WireClient(
+            wire="openai",
+            client="OpenAIChatModel",
+            streamed=streamed,
+            distribution="openai",
+            install="pip install 'agent-contract-pydantic-ai[openai]'",
+            build=_openai_model,
+            close=_close_model,
+            not_expressible={} if streamed else {"missing_call_id": NULL_ID_UNPARSED},
+        ),
+        WireClient(
+            wire="anthropic",
+            client="AnthropicModel",
+            streamed=streamed,
+            distribution="anthropic",
+            install="pip install 'agent-contract-pydantic-ai[anthropic]'",
+            build=_anthropic_model,
+            close=_close_model,
+        ),
+    )
+
+
 PYDANTIC_AI, PYDANTIC_AI_ASYNC, PYDANTIC_AI_STREAM = mode_plugins(
     _suite_harness,
     (
@@ -113,6 +187,7 @@ PYDANTIC_AI, PYDANTIC_AI_ASYNC, PYDANTIC_AI_STREAM = mode_plugins(
     description="a PydanticAI Agent with ContractCapability",
     durable=snapshot_runner,
     versions=STACK,
+    wires=wire_clients,
 )
 PLAIN_PYDANTIC_AI: Final = HarnessPlugin(
     name="plain-pydantic-ai",
