@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from agent_contract.conformance.check import run_check
+from agent_contract.conformance.report import render_markdown, render_text
 from agent_contract.conformance.scenarios import SCENARIOS
 from agent_contract.conformance.wire import RecordedRequest
 from agent_contract.conformance.wire_check import (
@@ -80,6 +81,26 @@ def test_a_handful_of_scenarios_hold_on_each_column(column: str) -> None:
     else:
         assert run.no_form == ()
     assert ran == set(handful) - {n for n, _ in run.no_form}
+    assert report.exit_code == 0
+
+
+def test_a_row_holds_on_a_wire_where_only_some_scenarios_have_no_form() -> None:
+    # response_shape on unstreamed Anthropic: the malformed arguments cannot be sent,
+    # the empty reply can; the row holds on what was sent, marked with what was not.
+    column = "langchain@anthropic"
+    with wire_harnesses([column]) as columns:
+        report = run_check(
+            [column],
+            scenarios=_scenarios("malformed_json_arguments", "empty_response"),
+            harnesses=columns,
+        )
+    cell = report.cell("response_shape", column)
+    assert (cell.status, cell.no_form) == ("holds", True)
+    assert [e.scenario for e in cell.evidence] == ["empty_response", "malformed_json_arguments"]
+    assert cell.evidence[1].observed.startswith("not run: no form on this wire: ")
+    assert cell.to_dict()["no_form"] is True
+    assert "holds (1 no form)" in render_text(report)
+    assert "holds (1 scenario, 1 no form)" in render_markdown(report)
     assert report.exit_code == 0
 
 

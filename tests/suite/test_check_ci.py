@@ -177,12 +177,16 @@ def test_progress_line_for_broken_and_skipped() -> None:
     outcome = run_scenario(scenario, offline_harness, "offline")
     problem = Problem(boundary="allowlist", message=f"leak {PLANTED_SECRET}\nmore")
     progress(4, 35, "plain", scenario, replace(outcome, problems=(problem,)))
-    progress(5, 35, "plain", scenario, None)
-    broken, skipped = stream.getvalue().splitlines()
+    progress(5, 35, "plain", scenario, "needs middleware")
+    progress(6, 35, "plain@openai", scenario, "no form on this wire")
+    broken, skipped, unformed = stream.getvalue().splitlines()
     assert broken == (
         "[4/35] plain allowlist: unknown_tool ... broken: allowlist: leak <planted secret> more"
     )
-    assert skipped.startswith("[5/35] plain allowlist: unknown_tool ... skipped (needs ")
+    assert skipped == "[5/35] plain allowlist: unknown_tool ... skipped (needs middleware)"
+    assert (
+        unformed == "[6/35] plain@openai allowlist: unknown_tool ... skipped (no form on this wire)"
+    )
 
 
 # -- a team's module:factory from the working directory --------------------------------------

@@ -109,7 +109,8 @@ class TerminalProgress:
 class LineProgress:
     """One plain line per scenario on ``stream`` (``check`` uses stderr when it is not a
     terminal, e.g. in CI): ``[3/105] offline allowlist: unknown_tool ... holds``, or
-    ``... broken: <the first failed expectation>``, or ``... skipped (needs ...)``."""
+    ``... broken: <the first failed expectation>``, or ``... skipped (<why>)``: ``needs
+    <capabilities>``, ``no form on this wire``, ``declared not expressible: <reason>``."""
 
     def __init__(self, stream: TextIO) -> None:
         self.stream = stream
@@ -120,11 +121,11 @@ class LineProgress:
         total: int,
         harness: str,
         scenario: Scenario,
-        outcome: ScenarioOutcome | None,
+        outcome: ScenarioOutcome | str,
     ) -> None:
         """Write the line for one finished scenario."""
-        if outcome is None:
-            verdict = f"skipped (needs {', '.join(scenario.requires)})"
+        if isinstance(outcome, str):
+            verdict = f"skipped ({outcome})"
         elif outcome.problems:
             first = outcome.problems[0]
             text = hide_planted(first.message).replace("\n", " ")

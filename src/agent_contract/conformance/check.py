@@ -29,6 +29,7 @@ from .runner import ScenarioOutcome, run_scenario
 from .scenarios import SCENARIOS
 
 __all__ = [
+    "NO_FORM",
     "REFERENCE",
     "Cell",
     "CheckReport",
@@ -83,15 +84,18 @@ class Cell:
     ran."""
     evidence: tuple[Evidence, ...]
     """Broken or crashed: every failed expectation of the boundary, in scenario order.
-    Holds: one entry per scenario of the boundary. Not checked: one entry per scenario
-    that did not run, saying why."""
+    Holds: one entry per scenario of the boundary (with :attr:`no_form`, those that
+    could not be sent on the wire follow, each ``not run: no form on this wire: ...``).
+    Not checked: one entry per scenario that did not run, saying why."""
     allowed: bool = False
     """For a ``not_checked`` cell: the team opted out of it explicitly
     (``--allow-unchecked``), or (with :attr:`no_form`) every scenario it lacks has no
     form on the column's wire; so it does not fail the run."""
     no_form: bool = False
-    """For a ``not_checked`` cell of a wire column (``check --wire``): every scenario it
-    lacks has no form on the column's wire (its evidence says why); allowed."""
+    """On a wire column (``check --wire``), some scenarios of the boundary have no form
+    on the column's wire (its evidence says which and why) and nothing else is missing:
+    ``holds`` when every other scenario ran and held, ``not_checked`` (allowed) when
+    none had a form."""
 
     def to_dict(self) -> dict[str, Any]:
         """The cell as in ``docs/CHECK_FORMAT.md``."""
@@ -197,15 +201,20 @@ class CheckReport:
         return len(names)
 
 
+NO_FORM: Final = "not run: no form on this wire: "
+"""How the evidence of a scenario with no form on a wire column's wire begins."""
+
 Runner = Callable[[Scenario, str], ScenarioOutcome]
 """``runner(scenario, harness_name) -> ScenarioOutcome``: how :func:`run_check` runs one
 scenario (tests pass a caching one)."""
 Progress = Callable[[int, int, str, str], None]
 """``progress(done, total, harness, scenario)``, called before each run."""
-Finished = Callable[[int, int, str, Scenario, "ScenarioOutcome | None"], None]
+Finished = Callable[[int, int, str, Scenario, "ScenarioOutcome | str"], None]
 """``finished(done, total, harness, scenario, outcome)``, called after each scenario
-(``done`` counts it); ``outcome`` is None for a scenario skipped for a capability the
-harness does not declare."""
+(``done`` counts it); for a scenario that did not run, ``outcome`` is why, as text:
+``needs <capabilities>`` (the harness does not declare them), ``no form on this wire``,
+``declared not expressible: <reason>`` (it ran and broke, as declared), or
+``unavailable: <why>``."""
 
 
 def _registered(name: str) -> HarnessPlugin | None:
@@ -275,10 +284,24 @@ def _cell(
             allowed=boundary in allow_unchecked,
         )
     unformed = [
-        Evidence(scenario=name, observed=f"not run: no form on this wire: {reason}")
+        Evidence(scenario=name, observed=f"{NO_FORM}{reason}")
         for name, reason in run.no_form
         if boundary_of.get(name) == boundary
     ]
+    if own and unformed and not missing:
+        # Every scenario that has a form on this wire ran and held: the row holds there,
+        # marked with the scenarios that could not be sent (one entry each, after the
+        # ones that ran).
+        held = tuple(
+            Evidence(scenario=o.scenario.name, observed=_observed(o.observation)) for o in own
+        )
+        return Cell(
+            boundary=boundary,
+            harness=run.name,
+            status="holds",
+            evidence=held + tuple(unformed),
+            no_form=True,
+        )
     if not own or missing or unformed:
         no_form = bool(unformed) and not missing
         return Cell(
@@ -334,7 +357,8 @@ def run_check(
             a caching runner.
         progress: called as ``progress(done, total, harness, scenario)`` before each run.
         finished: called as ``finished(done, total, harness, scenario, outcome)`` after
-            each scenario (outcome None when it was skipped).
+            each scenario (for one that did not run, outcome is why, as text: see
+            :data:`Finished`).
         allow_unchecked: boundary ids whose not-checked cells the team accepts (shown as
             such; without it a not-checked cell fails the run).
         reference: the harness each checked harness's observations are compared with,
@@ -406,16 +430,20 @@ def run_check(
                 progress(done, total, name, scenario.name)
             done += 1
             outcome: ScenarioOutcome | None = None
+            why_not = ""
             needs = tuple(c for c in scenario.requires if c not in capabilities)
             no_form = no_form_of(scenario) if no_form_of is not None and not needs else None
             if unavailable is not None:
                 skipped.append(scenario.name)
+                why_not = f"unavailable: {unavailable}"
             elif needs:
                 skipped.append(scenario.name)
                 requirements.append((scenario.name, needs))
+                why_not = f"needs {', '.join(needs)}"
             elif no_form is not None:
                 skipped.append(scenario.name)
                 unformed.append((scenario.name, no_form))
+                why_not = "no form on this wire"
             elif scenario.name in declared_map:
                 # Declared not expressible: it runs and must break (a strict xfail); a
                 # declaration that stopped being true is a problem of its own.
@@ -424,6 +452,7 @@ def run_check(
                 if ran.problems:
                     skipped.append(scenario.name)
                     declared.append((scenario.name, reason))
+                    why_not = f"declared not expressible: {reason}"
                 else:
                     stale = Problem(
                         boundary=scenario.boundary,
@@ -440,7 +469,7 @@ def run_check(
             if outcome is not None:
                 outcomes.append(outcome)
             if finished is not None:
-                finished(done, total, name, scenario, outcome)
+                finished(done, total, name, scenario, outcome if outcome is not None else why_not)
         role: Role = "checked" if name in checked else "control"
         plugin = _registered(name)
         runs.append(

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from .boundaries import BOUNDARIES, boundary_label
-from .check import Cell, CheckReport, HarnessRun
+from .check import NO_FORM, Cell, CheckReport, HarnessRun
 
 __all__ = [
     "CHECK_FORMAT_VERSION",
@@ -127,7 +127,9 @@ def render_text(report: CheckReport) -> str:
             status = report.cell(boundary, run.name).status
             cell = report.cell(boundary, run.name)
             text = _STATUS_TEXT[status]
-            if cell.no_form:
+            if cell.no_form and status == "holds":
+                text += f" ({_unformed(cell)} no form)"
+            elif cell.no_form:
                 text += " (no form)"
             elif cell.allowed:
                 text += " (allowed)"
@@ -164,9 +166,16 @@ def _md(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def _unformed(cell: Cell) -> int:
+    """How many of a wire column cell's scenarios had no form on its wire."""
+    return sum(1 for e in cell.evidence if e.observed.startswith(NO_FORM))
+
+
 def _md_cell(cell: Cell) -> str:
     if cell.status == "holds":
-        return f"holds ({len(cell.evidence)} scenario{'s' if len(cell.evidence) != 1 else ''})"
+        ran = len(cell.evidence) - _unformed(cell)
+        text = f"holds ({ran} scenario{'s' if ran != 1 else ''}"
+        return text + (f", {_unformed(cell)} no form)" if cell.no_form else ")")
     if cell.status == "not_checked":
         label = (
             "not checked (no form)"

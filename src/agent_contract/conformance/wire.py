@@ -238,6 +238,10 @@ class ReplayServer:
         max_requests: requests answered; later ones get a 503 (>= 1).
         max_body_bytes: the largest request body read; a larger one gets a 413.
         lifetime: seconds after which the server stops by itself (> 0).
+        keep_alive: keep a client's connection open between requests (HTTP/1.1's
+            default); ``False`` answers every request with ``Connection: close``, so a
+            client that is never closed (a cached provider client) holds no idle
+            socket afterwards.
 
     Raises:
         ConfigurationError: a bad setting, or a script item that is not a reply.
@@ -253,8 +257,10 @@ class ReplayServer:
         max_requests: int = 200,
         max_body_bytes: int = 4_000_000,
         lifetime: float = 120.0,
+        keep_alive: bool = True,
     ) -> None:
         self._script = _script_of(replies)
+        self.keep_alive = keep_alive
         if ids not in ("scripted", "provider"):
             raise ConfigurationError(f"ids must be 'scripted' or 'provider', got {ids!r}")
         if chunk_chars < 1 or max_requests < 1 or max_body_bytes < 1 or lifetime <= 0:
@@ -614,6 +620,13 @@ def _handler_for(server: ReplayServer) -> type[BaseHTTPRequestHandler]:
 
         def log_message(self, format: str, *args: Any) -> None:
             """Quiet: requests are recorded, not logged."""
+
+        def end_headers(self) -> None:
+            """End the headers; without keep-alive, say the connection closes."""
+            if not server.keep_alive and not self.close_connection:
+                self.send_header("Connection", "close")
+                self.close_connection = True
+            super().end_headers()
 
         def do_GET(self) -> None:
             """Only POST is served."""

@@ -401,7 +401,9 @@ class WireHarness:
         """The column's replay server, started on first use."""
         with self._guard:
             if self._server is None or self._server.stopped:
-                self._server = ReplayServer([], lifetime=COLUMN_SECONDS, max_requests=500)
+                self._server = ReplayServer(
+                    [], lifetime=COLUMN_SECONDS, max_requests=500, keep_alive=False
+                )
             return self._server
 
     def base_url(self) -> str:
