@@ -142,6 +142,7 @@ def _pydantic_ai_mutants() -> tuple[list[Mutant], list[Twin]]:
         ),
     ]
     twins = [
+        Twin("team_agent_driver", agent(), needs_framework="pydantic_ai"),
         Twin(
             "capability_plain_subclass",
             agent(capability=pa.PlainCapability),
