@@ -1,5 +1,5 @@
 """Mutation testing of the contract suite: every deliberately broken harness of
-``harnesses.py`` / ``framework_mutants.py`` is caught, under the boundary its defect
+``harnesses.py`` / ``framework_mutants.py`` / ``pydantic_ai_mutants.py`` is caught, under the boundary its defect
 breaks, by ``check``'s own measurement (scenarios, then the comparison with the offline
 reference, then not-checked cells); every correct twin holds everywhere.
 
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import pytest
 
@@ -104,8 +105,8 @@ def _pydantic_ai_mutants() -> tuple[list[Mutant], list[Twin]]:
         return [], []
     from . import pydantic_ai_mutants as pa
 
-    def agent(**wiring: object) -> Callable[[], Harness]:
-        return lambda: pa.agent_harness(**wiring)  # type: ignore[arg-type]
+    def agent(**wiring: Any) -> Callable[[], Harness]:
+        return lambda: pa.agent_harness(**wiring)
 
     mutants = [
         Mutant(
