@@ -1,6 +1,7 @@
 """Mutation testing of the contract suite: every deliberately broken harness of
-``harnesses.py`` / ``framework_mutants.py`` / ``pydantic_ai_mutants.py`` is caught, under the boundary its defect
-breaks, by ``check``'s own measurement (scenarios, then the comparison with the offline
+``harnesses.py`` / ``framework_mutants.py`` (LangChain) / ``pydantic_ai_mutants.py``
+(PydanticAI) is caught, under the boundary its defect breaks, by ``check``'s own
+measurement (scenarios, then the comparison with the offline
 reference, then not-checked cells); every correct twin holds everywhere.
 
 The score is printed at the end of the run (``mutation score: N/M ...``).
