@@ -1,6 +1,7 @@
 """Mutation testing of the contract suite: every deliberately broken harness of
-``harnesses.py`` / ``framework_mutants.py`` is caught, under the boundary its defect
-breaks, by ``check``'s own measurement (scenarios, then the comparison with the offline
+``harnesses.py`` / ``framework_mutants.py`` (LangChain) / ``pydantic_ai_mutants.py``
+(PydanticAI) is caught, under the boundary its defect breaks, by ``check``'s own
+measurement (scenarios, then the comparison with the offline
 reference, then not-checked cells); every correct twin holds everywhere.
 
 The score is printed at the end of the run (``mutation score: N/M ...``).
@@ -9,7 +10,8 @@ The score is printed at the end of the run (``mutation score: N/M ...``).
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import pytest
 
@@ -30,6 +32,7 @@ from .conftest import ScoreRecorder
 from .harnesses import CORE_MUTANTS, CORE_TWINS, Mutant, Twin
 
 HAS_LANGCHAIN = importlib.util.find_spec("agent_contract_langchain") is not None
+HAS_PYDANTIC_AI = importlib.util.find_spec("agent_contract_pydantic_ai") is not None
 
 _reference: dict[str, ScenarioOutcome] = {}
 
@@ -98,9 +101,68 @@ def _framework_mutants() -> tuple[list[Mutant], list[Twin]]:
     return mutants, twins
 
 
+def _pydantic_ai_mutants() -> tuple[list[Mutant], list[Twin]]:
+    if not HAS_PYDANTIC_AI:
+        return [], []
+    from . import pydantic_ai_mutants as pa
+
+    def agent(**wiring: Any) -> Callable[[], Harness]:
+        return lambda: pa.agent_harness(**wiring)
+
+    mutants = [
+        Mutant(
+            "capability_terse_validation",
+            "ContractCapability subclass",
+            "validation errors the model gets replaced by a message without path or constraint",
+            "argument_validation",
+            agent(capability=pa.TerseValidationCapability),
+            needs_framework="pydantic_ai",
+        ),
+        Mutant(
+            "wrapper_model_drops_finish",
+            "model wrapper (WrapperModel)",
+            "each response rebuilt from its parts: finish reason and refusal lost",
+            "finish_reasons",
+            agent(model=pa.NormalizingModel),
+            needs_framework="pydantic_ai",
+        ),
+        Mutant(
+            "tool_conversion_open_schema",
+            "tool conversion",
+            "the team's tools handed to the contract with an open schema",
+            "argument_validation",
+            agent(tools=pa.open_conversion),
+            needs_framework="pydantic_ai",
+        ),
+        Mutant(
+            "run_started_without_caller",
+            "run driver",
+            "runs started with contract.start() from the run id and context, no caller",
+            "tool_context",
+            agent(start=pa.without_caller),
+            needs_framework="pydantic_ai",
+        ),
+    ]
+    twins = [
+        Twin("team_agent_driver", agent(), needs_framework="pydantic_ai"),
+        Twin(
+            "capability_plain_subclass",
+            agent(capability=pa.PlainCapability),
+            needs_framework="pydantic_ai",
+        ),
+        Twin(
+            "wrapper_model_passthrough",
+            agent(model=lambda m: pa.NormalizingModel(m, keep=True)),
+            needs_framework="pydantic_ai",
+        ),
+    ]
+    return mutants, twins
+
+
 FW_MUTANTS, FW_TWINS = _framework_mutants()
-MUTANTS = (*CORE_MUTANTS, *FW_MUTANTS)
-TWINS = (*CORE_TWINS, *FW_TWINS)
+PA_MUTANTS, PA_TWINS = _pydantic_ai_mutants()
+MUTANTS = (*CORE_MUTANTS, *FW_MUTANTS, *PA_MUTANTS)
+TWINS = (*CORE_TWINS, *FW_TWINS, *PA_TWINS)
 
 
 @pytest.mark.parametrize("mutant", MUTANTS, ids=[m.name for m in MUTANTS])

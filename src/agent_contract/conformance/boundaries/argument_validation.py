@@ -43,9 +43,20 @@ def range_tool(probe: Probe) -> ToolSpec:
     )
 
 
+def _first_tool_message_sent(model: FakeModel) -> str | None:
+    """The content of the first tool message the model was sent (``None``: none was)."""
+    for call in model.calls:
+        for message in call["messages"]:
+            if message.role == "tool":
+                return str(message.content)
+    return None
+
+
 def check_error_names(*parts: str, boundary: str = "argument_validation") -> Check:
     """The first tool message (an ``invalid_arguments`` error) names every one of
-    ``parts`` (the JSON path and the failed constraint); a miss breaks ``boundary``."""
+    ``parts`` (the JSON path and the failed constraint), in the run's messages and in
+    what the model was sent next (a layer that rewrites the error on its way to the
+    model leaves the transcript right); a miss breaks ``boundary``."""
 
     def check(obs: Observation, model: FakeModel, probe: Probe) -> list[Problem]:
         content = obs.tool_messages[0]["content"] if obs.tool_messages else ""
@@ -53,15 +64,26 @@ def check_error_names(*parts: str, boundary: str = "argument_validation") -> Che
             message = str(json.loads(content).get("message", ""))
         except (ValueError, AttributeError):
             message = content
+        problems = []
         missing = [p for p in parts if p not in message]
         if missing:
-            return [
+            problems.append(
                 Problem(
                     boundary=boundary,
                     message=f"the validation error does not name {missing}: {message!r}",
                 )
-            ]
-        return []
+            )
+        sent = _first_tool_message_sent(model)
+        unseen = [p for p in parts if sent is not None and p not in sent]
+        if unseen:
+            problems.append(
+                Problem(
+                    boundary=boundary,
+                    message=f"the validation error the model was sent does not name "
+                    f"{unseen}: {sent!r}",
+                )
+            )
+        return problems
 
     return check
 
