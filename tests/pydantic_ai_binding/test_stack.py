@@ -235,3 +235,25 @@ def test_answers_in_issue_order_sorts_only_the_answers_of_each_turn() -> None:
         later,
         answer("a"),
     ]
+
+
+def test_a_threads_run_loop_is_reused_and_its_exit_close_spares_a_running_loop() -> None:
+    # One loop per thread serves every synchronous run (an async client keeps its
+    # connections on it); at exit the loop is closed, unless the process is exiting from
+    # inside a run (a signal during a run), where closing would raise in the atexit hook.
+    from agent_contract_pydantic_ai.driving import _close_loop
+
+    async def loop_of_run() -> asyncio.AbstractEventLoop:
+        return asyncio.get_running_loop()
+
+    first = run_in_new_loop(loop_of_run)
+    assert run_in_new_loop(loop_of_run) is first
+
+    async def close_while_running() -> bool:
+        _close_loop(asyncio.get_running_loop())
+        return asyncio.get_running_loop().is_closed()
+
+    assert run_in_new_loop(close_while_running) is False
+    _close_loop(first)
+    assert first.is_closed()
+    assert run_in_new_loop(loop_of_run) is not first  # a closed loop is replaced

@@ -127,8 +127,16 @@ def _thread_loop() -> asyncio.AbstractEventLoop:
     if loop is None or loop.is_closed():
         loop = asyncio.new_event_loop()
         _THREAD_LOOPS.loop = loop
-        weakref.finalize(threading.current_thread(), loop.close)
+        weakref.finalize(threading.current_thread(), _close_loop, loop)
     return loop
+
+
+def _close_loop(loop: asyncio.AbstractEventLoop) -> None:
+    """Close a thread's run loop once its thread is gone or the process exits; a loop
+    still running then (the process is exiting from inside a run: a signal, an exit in
+    a tool) is left to the interpreter, since closing it would raise."""
+    if not loop.is_running() and not loop.is_closed():
+        loop.close()
 
 
 def _no_running_loop(what: str) -> None:
