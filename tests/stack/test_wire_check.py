@@ -10,11 +10,14 @@ messages, a client that is not installed, and a client that repairs cut argument
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
 from typing import Any
 
 import pytest
 
+from agent_contract.app.check_command import default_controls, wire_names
+from agent_contract.app.cli import main
 from agent_contract.conformance.check import run_check
 from agent_contract.conformance.report import render_markdown, render_text
 from agent_contract.conformance.scenarios import SCENARIOS
@@ -330,6 +333,7 @@ def test_check_wire_on_the_command_line(monkeypatch: pytest.MonkeyPatch) -> None
     assert code == 0
     (column,) = data["harnesses"]
     assert column["name"] == "langchain-async@anthropic"
+    assert data["controls_not_run"] == default_controls()  # named, not silently dropped
     assert column["wire"] == {
         "harness": "langchain-async",
         "wire": "anthropic",
@@ -341,3 +345,12 @@ def test_check_wire_on_the_command_line(monkeypatch: pytest.MonkeyPatch) -> None
     }
     code, text = _check_cli(monkeypatch, "--harness", "offline")
     assert "@" not in text
+
+
+@pytest.mark.parametrize("value", ["", " ", "openai,,anthropic", "openai,"])
+def test_an_empty_wire_name_is_a_usage_error_not_every_column(value: str) -> None:
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["check", "--quiet", f"--wire={value}"], out=out, err=err) == 2
+    assert "empty name" in err.getvalue()
+    assert wire_names(["*"]) == []
+    assert wire_names(["openai", "langchain@anthropic,openai"]) == ["openai", "langchain@anthropic"]

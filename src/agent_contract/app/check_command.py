@@ -19,7 +19,7 @@ import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Final, TextIO
 
 from ..conformance.agent import AgentCheck, agent_builder, render_agent_text, run_agent_check
 from ..conformance.base import Scenario
@@ -35,6 +35,7 @@ from ..registry import harness_names, harness_plugins, missing_bindings
 from .telemetry import add_otel_argument, exporting
 
 __all__ = [
+    "EVERY_WIRE_COLUMN",
     "LineProgress",
     "TerminalProgress",
     "add_check_command",
@@ -45,6 +46,7 @@ __all__ = [
     "parse_effects",
     "progress_for",
     "split_harness_names",
+    "wire_names",
     "working_directory_importable",
     "write_report_file",
 ]
@@ -319,7 +321,7 @@ def add_check_command(sub: Any) -> None:
         "--wire",
         action="append",
         nargs="?",
-        const="",
+        const=EVERY_WIRE_COLUMN,
         metavar="COLUMN|HARNESS|WIRE",
         help="run the scenarios through the real provider clients the installed bindings "
         "declare (OpenAI and Anthropic APIs) over a local replay server on 127.0.0.1, one "
@@ -343,6 +345,32 @@ def add_check_command(sub: Any) -> None:
         "run like a broken one. Shown in the report as allowed.",
     )
     check_p.set_defaults(handler=cmd_check)
+
+
+EVERY_WIRE_COLUMN: Final = "*"
+"""What a bare ``--wire`` stands for: every column the installed bindings declare."""
+
+
+def wire_names(values: Sequence[str]) -> list[str]:
+    """The wire columns asked for by ``--wire`` values (repeatable, comma-separated);
+    ``[]`` (every column) when only a bare ``--wire`` was given.
+
+    Raises:
+        ConfigurationError: an empty name (``--wire=``, ``--wire 'openai,,anthropic'``):
+            refused rather than read as "every column".
+    """
+    names: list[str] = []
+    for value in values:
+        if value == EVERY_WIRE_COLUMN:
+            continue
+        pieces = [piece.strip() for piece in value.split(",")]
+        if not all(pieces):
+            raise ConfigurationError(
+                f"--wire {value!r} holds an empty name; name a column, a harness or a wire, "
+                "or give --wire alone for every column"
+            )
+        names += [piece for piece in pieces if piece not in names]
+    return names
 
 
 @contextlib.contextmanager
@@ -369,10 +397,11 @@ def cmd_check(args: Any, out: TextIO, err: TextIO) -> int:
         return _cmd_check_agent(args, out, err)
     named = split_harness_names(args.harness)
     wire = getattr(args, "wire", None)
-    if wire is not None:
-        checked, controls = named, default_controls() if args.control else []
+    # With --wire and no --harness, only the wire columns are checked.
+    if named or wire is not None:
+        checked, controls = named, default_controls()
     else:
-        checked, controls = (named, default_controls()) if named else default_harnesses()
+        checked, controls = default_harnesses()
     controls = [name for name in controls if name not in checked]
     working_directory_importable(checked)
     progress, finished = progress_for(args, err)
@@ -381,7 +410,7 @@ def cmd_check(args: Any, out: TextIO, err: TextIO) -> int:
     if wire is not None:
         from ..conformance.wire_check import wire_harnesses  # http.server: only for --wire
 
-        wire_columns = wire_harnesses(split_harness_names(wire))
+        wire_columns = wire_harnesses(wire_names(wire))
     with (
         exporting(getattr(args, "otel", None), stream=err) as sink,
         _factories_contained(what, err),

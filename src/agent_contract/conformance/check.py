@@ -76,7 +76,9 @@ class Cell:
     boundary: str
     harness: str
     status: Status
-    """``holds``: every scenario of the boundary ran and no expectation of the boundary
+    """``holds``: every scenario of the boundary the harness can express ran (one needing
+    a framework's piece it does not declare, one it declares not expressible and one
+    with no form on a wire column's wire are skipped) and no expectation of the boundary
     failed in any scenario; ``broken``: at least one did (``crashed``: each of them was
     a run that raised); ``not_checked``: a scenario of the boundary did not run because
     the harness does not declare a capability of the contract it needs

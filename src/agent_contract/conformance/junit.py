@@ -3,7 +3,8 @@
 A CI system reads JUnit XML to show which test failed and why. Here a *test case* is one
 boundary on one harness (a cell of ``check``'s table): it passes when the boundary
 holds, fails when it is broken (the failure carries every piece of evidence: the scenario
-and what was observed), and is skipped when none of its scenarios ran. A control harness
+and what was observed) or not checked without an opt-out (``--allow-unchecked``), and is
+skipped when it is not checked and allowed, saying why. A control harness
 (one expected to break, e.g. a plain ``create_agent``) gets its own test suite whose
 broken cells are skipped with the reason, so they never turn a CI run red, matching
 ``check``'s exit code.
