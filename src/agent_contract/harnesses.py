@@ -25,12 +25,12 @@ from typing import Any, Final, Literal, Protocol
 from .approval import Approval
 from .errors import ApprovalError
 from .faults import CrashPlan, is_simulated_crash
-from .loop import resume, run_input
+from .loop import resume, run_child, run_input
 from .model import Model
 from .runstore import RunStore
 from .runtime import Checkpoint, Contract, Decider, RunInput, RunResult
 from .tampering import OpenStore
-from .tools import ToolSpec
+from .tools import ToolContext, ToolSpec
 
 __all__ = [
     "CORE_CAPABILITIES",
@@ -230,8 +230,20 @@ def _resume_crashing(
 def offline_harness(model: Model, tools: list[ToolSpec], options: RunInput) -> RunResult:
     """The offline loop as a harness (it has no framework: a scenario's extras that need
     one are not applied; see :data:`OFFLINE_CAPABILITIES`)."""
+    plan, started = options.sub_agent, []
+    if plan is not None:  # the sub-agent hook: a tool whose calls run the child here
+        child: list[Contract] = []
+
+        def delegate(context: ToolContext, text: str) -> str:
+            scope = run_child(plan.model, child[0], started[0], context.tool_call_id, text)
+            return scope.output or ""
+
+        tools = [*tools, plan.delegate_tool(delegate)]
     contract = options.contract(tools)
-    result = run_input(model, contract, options)
+    if plan is not None:
+        child.append(plan.child(contract))
+        started.append(options.start(contract))
+    result = run_input(model, contract, options, state=started[0] if started else None)
     return settle_approvals(
         result,
         lambda snapshot, approvals, checkpoint=None: resume(
@@ -259,7 +271,7 @@ counted: a harness without that framework has nothing there to check.
 checkpoint-integrity hook (:attr:`~agent_contract.runtime.input.RunInput.tamper`: a paused
 run's stored row tampered with, the store reopened). Neither is assumed for a harness
 that declares nothing."""
-OFFLINE_CAPABILITIES: Final = (*CORE_CAPABILITIES, "crash_restart", "durable_store")
+OFFLINE_CAPABILITIES: Final = (*CORE_CAPABILITIES, "crash_restart", "durable_store", "sub_agents")
 """What the offline loop can express."""
 offline_harness.capabilities = OFFLINE_CAPABILITIES  # type: ignore[attr-defined]
 

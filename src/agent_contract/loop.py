@@ -33,7 +33,7 @@ from .runtime import (
 from .runtime.history import keeps_refused_turn
 from .tools import ToolRegistry, ToolSpec
 
-__all__ = ["resume", "run", "run_input"]
+__all__ = ["resume", "run", "run_child", "run_input"]
 
 
 def run(
@@ -92,6 +92,7 @@ def run_input(
     *,
     max_output_tokens: int = 512,
     temperature: float = 0.0,
+    state: RunState | None = None,
 ) -> RunResult:
     """Run ``model`` on ``options`` under ``contract``: the one signature every driver of
     the offline loop calls (:func:`run` builds its ``options`` from keywords; harnesses
@@ -107,6 +108,8 @@ def run_input(
             :func:`agent_contract.harnesses.offline_harness`).
         max_output_tokens: passed to the model, in tokens.
         temperature: passed to the model.
+        state: the run, already begun by ``options.start(contract)`` (a harness whose
+            tools need it first: the offline sub-agent hook); default: begun here.
 
     Returns:
         As :func:`run`.
@@ -114,8 +117,38 @@ def run_input(
     Raises:
         ScriptExhaustedError: a scripted model ran dry (a test bug; never a stop).
     """
-    state = options.start(contract)
+    if state is None:
+        state = options.start(contract)
     return _drive(model, state, options.messages(), max_output_tokens, temperature)
+
+
+def run_child(
+    model: Model,
+    contract: Contract,
+    parent: RunState,
+    call_id: str,
+    user: str,
+    *,
+    max_output_tokens: int = 512,
+    temperature: float = 0.0,
+) -> RunResult:
+    """Run a child agent, ``model`` on ``user`` under ``contract`` (made from the run's
+    by :meth:`~agent_contract.runtime.Contract.child`), as the child scope of
+    ``parent``'s tool call ``call_id``: the offline loop's agent delegation, called
+    from the handler of that call. Its answer goes back to the call; any other stop
+    ends the whole run (see docs/MULTI_AGENT.md).
+
+    Returns:
+        The child scope's result (``output`` is its answer, if it answered).
+
+    Raises:
+        ChildScopeRefused: ``contract`` is not made from the run's (the run halts).
+        ScriptExhaustedError: a scripted model ran dry.
+    """
+    state = contract.start(parent=parent, parent_call_id=call_id)
+    return _drive(
+        model, state, [Message(role="user", content=user)], max_output_tokens, temperature
+    )
 
 
 def resume(
