@@ -13,15 +13,21 @@ child's stop ending the run).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import inspect
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
 from .model import Model
 from .runtime import Contract
-from .tools import ToolSpec
+from .tools import ToolContext, ToolSpec
 
-__all__ = ["DELEGATE_PARAMETERS", "SubAgentPlan"]
+__all__ = ["DELEGATE_PARAMETERS", "RunChild", "SubAgentPlan"]
+
+RunChild = Callable[[Contract, ToolContext, str], str | Awaitable[str]]
+"""``run_child(child, context, text) -> answer``: how a harness runs the child agent on
+``text`` under the child contract ``child`` inside the tool call ``context`` names (an
+``async def`` one is awaited)."""
 
 DELEGATE_PARAMETERS: Final = {
     "type": "object",
@@ -57,14 +63,42 @@ class SubAgentPlan:
         """
         return contract.child(self.agent, tools=list(self.tools), allowlist=self.allowlist)
 
-    def delegate_tool(self, handler: Callable[..., Any]) -> ToolSpec:
-        """The parent's delegating tool: ``handler(context, text) -> str`` (or an ``async
-        def``) runs the child on ``text`` inside the call ``context.tool_call_id`` and
-        returns its answer."""
-        return ToolSpec(
+    def contract(
+        self,
+        tools: Sequence[ToolSpec],
+        build: Callable[[list[ToolSpec]], Contract],
+        run_child: RunChild,
+    ) -> Contract:
+        """The run's contract, ``build(tools + [the delegating tool])``, whose delegating
+        tool's each call runs ``run_child(child, context, text)``: the child agent on
+        ``text`` under ``child`` (:meth:`child` of that contract, made once), inside the
+        call ``context.tool_call_id``, returning its answer. An ``async def``
+        ``run_child`` makes the tool's handler ``async def`` too.
+
+        Raises:
+            ConfigurationError: as ``build`` and :meth:`child`.
+        """
+        made: list[Contract] = []
+        handler: Callable[..., Any]
+        if inspect.iscoroutinefunction(run_child):
+
+            async def delegate_async(context: ToolContext, text: str) -> str:
+                return await run_child(made[0], context, text)  # type: ignore[no-any-return]
+
+            handler = delegate_async
+        else:
+
+            def delegate(context: ToolContext, text: str) -> str:
+                return run_child(made[0], context, text)  # type: ignore[return-value]
+
+            handler = delegate
+        spec = ToolSpec(
             name=self.tool,
             description=f"Ask the {self.agent} agent; returns its answer.",
             parameters=DELEGATE_PARAMETERS,
             handler=handler,
             needs_context=True,
         )
+        contract = build([*tools, spec])
+        made.append(self.child(contract))
+        return contract

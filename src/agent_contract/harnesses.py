@@ -28,7 +28,7 @@ from .faults import CrashPlan, is_simulated_crash
 from .loop import resume, run_child, run_input
 from .model import Model
 from .runstore import RunStore
-from .runtime import Checkpoint, Contract, Decider, RunInput, RunResult
+from .runtime import Checkpoint, Contract, Decider, RunInput, RunResult, RunState
 from .tampering import OpenStore
 from .tools import ToolContext, ToolSpec
 
@@ -230,20 +230,21 @@ def _resume_crashing(
 def offline_harness(model: Model, tools: list[ToolSpec], options: RunInput) -> RunResult:
     """The offline loop as a harness (it has no framework: a scenario's extras that need
     one are not applied; see :data:`OFFLINE_CAPABILITIES`)."""
-    plan, started = options.sub_agent, []
-    if plan is not None:  # the sub-agent hook: a tool whose calls run the child here
-        child: list[Contract] = []
+    plan, state = options.sub_agent, None
+    if plan is None:
+        contract = options.contract(tools)
+    else:  # the sub-agent hook: the delegating tool runs the child in this loop
+        started: list[RunState] = []
+        child_model = plan.model
 
-        def delegate(context: ToolContext, text: str) -> str:
-            scope = run_child(plan.model, child[0], started[0], context.tool_call_id, text)
+        def run_offline_child(child: Contract, context: ToolContext, text: str) -> str:
+            scope = run_child(child_model, child, started[0], context.tool_call_id, text)
             return scope.output or ""
 
-        tools = [*tools, plan.delegate_tool(delegate)]
-    contract = options.contract(tools)
-    if plan is not None:
-        child.append(plan.child(contract))
-        started.append(options.start(contract))
-    result = run_input(model, contract, options, state=started[0] if started else None)
+        contract = plan.contract(tools, options.contract, run_offline_child)
+        state = options.start(contract)
+        started.append(state)
+    result = run_input(model, contract, options, state=state)
     return settle_approvals(
         result,
         lambda snapshot, approvals, checkpoint=None: resume(
