@@ -238,8 +238,7 @@ def offline_harness(model: Model, tools: list[ToolSpec], options: RunInput) -> R
         child_model = plan.model
 
         def run_offline_child(child: Contract, context: ToolContext, text: str) -> str:
-            scope = run_child(child_model, child, started[0], context.tool_call_id, text)
-            return scope.output or ""
+            return run_child(child_model, child, started[0], context.tool_call_id, text) or ""
 
         contract = plan.contract(tools, options.contract, run_offline_child)
         state = options.start(contract)

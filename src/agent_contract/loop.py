@@ -13,8 +13,8 @@ continues it, in this process or another, once a human has decided.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Unpack
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, TypeVar, Unpack
 
 from .approval import Approval
 from .errors import ConfigurationError, ModelError, ScriptExhaustedError
@@ -34,6 +34,8 @@ from .runtime.history import keeps_refused_turn
 from .tools import ToolRegistry, ToolSpec
 
 __all__ = ["resume", "run", "run_child", "run_input"]
+
+_Ended = TypeVar("_Ended")
 
 
 def run(
@@ -131,7 +133,7 @@ def run_child(
     *,
     max_output_tokens: int = 512,
     temperature: float = 0.0,
-) -> RunResult:
+) -> str | None:
     """Run a child agent, ``model`` on ``user`` under ``contract`` (made from the run's
     by :meth:`~agent_contract.runtime.Contract.child`), as the child scope of
     ``parent``'s tool call ``call_id``: the offline loop's agent delegation, called
@@ -139,16 +141,24 @@ def run_child(
     ends the whole run (see docs/MULTI_AGENT.md).
 
     Returns:
-        The child scope's result (``output`` is its answer, if it answered).
+        The child's answer; ``None`` when it was stopped (the run halts with that stop).
 
     Raises:
         ChildScopeRefused: ``contract`` is not made from the run's (the run halts).
         ScriptExhaustedError: a scripted model ran dry.
     """
     state = contract.start(parent=parent, parent_call_id=call_id)
-    return _drive(
-        model, state, [Message(role="user", content=user)], max_output_tokens, temperature
-    )
+
+    def end(
+        stop: Stop, *, messages: Sequence[Message], output: str | None = None, structured: Any = None
+    ) -> str | None:
+        # A child scope ends as a framework's child agent does: halted (an answer goes
+        # back to the call, any other stop ends the run), no result of its own.
+        state.halt(stop, output, structured)
+        return output if stop.reason == "answered" else None
+
+    messages = [Message(role="user", content=user)]
+    return _drive(model, state, messages, max_output_tokens, temperature, end)
 
 
 def resume(
@@ -212,7 +222,11 @@ def _drive(
     transcript: list[Message],
     max_output_tokens: int,
     temperature: float,
-) -> RunResult:
+    finish: Callable[..., _Ended] | None = None,
+) -> _Ended:
+    """Drive ``state`` to its stop; ``finish(stop, messages=..., output=...,
+    structured=...)`` ends it (default: :meth:`RunState.finish`, the result)."""
+    end: Callable[..., Any] = state.finish if finish is None else finish
     with interruptible(state, transcript):
         offered = state.view.contract.offered_tools()
         answer = state.view.contract.answer_format
@@ -221,7 +235,7 @@ def _drive(
         while True:
             stop = state.check_before_model_call(transcript)
             if stop is not None:
-                return state.finish(stop, messages=transcript)
+                return end(stop, messages=transcript)
             try:
                 completion = model.complete(
                     list(transcript),
@@ -236,13 +250,13 @@ def _drive(
             except ScriptExhaustedError:
                 raise
             except Exception as exc:  # noqa: BLE001 - any model failure stops the run, typed
-                return state.finish(Stop.model_error(exc), messages=transcript)
+                return end(Stop.model_error(exc), messages=transcript)
 
             verdict = state.accept_response(completion)
             if verdict.shape == "invalid" and not keeps_refused_turn(verdict.violations):
                 # A turn no answer makes a valid history of: kept out of the messages
                 # handed forward (the refusal is in the trace and the result).
-                return state.finish(
+                return end(
                     verdict.stop or Stop(reason="invalid_response"), messages=transcript
                 )
             transcript.append(
@@ -251,7 +265,7 @@ def _drive(
             if verdict.shape == "final":
                 if verdict.accepted is not None:  # a structured answer's call, answered
                     transcript.append(verdict.accepted.to_message())
-                return state.finish(
+                return end(
                     Stop(reason="answered"),
                     messages=transcript,
                     output=verdict.text,
@@ -262,19 +276,19 @@ def _drive(
                 continue
             if verdict.shape == "invalid":
                 transcript.extend(r.to_message() for r in verdict.refusals)
-                return state.finish(
+                return end(
                     verdict.stop or Stop(reason="invalid_response"), messages=transcript
                 )
 
             plan = state.plan_tool_calls(verdict.calls)
             if plan.stop is not None:  # refused whole: every call already holds its refusal
                 transcript.extend(_answers(state))
-                return state.finish(plan.stop, messages=transcript)
+                return end(plan.stop, messages=transcript)
             # Start every runnable call, then wait for each in issue order.
             waiters = [state.submit(p) for p in plan.runnable]
             for wait in waiters:
                 wait()
             paused = state.view.pending_stop()
             if paused is not None:
-                return state.finish(paused, messages=transcript)
+                return end(paused, messages=transcript)
             transcript.extend(_answers(state))

@@ -83,30 +83,30 @@ def _with_caps(harness: Any, capabilities: Sequence[str] = OFFLINE_CAPABILITIES)
 # -- a run driver over the offline loop: its options and contract ----------------------
 
 
-Delegate = Callable[[SubAgentPlan, Contract, Contract, RunState, str, str], RunResult]
-"""``delegate(plan, run_contract, child_contract, run, call_id, text)``: how the team's
-delegating tool runs its child agent on ``text`` inside the call ``call_id``."""
+Delegate = Callable[[SubAgentPlan, Contract, Contract, RunState, str, str], str | None]
+"""``delegate(plan, run_contract, child_contract, run, call_id, text) -> answer``: how the
+team's delegating tool runs its child agent on ``text`` inside the call ``call_id``."""
 
 
 def in_child_scope(
     plan: SubAgentPlan, contract: Contract, child: Contract, state: RunState, call_id: str, text: str
-) -> RunResult:
+) -> str | None:
     """The child under the run's child contract, as a child scope of the call (correct)."""
     return run_child(plan.model, child, state, call_id, text)
 
 
 def in_a_contract_of_its_own(
     plan: SubAgentPlan, contract: Contract, child: Contract, state: RunState, call_id: str, text: str
-) -> RunResult:
+) -> str | None:
     """The child in a run of its own, under a fresh Contract over its tools with the
     same budget settings (a fresh budget: its calls never charge the run's)."""
     own = Contract(list(plan.tools), budget=contract.budget, allowlist=plan.allowlist)
-    return run_input(plan.model, own, RunInput(user=text))
+    return run_input(plan.model, own, RunInput(user=text)).output
 
 
 def under_the_parents_contract(
     plan: SubAgentPlan, contract: Contract, child: Contract, state: RunState, call_id: str, text: str
-) -> RunResult:
+) -> str | None:
     """The child scope under the run's own Contract (the parent's allowlist, not its
     own)."""
     return run_child(plan.model, contract, state, call_id, text)
@@ -142,8 +142,7 @@ def driver(
             started: list[RunState] = []
 
             def run_delegated(child: Contract, context: ToolContext, text: str) -> str:
-                scope = delegate(plan, current, child, started[0], context.tool_call_id, text)
-                return scope.output or ""
+                return delegate(plan, current, child, started[0], context.tool_call_id, text) or ""
 
             current = plan.contract(adapted, lambda t: make(opts, t), run_delegated)
             state = request.start(current)

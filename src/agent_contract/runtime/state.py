@@ -405,12 +405,9 @@ class RunState:
 
         ``output`` and ``structured`` are kept (escaped by the text rule, then redacted)
         only for ``answered``; any other stop has no output, so running out of budget can
-        never pass for an answer. A child scope finished with a stop other than
-        ``answered`` halts the whole run with it (see :meth:`halt`).
+        never pass for an answer.
         """
         with self._run.lock:
-            if stop is not None and self._run.parent is not None and stop.reason != "answered":
-                self.halt(stop)
             if stop is None:
                 stop = self._view.pending_stop() or self._run.halted
             if stop is not None and stop is self._run.halted:
