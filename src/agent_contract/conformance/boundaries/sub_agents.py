@@ -130,7 +130,7 @@ DEFINITION: Final = BoundaryDefinition(
             extra=(check_ran("echo", 2, "sub_agents"),),
         ),
         Scenario(
-            name="child_allowlist_holds",
+            name="child_call_not_granted_never_runs",
             boundary="sub_agents",
             description=(
                 "a child's call outside its own allowlist never runs (refused, its model "
