@@ -150,7 +150,11 @@ def run_child(
     state = contract.start(parent=parent, parent_call_id=call_id)
 
     def end(
-        stop: Stop, *, messages: Sequence[Message], output: str | None = None, structured: Any = None
+        stop: Stop,
+        *,
+        messages: Sequence[Message],
+        output: str | None = None,
+        structured: Any = None,
     ) -> str | None:
         # A child scope ends as a framework's child agent does: halted (an answer goes
         # back to the call, any other stop ends the run), no result of its own.
@@ -256,9 +260,7 @@ def _drive(
             if verdict.shape == "invalid" and not keeps_refused_turn(verdict.violations):
                 # A turn no answer makes a valid history of: kept out of the messages
                 # handed forward (the refusal is in the trace and the result).
-                return end(
-                    verdict.stop or Stop(reason="invalid_response"), messages=transcript
-                )
+                return end(verdict.stop or Stop(reason="invalid_response"), messages=transcript)
             transcript.append(
                 Message(role="assistant", content=completion.text, tool_calls=verdict.calls)
             )
@@ -276,9 +278,7 @@ def _drive(
                 continue
             if verdict.shape == "invalid":
                 transcript.extend(r.to_message() for r in verdict.refusals)
-                return end(
-                    verdict.stop or Stop(reason="invalid_response"), messages=transcript
-                )
+                return end(verdict.stop or Stop(reason="invalid_response"), messages=transcript)
 
             plan = state.plan_tool_calls(verdict.calls)
             if plan.stop is not None:  # refused whole: every call already holds its refusal

@@ -89,14 +89,24 @@ team's delegating tool runs its child agent on ``text`` inside the call ``call_i
 
 
 def in_child_scope(
-    plan: SubAgentPlan, contract: Contract, child: Contract, state: RunState, call_id: str, text: str
+    plan: SubAgentPlan,
+    contract: Contract,
+    child: Contract,
+    state: RunState,
+    call_id: str,
+    text: str,
 ) -> str | None:
     """The child under the run's child contract, as a child scope of the call (correct)."""
     return run_child(plan.model, child, state, call_id, text)
 
 
 def in_a_contract_of_its_own(
-    plan: SubAgentPlan, contract: Contract, child: Contract, state: RunState, call_id: str, text: str
+    plan: SubAgentPlan,
+    contract: Contract,
+    child: Contract,
+    state: RunState,
+    call_id: str,
+    text: str,
 ) -> str | None:
     """The child in a run of its own, under a fresh Contract over its tools with the
     same budget settings (a fresh budget: its calls never charge the run's)."""
@@ -105,7 +115,12 @@ def in_a_contract_of_its_own(
 
 
 def under_the_parents_contract(
-    plan: SubAgentPlan, contract: Contract, child: Contract, state: RunState, call_id: str, text: str
+    plan: SubAgentPlan,
+    contract: Contract,
+    child: Contract,
+    state: RunState,
+    call_id: str,
+    text: str,
 ) -> str | None:
     """The child scope under the run's own Contract (the parent's allowlist, not its
     own)."""

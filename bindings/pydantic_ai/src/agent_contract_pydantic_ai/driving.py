@@ -46,11 +46,11 @@ __all__ = [
     "adrive_agent",
     "build_agent",
     "check_streamed",
-    "stream_events",
     "drive_agent",
     "output_type_for",
     "run_in_new_loop",
     "run_sync_on_own_loop",
+    "stream_events",
 ]
 
 Mode = Literal["run_sync", "run", "stream"]

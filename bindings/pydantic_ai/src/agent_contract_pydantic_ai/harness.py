@@ -52,9 +52,9 @@ from .driving import (
     Mode,
     adrive_agent,
     build_agent,
-    stream_events,
     check_streamed,
     drive_agent,
+    stream_events,
 )
 
 __all__ = [

@@ -55,7 +55,9 @@ def _child_read(expected: list[list[tuple[str | None, str]]]) -> Check:
             if tools:
                 seen.append([(m.tool_call_id, _read(m.content, m.status)) for m in tools])
         if seen != expected:
-            return _problems([f"the child's model read the tool messages {seen}, expected {expected}"])
+            return _problems(
+                [f"the child's model read the tool messages {seen}, expected {expected}"]
+            )
         return []
 
     return check
