@@ -121,7 +121,7 @@ def run_input(
     """
     if state is None:
         state = options.start(contract)
-    return _drive(model, state, options.messages(), max_output_tokens, temperature)
+    return _drive(model, state, options.messages(), max_output_tokens, temperature, state.finish)
 
 
 def run_child(
@@ -209,7 +209,7 @@ def resume(
             state.view.pending_stop() or Stop(reason="pending_approval"), messages=transcript
         )
     transcript.extend(messages)
-    return _drive(model, state, transcript, max_output_tokens, temperature)
+    return _drive(model, state, transcript, max_output_tokens, temperature, state.finish)
 
 
 def _answers(state: RunState) -> list[Message]:
@@ -226,11 +226,10 @@ def _drive(
     transcript: list[Message],
     max_output_tokens: int,
     temperature: float,
-    finish: Callable[..., _Ended] | None = None,
+    end: Callable[..., _Ended],
 ) -> _Ended:
-    """Drive ``state`` to its stop; ``finish(stop, messages=..., output=...,
-    structured=...)`` ends it (default: :meth:`RunState.finish`, the result)."""
-    end: Callable[..., Any] = state.finish if finish is None else finish
+    """Drive ``state`` to its stop; ``end(stop, messages=..., output=...,
+    structured=...)`` ends it (:meth:`RunState.finish`, the result, for a run)."""
     with interruptible(state, transcript):
         offered = state.view.contract.offered_tools()
         answer = state.view.contract.answer_format

@@ -222,11 +222,12 @@ def child_runner(model: Model, mode: Mode = "run", streamed: set[str] | None = N
 
     async def run_child(child: Contract, context: ToolContext, text: str) -> str:
         agent = build_agent(model, child)
-        options = {"user_prompt": text, "capabilities": [ContractCapability.child(child)]}
+        capability = ContractCapability.child(child)
         if mode == "stream":
+            options: dict[str, Any] = {"user_prompt": text, "capabilities": [capability]}
             out = await stream_events(agent, options, set() if streamed is None else streamed)
         else:
-            out = await agent.run(**options)
+            out = await agent.run(text, capabilities=[capability])
         return str(out.output)
 
     return run_child
