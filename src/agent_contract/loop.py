@@ -127,7 +127,7 @@ def run_input(
 def run_child(
     model: Model,
     contract: Contract,
-    parent: RunState,
+    state: RunState,
     call_id: str,
     user: str,
     *,
@@ -135,10 +135,10 @@ def run_child(
     temperature: float = 0.0,
 ) -> str | None:
     """Run a child agent, ``model`` on ``user`` under ``contract`` (made from the run's
-    by :meth:`~agent_contract.runtime.Contract.child`), as the child scope of
-    ``parent``'s tool call ``call_id``: the offline loop's agent delegation, called
-    from the handler of that call. Its answer goes back to the call; any other stop
-    ends the whole run (see docs/MULTI_AGENT.md).
+    by :meth:`~agent_contract.runtime.Contract.child`), as the child scope of the tool
+    call ``call_id`` of ``state`` (the run, or the scope, whose call it is): the offline
+    loop's agent delegation, called from the handler of that call. Its answer goes back
+    to the call; any other stop ends the whole run (see docs/MULTI_AGENT.md).
 
     Returns:
         The child's answer; ``None`` when it was stopped (the run halts with that stop).
@@ -147,7 +147,7 @@ def run_child(
         ChildScopeRefused: ``contract`` is not made from the run's (the run halts).
         ScriptExhaustedError: a scripted model ran dry.
     """
-    state = contract.start(parent=parent, parent_call_id=call_id)
+    state = contract.start(parent=state, parent_call_id=call_id)
 
     def end(
         stop: Stop,
