@@ -121,7 +121,7 @@ def run_input(
     """
     if state is None:
         state = options.start(contract)
-    return _drive(model, state, options.messages(), max_output_tokens, temperature, state.finish)
+    return _drive(model, state, options.messages(), max_output_tokens, temperature)
 
 
 def run_child(
@@ -162,7 +162,7 @@ def run_child(
         return output if stop.reason == "answered" else None
 
     messages = [Message(role="user", content=user)]
-    return _drive(model, state, messages, max_output_tokens, temperature, end)
+    return _drive_until(model, state, messages, max_output_tokens, temperature, end)
 
 
 def resume(
@@ -209,7 +209,7 @@ def resume(
             state.view.pending_stop() or Stop(reason="pending_approval"), messages=transcript
         )
     transcript.extend(messages)
-    return _drive(model, state, transcript, max_output_tokens, temperature, state.finish)
+    return _drive(model, state, transcript, max_output_tokens, temperature)
 
 
 def _answers(state: RunState) -> list[Message]:
@@ -221,6 +221,17 @@ def _answers(state: RunState) -> list[Message]:
 
 
 def _drive(
+    model: Model,
+    state: RunState,
+    transcript: list[Message],
+    max_output_tokens: int,
+    temperature: float,
+) -> RunResult:
+    """Drive the run ``state`` to its stop and finish it (:meth:`RunState.finish`)."""
+    return _drive_until(model, state, transcript, max_output_tokens, temperature, state.finish)
+
+
+def _drive_until(
     model: Model,
     state: RunState,
     transcript: list[Message],
