@@ -147,6 +147,13 @@ KEEP_IT: Final[dict[str, str]] = {
         "one, an older copy put back or another run's row is refused with "
         "`CheckpointError` before anything runs, and the approval is kept."
     ),
+    "sub_agents": (
+        "Give every child agent (an agent wrapped as a tool, a deepagents sub-agent) "
+        "`ContractMiddleware(contract.child(name, tools=..., allowlist=...)).around()`, "
+        "the child contract built once from the run's: the child's calls spend the run's "
+        "budget and its stop ends the run, its own allowlist holds on its calls, and each "
+        "delegation is a fresh child scope (docs/MULTI_AGENT.md)."
+    ),
 }
 """Per boundary: the configuration of this package that keeps it on ``create_agent``."""
 
@@ -226,6 +233,11 @@ STOCK_GIVES: Final[dict[str, str]] = {
         "`SqliteSaver` stores what the graph hands it and reads back whatever a row holds: "
         "no seal, so a forged, edited, rolled-back or grafted checkpoint is resumed from "
         "(its default serializer once ran the code a stored row named)."
+    ),
+    "sub_agents": (
+        "A child agent invoked inside a tool is a graph of its own: its tool calls count "
+        "against no limit of the parent's (a stock call limit counts per graph), its "
+        "tools run without any allowlist, and nothing ties its calls to the parent's."
     ),
 }
 """Per boundary: what stock LangChain gives a team (``@tool`` tools, the stock middleware

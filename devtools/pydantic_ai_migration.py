@@ -154,6 +154,14 @@ KEEP_IT: Final[dict[str, str]] = {
         "grafted row is refused with `CheckpointError` before `resume_agent` runs "
         "anything, and the approval is kept."
     ),
+    "sub_agents": (
+        "Run every delegated `Agent` with `ContractToolset(child)` and "
+        "`capabilities=[ContractCapability.child(child)]`, `child = contract.child(name, "
+        "tools=..., allowlist=...)` built once from the run's: the child's calls spend the "
+        "run's budget and its stop ends the run, its own allowlist holds on its calls, and "
+        "each delegation is a fresh child scope, where a plain delegated `Agent` has usage "
+        "limits of its own (docs/MULTI_AGENT.md)."
+    ),
 }
 """Per boundary: the configuration of this package that keeps it on PydanticAI."""
 

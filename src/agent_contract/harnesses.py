@@ -25,12 +25,12 @@ from typing import Any, Final, Literal, Protocol
 from .approval import Approval
 from .errors import ApprovalError
 from .faults import CrashPlan, is_simulated_crash
-from .loop import resume, run_input
+from .loop import resume, run_child, run_input
 from .model import Model
 from .runstore import RunStore
-from .runtime import Checkpoint, Contract, Decider, RunInput, RunResult
+from .runtime import Checkpoint, Contract, Decider, RunInput, RunResult, RunState
 from .tampering import OpenStore
-from .tools import ToolSpec
+from .tools import ToolContext, ToolSpec
 
 __all__ = [
     "CORE_CAPABILITIES",
@@ -230,8 +230,20 @@ def _resume_crashing(
 def offline_harness(model: Model, tools: list[ToolSpec], options: RunInput) -> RunResult:
     """The offline loop as a harness (it has no framework: a scenario's extras that need
     one are not applied; see :data:`OFFLINE_CAPABILITIES`)."""
-    contract = options.contract(tools)
-    result = run_input(model, contract, options)
+    plan, state = options.sub_agent, None
+    if plan is None:
+        contract = options.contract(tools)
+    else:  # the sub-agent hook: the delegating tool runs the child in this loop
+        started: list[RunState] = []
+        child_model = plan.model
+
+        def run_offline_child(child: Contract, context: ToolContext, text: str) -> str:
+            return run_child(child_model, child, started[0], context.tool_call_id, text) or ""
+
+        contract = plan.contract(tools, options.contract, run_offline_child)
+        state = options.start(contract)
+        started.append(state)
+    result = run_input(model, contract, options, state=state)
     return settle_approvals(
         result,
         lambda snapshot, approvals, checkpoint=None: resume(
@@ -259,7 +271,7 @@ counted: a harness without that framework has nothing there to check.
 checkpoint-integrity hook (:attr:`~agent_contract.runtime.input.RunInput.tamper`: a paused
 run's stored row tampered with, the store reopened). Neither is assumed for a harness
 that declares nothing."""
-OFFLINE_CAPABILITIES: Final = (*CORE_CAPABILITIES, "crash_restart", "durable_store")
+OFFLINE_CAPABILITIES: Final = (*CORE_CAPABILITIES, "crash_restart", "durable_store", "sub_agents")
 """What the offline loop can express."""
 offline_harness.capabilities = OFFLINE_CAPABILITIES  # type: ignore[attr-defined]
 

@@ -13,8 +13,8 @@ continues it, in this process or another, once a human has decided.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Unpack
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, TypeVar, Unpack
 
 from .approval import Approval
 from .errors import ConfigurationError, ModelError, ScriptExhaustedError
@@ -33,7 +33,9 @@ from .runtime import (
 from .runtime.history import keeps_refused_turn
 from .tools import ToolRegistry, ToolSpec
 
-__all__ = ["resume", "run", "run_input"]
+__all__ = ["resume", "run", "run_child", "run_input"]
+
+_Ended = TypeVar("_Ended")
 
 
 def run(
@@ -92,6 +94,7 @@ def run_input(
     *,
     max_output_tokens: int = 512,
     temperature: float = 0.0,
+    state: RunState | None = None,
 ) -> RunResult:
     """Run ``model`` on ``options`` under ``contract``: the one signature every driver of
     the offline loop calls (:func:`run` builds its ``options`` from keywords; harnesses
@@ -107,6 +110,8 @@ def run_input(
             :func:`agent_contract.harnesses.offline_harness`).
         max_output_tokens: passed to the model, in tokens.
         temperature: passed to the model.
+        state: the run, already begun by ``options.start(contract)`` (a harness whose
+            tools need it first: the offline sub-agent hook); default: begun here.
 
     Returns:
         As :func:`run`.
@@ -114,8 +119,50 @@ def run_input(
     Raises:
         ScriptExhaustedError: a scripted model ran dry (a test bug; never a stop).
     """
-    state = options.start(contract)
+    if state is None:
+        state = options.start(contract)
     return _drive(model, state, options.messages(), max_output_tokens, temperature)
+
+
+def run_child(
+    model: Model,
+    contract: Contract,
+    state: RunState,
+    call_id: str,
+    user: str,
+    *,
+    max_output_tokens: int = 512,
+    temperature: float = 0.0,
+) -> str | None:
+    """Run a child agent, ``model`` on ``user`` under ``contract`` (made from the run's
+    by :meth:`~agent_contract.runtime.Contract.child`), as the child scope of the tool
+    call ``call_id`` of ``state`` (the run, or the scope, whose call it is): the offline
+    loop's agent delegation, called from the handler of that call. Its answer goes back
+    to the call; any other stop ends the whole run (see docs/MULTI_AGENT.md).
+
+    Returns:
+        The child's answer; ``None`` when it was stopped (the run halts with that stop).
+
+    Raises:
+        ChildScopeRefused: ``contract`` is not made from the run's (the run halts).
+        ScriptExhaustedError: a scripted model ran dry.
+    """
+    state = contract.start(parent=state, parent_call_id=call_id)
+
+    def end(
+        stop: Stop,
+        *,
+        messages: Sequence[Message],
+        output: str | None = None,
+        structured: Any = None,
+    ) -> str | None:
+        # A child scope ends as a framework's child agent does: halted (an answer goes
+        # back to the call, any other stop ends the run), no result of its own.
+        state.halt(stop, output, structured)
+        return output if stop.reason == "answered" else None
+
+    messages = [Message(role="user", content=user)]
+    return _drive_until(model, state, messages, max_output_tokens, temperature, end)
 
 
 def resume(
@@ -180,6 +227,20 @@ def _drive(
     max_output_tokens: int,
     temperature: float,
 ) -> RunResult:
+    """Drive the run ``state`` to its stop and finish it (:meth:`RunState.finish`)."""
+    return _drive_until(model, state, transcript, max_output_tokens, temperature, state.finish)
+
+
+def _drive_until(
+    model: Model,
+    state: RunState,
+    transcript: list[Message],
+    max_output_tokens: int,
+    temperature: float,
+    end: Callable[..., _Ended],
+) -> _Ended:
+    """Drive ``state`` to its stop; ``end(stop, messages=..., output=...,
+    structured=...)`` ends it (:meth:`RunState.finish`, the result, for a run)."""
     with interruptible(state, transcript):
         offered = state.view.contract.offered_tools()
         answer = state.view.contract.answer_format
@@ -188,7 +249,7 @@ def _drive(
         while True:
             stop = state.check_before_model_call(transcript)
             if stop is not None:
-                return state.finish(stop, messages=transcript)
+                return end(stop, messages=transcript)
             try:
                 completion = model.complete(
                     list(transcript),
@@ -203,22 +264,20 @@ def _drive(
             except ScriptExhaustedError:
                 raise
             except Exception as exc:  # noqa: BLE001 - any model failure stops the run, typed
-                return state.finish(Stop.model_error(exc), messages=transcript)
+                return end(Stop.model_error(exc), messages=transcript)
 
             verdict = state.accept_response(completion)
             if verdict.shape == "invalid" and not keeps_refused_turn(verdict.violations):
                 # A turn no answer makes a valid history of: kept out of the messages
                 # handed forward (the refusal is in the trace and the result).
-                return state.finish(
-                    verdict.stop or Stop(reason="invalid_response"), messages=transcript
-                )
+                return end(verdict.stop or Stop(reason="invalid_response"), messages=transcript)
             transcript.append(
                 Message(role="assistant", content=completion.text, tool_calls=verdict.calls)
             )
             if verdict.shape == "final":
                 if verdict.accepted is not None:  # a structured answer's call, answered
                     transcript.append(verdict.accepted.to_message())
-                return state.finish(
+                return end(
                     Stop(reason="answered"),
                     messages=transcript,
                     output=verdict.text,
@@ -229,19 +288,17 @@ def _drive(
                 continue
             if verdict.shape == "invalid":
                 transcript.extend(r.to_message() for r in verdict.refusals)
-                return state.finish(
-                    verdict.stop or Stop(reason="invalid_response"), messages=transcript
-                )
+                return end(verdict.stop or Stop(reason="invalid_response"), messages=transcript)
 
             plan = state.plan_tool_calls(verdict.calls)
             if plan.stop is not None:  # refused whole: every call already holds its refusal
                 transcript.extend(_answers(state))
-                return state.finish(plan.stop, messages=transcript)
+                return end(plan.stop, messages=transcript)
             # Start every runnable call, then wait for each in issue order.
             waiters = [state.submit(p) for p in plan.runnable]
             for wait in waiters:
                 wait()
             paused = state.view.pending_stop()
             if paused is not None:
-                return state.finish(paused, messages=transcript)
+                return end(paused, messages=transcript)
             transcript.extend(_answers(state))

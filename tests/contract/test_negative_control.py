@@ -132,6 +132,10 @@ EXPECTED_BROKEN: dict[str, set[str]] = {
     "checkpoint_edited_refused": {"checkpoint_integrity", T},
     "checkpoint_rolled_back_refused": {"checkpoint_integrity", T},
     "checkpoint_grafted_refused": {"checkpoint_integrity", T},
+    # not expressed: a control declares no sub_agents (no delegating tool, no child agent)
+    "child_spends_the_run_budget": set(),
+    "child_call_not_granted_never_runs": set(),
+    "two_delegations_fresh_scopes": set(),
 }
 
 

@@ -134,6 +134,10 @@ EXPECTED_BROKEN: dict[str, set[str]] = {
     "checkpoint_edited_refused": set(),
     "checkpoint_rolled_back_refused": set(),
     "checkpoint_grafted_refused": set(),
+    # not expressed: a control declares no sub_agents (no delegating tool, no child agent)
+    "child_spends_the_run_budget": set(),
+    "child_call_not_granted_never_runs": set(),
+    "two_delegations_fresh_scopes": set(),
 }
 
 

@@ -26,6 +26,7 @@ from typing import Any
 from agent_contract.approval import Approval, PendingApproval
 from agent_contract.budget import Budget
 from agent_contract.conformance.evaluate import observe
+from agent_contract.delegation import SubAgentPlan
 from agent_contract.errors import ApprovalError
 from agent_contract.harnesses import (
     OFFLINE_CAPABILITIES,
@@ -35,11 +36,11 @@ from agent_contract.harnesses import (
     offline_harness,
     settle_approvals,
 )
-from agent_contract.loop import resume, run
+from agent_contract.loop import resume, run_child, run_input
 from agent_contract.messages import Completion, Message
 from agent_contract.model import Model
 from agent_contract.runstore import SECRETS_FIELD, VERSION_FIELD, RunStore
-from agent_contract.runtime import AnswerFormat, Contract, RunResult, Stop
+from agent_contract.runtime import AnswerFormat, Contract, RunResult, RunState, Stop
 from agent_contract.tampering import OpenStore
 from agent_contract.tools import ToolContext, ToolSpec
 from agent_contract.trace import RedactionPolicy
@@ -82,6 +83,50 @@ def _with_caps(harness: Any, capabilities: Sequence[str] = OFFLINE_CAPABILITIES)
 # -- a run driver over the offline loop: its options and contract ----------------------
 
 
+Delegate = Callable[[SubAgentPlan, Contract, Contract, RunState, str, str], str | None]
+"""``delegate(plan, run_contract, child_contract, run, call_id, text) -> answer``: how the
+team's delegating tool runs its child agent on ``text`` inside the call ``call_id``."""
+
+
+def in_child_scope(
+    plan: SubAgentPlan,
+    contract: Contract,
+    child: Contract,
+    state: RunState,
+    call_id: str,
+    text: str,
+) -> str | None:
+    """The child under the run's child contract, as a child scope of the call (correct)."""
+    return run_child(plan.model, child, state, call_id, text)
+
+
+def in_a_contract_of_its_own(
+    plan: SubAgentPlan,
+    contract: Contract,
+    child: Contract,
+    state: RunState,
+    call_id: str,
+    text: str,
+) -> str | None:
+    """The child in a run of its own, under a fresh Contract over its tools with the
+    same budget settings (a fresh budget: its calls never charge the run's)."""
+    own = Contract(list(plan.tools), budget=contract.budget, allowlist=plan.allowlist)
+    return run_input(plan.model, own, RunInput(user=text)).output
+
+
+def under_the_parents_contract(
+    plan: SubAgentPlan,
+    contract: Contract,
+    child: Contract,
+    state: RunState,
+    call_id: str,
+    text: str,
+) -> str | None:
+    """The child scope under the run's own Contract (the parent's allowlist, not its
+    own)."""
+    return run_child(plan.model, contract, state, call_id, text)
+
+
 def driver(
     *,
     options: Callable[[RunInput], RunInput] = lambda o: o,
@@ -91,6 +136,7 @@ def driver(
     result: Callable[[RunResult], RunResult | Observation] = lambda r: r,
     capabilities: Sequence[str] = OFFLINE_CAPABILITIES,
     open_store: OpenStore = RunStore,
+    delegate: Delegate = in_child_scope,
 ) -> Harness:
     """The offline harness with one piece of the team's wiring swapped in."""
 
@@ -101,15 +147,22 @@ def driver(
         adapted = tools(base_tools)
         make = contract or (lambda o, t: o.contract(t))
         wrapped = model(base_model)
-        current = make(opts, adapted)
-        first = run(
-            wrapped,
-            current,
-            opts.user,
-            history=opts.history,
-            caller=opts.caller,
-            context=opts.context,
+        request = RunInput.of(
+            opts.user, history=opts.history, caller=opts.caller, context=opts.context
         )
+        plan, state = opts.sub_agent, None
+        if plan is None:
+            current = make(opts, adapted)
+        else:  # the sub-agent hook: the delegating tool runs the child as ``delegate`` does
+            started: list[RunState] = []
+
+            def run_delegated(child: Contract, context: ToolContext, text: str) -> str:
+                return delegate(plan, current, child, started[0], context.tool_call_id, text) or ""
+
+            current = plan.contract(adapted, lambda t: make(opts, t), run_delegated)
+            state = request.start(current)
+            started.append(state)
+        first = run_input(wrapped, current, request, state=state)
         settled = settle_approvals(
             first,
             lambda snapshot, approvals, checkpoint=None: resume(
@@ -613,6 +666,20 @@ CORE_MUTANTS: tuple[Mutant, ...] = (
         _call(model=lambda m: RenamingModel(m, new_id=_fresh_on_reuse)),
     ),
     Mutant(
+        "child_outside_the_contract",
+        "delegating tool",
+        "the child agent run under a fresh Contract of its own (a fresh budget)",
+        "sub_agents",
+        _call(delegate=in_a_contract_of_its_own),
+    ),
+    Mutant(
+        "child_under_the_parents_contract",
+        "delegating tool",
+        "the child agent run under the parent's Contract (the parent's allowlist)",
+        "sub_agents",
+        _call(delegate=under_the_parents_contract),
+    ),
+    Mutant(
         "finish_reason_dropped",
         "model adapter",
         "every reply handed on as finished (finish reason stop, refusal dropped)",
@@ -814,6 +881,7 @@ CORE_TWINS: tuple[Twin, ...] = (
     Twin("single_attempt_adapter", _call(tools=retrying(1))),
     Twin("unshielded_async_adapter", _call(tools=shielding(False))),
     Twin("caller_passed_on", _call(options=lambda o: dataclasses.replace(o, caller=o.caller))),
+    Twin("child_in_a_child_scope", _call(delegate=in_child_scope)),
     Twin("finish_reason_passed_on", _call(model=lambda m: FinishForgettingModel(m, forget=False))),
     Twin("configured_contract", _call(contract=configured_contract())),
     Twin("answer_schema_copied", _call(options=answer_schemas(copy.deepcopy))),

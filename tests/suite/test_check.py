@@ -306,8 +306,15 @@ def test_json_shape(default_report: CheckReport) -> None:
     assert (data["format"], data["version"]) == ("agent-contract-check", 1)
     assert len(data["cells"]) == len(data["boundaries"]) * len(data["harnesses"])
     for cell in data["cells"]:
-        assert set(cell) == {"boundary", "harness", "status", "evidence", "allowed"}
+        optional = {"undeclared"} & set(cell)  # a row the harness declares it cannot express
+        assert set(cell) - optional == {"boundary", "harness", "status", "evidence", "allowed"}
         assert cell["status"] in {"holds", "broken", "crashed", "not_checked"}
+        if optional:
+            assert (cell["undeclared"], cell["status"], cell["allowed"]) == (
+                True,
+                "not_checked",
+                True,
+            )
         for item in cell["evidence"]:
             assert set(item) == {"scenario", "observed"}
     for harness in data["harnesses"]:

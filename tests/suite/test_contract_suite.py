@@ -67,11 +67,13 @@ def needing(*capabilities: str, boundary: str | None = None) -> int:
 
 
 FRAMEWORK = ("middleware", "graph_commands", "pauses", "threads")
-OFFLINE_SKIPPED = needing(*FRAMEWORK, "crash_restart", "durable_store")
+OFFLINE_SKIPPED = needing(*FRAMEWORK, "crash_restart", "durable_store", "sub_agents")
 """Scenarios a plain ContractSuite skips: they need a framework's pieces, the
-crash/restart hook or the checkpoint-integrity hook (flags off by default)."""
-CREATE_AGENT_SKIPPED = needing("middleware")
-"""Scenarios the create_agent suite skips: middleware placed by the suite."""
+crash/restart hook, the checkpoint-integrity hook or the sub-agent hook (flags off by
+default)."""
+CREATE_AGENT_SKIPPED = needing("middleware", "sub_agents")
+"""Scenarios the create_agent suite skips: middleware placed by the suite, and the
+sub-agent hook (the user's graph has no delegating tool)."""
 RETRY_TIMEOUTS = needing(*FRAMEWORK, boundary="timeouts")
 PLAIN_TIMEOUTS = sum(1 for s in SCENARIOS if s.boundary == "timeouts") - RETRY_TIMEOUTS
 """The timeout scenarios a plain ContractSuite runs (a sync and an async tool)."""

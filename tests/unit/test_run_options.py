@@ -24,6 +24,7 @@ HARNESS_ONLY = {
     "extras",
     "crash",
     "tamper",
+    "sub_agent",
 }
 """RunInput's fields a keyword front door does not take: the user turn is its positional
 ``user_message``; the rest are a harness's or the Contract's business."""

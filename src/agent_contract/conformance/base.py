@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from ..budget import Budget
+from ..delegation import SubAgentPlan
 from ..faults import CrashPlan
 from ..harnesses import Observation, RunInput
 from ..messages import Completion, Message
@@ -31,6 +32,7 @@ __all__ = [
     "Problem",
     "RunCheck",
     "Scenario",
+    "SubAgent",
     "call_then_answer",
 ]
 
@@ -83,6 +85,31 @@ EXTRAS: Final[dict[str, str]] = {
 
 SUITE_CALLER: Final = "tester"
 """The identity every scenario's run acts for."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class SubAgent:
+    """The child agent a scenario's top agent delegates to (capability ``sub_agents``;
+    see :mod:`agent_contract.delegation`)."""
+
+    script: tuple[Reply, ...]
+    """The child's FakeModel script, one for every delegation (it continues where it
+    stopped)."""
+    tools: Callable[[Probe], list[ToolSpec]]
+    """Builds the child's tools around the run's probe."""
+    allowlist: tuple[str, ...] | None = None
+    """The names of those it may run (None: all of them)."""
+    agent: str = "helper"
+    """The child agent's name."""
+
+    def plan(self, probe: Probe) -> SubAgentPlan:
+        """The run's sub-agent hook, its child model noted on ``probe``
+        (``probe.child_model``)."""
+        model = FakeModel(self.script)
+        probe.child_model = model
+        return SubAgentPlan(
+            agent=self.agent, model=model, tools=tuple(self.tools(probe)), allowlist=self.allowlist
+        )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -150,6 +177,10 @@ class Scenario:
     in (capability ``durable_store``; see
     :attr:`~agent_contract.harnesses.RunInput.tamper`)."""
 
+    sub_agent: SubAgent | None = None
+    """The child agent the run's delegating tool runs (capability ``sub_agents``; see
+    :attr:`~agent_contract.harnesses.RunInput.sub_agent`)."""
+
     def options(self, probe: Probe | None = None) -> RunInput:
         """The harness input for this scenario, with the planted secret (a decider needs
         the run's probe; a crash or tamper plan is noted on it)."""
@@ -169,6 +200,7 @@ class Scenario:
             context=dict(self.context) or None,
             crash=crash,
             tamper=tamper,
+            sub_agent=self.sub_agent.plan(probe) if self.sub_agent and probe else None,
             decider=decider,
             commentary=self.commentary,
             answer_format=self.answer_format,

@@ -93,6 +93,11 @@ class Cell:
     """For a ``not_checked`` cell: the team opted out of it explicitly
     (``--allow-unchecked``), or (with :attr:`no_form`) every scenario it lacks has no
     form on the column's wire; so it does not fail the run."""
+    undeclared: bool = False
+    """For a ``not_checked`` (allowed) cell: every scenario of the boundary needs a
+    capability the harness does not declare and ``check`` does not count (a framework's
+    piece, such as ``sub_agents``), so the row does not apply there and does not fail
+    the run (its evidence names the capability per scenario)."""
     no_form: bool = False
     """On a wire column (``check --wire``), some scenarios of the boundary have no form
     on the column's wire (its evidence says which and why) and nothing else is missing:
@@ -108,6 +113,7 @@ class Cell:
             "evidence": [e.to_dict() for e in self.evidence],
             "allowed": self.allowed,
             **({"no_form": True} if self.no_form else {}),
+            **({"undeclared": True} if self.undeclared else {}),
         }
 
 
@@ -304,16 +310,24 @@ def _cell(
             evidence=held + tuple(unformed),
             no_form=True,
         )
+    undeclared = [
+        Evidence(scenario=name, observed=f"not run: needs {', '.join(needs)} (not declared)")
+        for name, needs in run.requirements
+        if boundary_of.get(name) == boundary and not set(needs) & set(COUNTED_CAPABILITIES)
+    ]
     if not own or missing or unformed:
         no_form = bool(unformed) and not missing
+        not_applicable = not own and not missing and not unformed and bool(undeclared)
         return Cell(
             boundary=boundary,
             harness=run.name,
             status="not_checked",
             evidence=tuple(missing + unformed)
+            or tuple(undeclared)
             or (Evidence(scenario="-", observed="no scenario ran here"),),
-            allowed=boundary in allow_unchecked or no_form,
+            allowed=boundary in allow_unchecked or no_form or not_applicable,
             no_form=no_form,
+            undeclared=not_applicable,
         )
     evidence = tuple(
         Evidence(scenario=o.scenario.name, observed=_observed(o.observation)) for o in own

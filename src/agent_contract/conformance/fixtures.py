@@ -18,6 +18,7 @@ from ..errors import ApprovalError
 from ..faults import CrashPlan
 from ..messages import Message, ToolCall
 from ..tampering import TamperPlan
+from ..testing import FakeModel
 from ..tools import ToolContext, ToolSpec
 from ..trace import RedactionPolicy
 
@@ -93,6 +94,8 @@ class Probe:
         """The scenario's crash plan, if it asks the harness to crash and restart."""
         self.tamper: TamperPlan | None = None
         """The scenario's tamper plan, if it asks the harness to reopen a tampered store."""
+        self.child_model: FakeModel | None = None
+        """The scenario's child agent's model, if its top agent delegates to one."""
         self.lock = threading.Lock()
         """Held while a list or count of the probe changes (handlers run on threads)."""
 

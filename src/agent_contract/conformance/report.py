@@ -76,7 +76,7 @@ def _intro(report: CheckReport) -> list[str]:
 
 def _result_line(report: CheckReport) -> str:
     checked = [h.name for h in report.harnesses if h.role == "checked"]
-    allowed = [c for c in report.not_checked if c.allowed and not c.no_form]
+    allowed = [c for c in report.not_checked if c.allowed and not (c.no_form or c.undeclared)]
     opted = (
         f"; {len(allowed)} cell(s) not checked, opted out: "
         + ", ".join(f"{boundary_label(c.boundary)} on {c.harness}" for c in allowed)
@@ -131,6 +131,8 @@ def render_text(report: CheckReport) -> str:
                 text += f" ({_unformed(cell)} no form)"
             elif cell.no_form:
                 text += " (no form)"
+            elif cell.undeclared:
+                text += " (not declared)"
             elif cell.allowed:
                 text += " (allowed)"
             row.append(text)
@@ -180,6 +182,8 @@ def _md_cell(cell: Cell) -> str:
         label = (
             "not checked (no form)"
             if cell.no_form
+            else "not checked (not declared)"
+            if cell.undeclared
             else "not checked (allowed)"
             if cell.allowed
             else "**not checked**"

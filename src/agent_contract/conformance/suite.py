@@ -186,6 +186,10 @@ class ContractSuite:
     run's stored row tampered with, the store reopened; see
     :func:`agent_contract.harnesses.settle_approvals`); off: checkpoint-integrity
     scenarios skip."""
+    supports_sub_agents: ClassVar[bool] = False
+    """Capability ``sub_agents``: the harness honours ``RunInput.sub_agent`` (its
+    delegating tool runs the plan's child agent under the run's child contract; see
+    :mod:`agent_contract.delegation`); off: the sub-agent scenarios skip."""
 
     # -- hooks ------------------------------------------------------------------------
 
@@ -423,6 +427,20 @@ class ContractSuite:
         not the run's newest (a store or serializer that skips its check on load, or a
         resume from a copy kept outside the store). A harness with no durable store sets
         ``supports_durable_store = False``.
+        """
+        self.check_scenario(scenario)
+
+    def test_sub_agents(self, scenario: Scenario) -> None:
+        """A child agent the run delegates to spends the run's budget (a child that
+        spends it ends the whole run, the parent's model not called again), keeps its own
+        allowlist (a call outside it never runs, even where the parent may call that
+        tool), and runs in a fresh scope per delegation (its call ids bound per scope).
+
+        If this fails: the harness runs the child outside the run's contract (a
+        ``Contract`` of its own, a fresh run, or the parent's contract): build the
+        child's with ``contract.child(name, tools=..., allowlist=...)`` and start it
+        as a child scope of the delegating call (docs/MULTI_AGENT.md). A harness without
+        the sub-agent hook (``RunInput.sub_agent``) leaves ``supports_sub_agents = False``.
         """
         self.check_scenario(scenario)
 

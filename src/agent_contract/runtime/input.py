@@ -29,6 +29,7 @@ from .response import Commentary
 from .state import Checkpoint, RunState
 
 if TYPE_CHECKING:
+    from ..delegation import SubAgentPlan
     from ..tampering import TamperPlan
 
 __all__ = ["Decider", "ResumeOptions", "RunInput", "RunOptions"]
@@ -137,6 +138,10 @@ class RunInput:
     store reopened; a refusal is noted on the plan, the tampering undone, and the run
     resumes from what the store reads back.
     :func:`agent_contract.harnesses.settle_approvals` does it."""
+    sub_agent: SubAgentPlan | None = None
+    """The sub-agent hook (capability ``sub_agents``): the run's tools get the plan's
+    delegating tool, each call of which runs the plan's child agent under the run's
+    child contract, as a child scope of that call (see :mod:`agent_contract.delegation`)."""
 
     @classmethod
     def of(cls, user_message: str, **options: Unpack[RunOptions]) -> RunInput:

@@ -24,6 +24,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from agent_contract.approval import Approval
+from agent_contract.delegation import RunChild, SubAgentPlan
 from agent_contract.errors import CheckpointError
 from agent_contract.harnesses import Harness, RunInput, settle_approvals
 from agent_contract.model import Model
@@ -35,7 +36,7 @@ from agent_contract.runtime import (
     RunState,
     Stop,
 )
-from agent_contract.tools import ToolSpec
+from agent_contract.tools import ToolContext, ToolSpec
 
 from .approvals import payload_call_id
 from .driving import Mode, check_loop
@@ -49,6 +50,7 @@ __all__ = [
     "GraphResumeOptions",
     "aresume_agent",
     "aresume_graph",
+    "child_runner",
     "reconcile_finished",
     "resume_agent",
     "resume_graph",
@@ -344,6 +346,29 @@ def reconcile_finished(
     return state.finish(messages=transcript, harness="langchain-invoke")
 
 
+def child_runner(plan: SubAgentPlan, mode: Mode = "invoke") -> RunChild:
+    """How the sub-agent hook's child (:attr:`RunInput.sub_agent`) runs here: an agent
+    wrapped as a tool, a ``create_agent`` over the child contract (its
+    :class:`ContractMiddleware`) invoked inside the delegating tool call, which it joins
+    through LangGraph's config as a child scope (``ainvoke`` in the ``ainvoke`` mode, whose
+    tools run on the async path; ``invoke`` and ``stream`` run them on the sync one)."""
+
+    def graph(child: Contract) -> Any:
+        return build_agent(plan.model, child, name=plan.agent)
+
+    def answer(out: Mapping[str, Any]) -> str:
+        return str(out["messages"][-1].content)
+
+    def run_child(child: Contract, context: ToolContext, text: str) -> str:
+        return answer(graph(child).invoke({"messages": [{"role": "user", "content": text}]}))
+
+    async def arun_child(child: Contract, context: ToolContext, text: str) -> str:
+        out = await graph(child).ainvoke({"messages": [{"role": "user", "content": text}]})
+        return answer(out)
+
+    return arun_child if mode == "ainvoke" else run_child
+
+
 def suite_harness(mode: Mode = "invoke") -> Harness:
     """:func:`run_agent` in ``mode`` as a contract-suite harness.
 
@@ -358,7 +383,11 @@ def suite_harness(mode: Mode = "invoke") -> Harness:
         saver = InMemorySaver()  # the durable store: it outlives a crashed instance
 
         def build() -> tuple[Any, Contract]:
-            contract = options.contract(tools)
+            plan = options.sub_agent
+            if plan is None:
+                contract = options.contract(tools)
+            else:
+                contract = plan.contract(tools, options.contract, child_runner(plan, mode))
             graph = build_agent(
                 model,
                 contract,

@@ -39,6 +39,7 @@ CAPABILITIES: Final = (
     "graph_commands",
     "pauses",
     "threads",
+    "sub_agents",
 )
 """What the LangChain harnesses can express (scenarios requiring others are skipped):
 the contract's own features, the crash/restart hook, the checkpoint-integrity hook

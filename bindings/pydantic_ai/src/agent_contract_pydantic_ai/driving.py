@@ -50,6 +50,7 @@ __all__ = [
     "output_type_for",
     "run_in_new_loop",
     "run_sync_on_own_loop",
+    "stream_events",
 ]
 
 Mode = Literal["run_sync", "run", "stream"]
@@ -192,9 +193,15 @@ def run_sync_on_own_loop(agent: Agent[Any, Any], options: Mapping[str, Any]) -> 
         asyncio.set_event_loop(None)
 
 
-async def _stream(
+async def stream_events(
     agent: Agent[Any, Any], options: Mapping[str, Any], streamed: set[str]
 ) -> AgentRunResult[Any]:
+    """``agent.run_stream_events(**options)`` to its end: its result, with the id of
+    every tool-call part the stream carried added to ``streamed``.
+
+    Raises:
+        ConfigurationError: the stream ended without a result.
+    """
     result: AgentRunResult[Any] | None = None
     async with agent.run_stream_events(**options) as events:
         async for event in events:
@@ -261,7 +268,7 @@ async def _adrive(
     agent: Agent[Any, Any], mode: Mode, options: dict[str, Any], streamed: set[str]
 ) -> AgentRunResult[Any]:
     if mode == "stream":
-        return await _stream(agent, options, streamed)
+        return await stream_events(agent, options, streamed)
     result: AgentRunResult[Any] = await agent.run(**options)
     return result
 

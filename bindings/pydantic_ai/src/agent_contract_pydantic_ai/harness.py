@@ -34,6 +34,7 @@ from pydantic_ai.models import Model as PydanticModel
 from pydantic_ai.tools import DeferredToolResults, ToolApproved, ToolDenied
 
 from agent_contract.approval import Approval
+from agent_contract.delegation import RunChild
 from agent_contract.harnesses import Harness, RunInput, settle_approvals
 from agent_contract.messages import Message
 from agent_contract.model import Model
@@ -44,18 +45,21 @@ from agent_contract.runtime import (
     RunResult,
     interruptible,
 )
-from agent_contract.tools import ToolRegistry, ToolSpec
+from agent_contract.tools import ToolContext, ToolRegistry, ToolSpec
 
+from .capability import ContractCapability
 from .driving import (
     Mode,
     adrive_agent,
     build_agent,
     check_streamed,
     drive_agent,
+    stream_events,
 )
 
 __all__ = [
     "arun_agent",
+    "child_runner",
     "resume_agent",
     "run_agent",
     "run_agent_input",
@@ -210,15 +214,40 @@ def resume_agent(
     return drive_agent(agent, state, transcript, mode=mode, deferred_tool_results=deferred)
 
 
+def child_runner(model: Model, mode: Mode = "run", streamed: set[str] | None = None) -> RunChild:
+    """How the sub-agent hook's child (:attr:`RunInput.sub_agent`) runs here, as
+    PydanticAI delegates: an ``Agent`` on ``model`` over the child contract, run inside
+    the delegating tool call with :meth:`ContractCapability.child`; with ``"stream"``,
+    through its event stream (each tool-call part's id added to ``streamed``)."""
+
+    async def run_child(child: Contract, context: ToolContext, text: str) -> str:
+        agent = build_agent(model, child)
+        capability = ContractCapability.child(child)
+        if mode == "stream":
+            options: dict[str, Any] = {"user_prompt": text, "capabilities": [capability]}
+            out = await stream_events(agent, options, set() if streamed is None else streamed)
+        else:
+            out = await agent.run(text, capabilities=[capability])
+        return str(out.output)
+
+    return run_child
+
+
 def suite_harness(mode: Mode = "run_sync") -> Harness:
     """:func:`run_agent` in ``mode`` as a contract-suite harness (approvals answered by the
     scenario's decider through :func:`resume_agent`). With ``"stream"``, every tool call of
     the run must have come through the event stream (:func:`check_streamed`)."""
 
     def harness(model: Model, tools: list[ToolSpec], options: RunInput) -> RunResult:
-        contract = options.contract(tools)
-        agent = build_agent(model, contract)
         streamed: set[str] = set()
+        plan = options.sub_agent
+        if plan is None:
+            contract = options.contract(tools)
+        else:
+            contract = plan.contract(
+                tools, options.contract, child_runner(plan.model, mode, streamed)
+            )
+        agent = build_agent(model, contract)
         result = drive_agent(
             agent, options.start(contract), options.messages(), mode=mode, streamed=streamed
         )

@@ -52,7 +52,12 @@ __all__ = [
 STACK: Final = ("pydantic-ai-slim",)
 """The distributions whose versions a report of these harnesses shows."""
 
-CAPABILITIES: Final[tuple[str, ...]] = (*CORE_CAPABILITIES, "crash_restart", "durable_store")
+CAPABILITIES: Final[tuple[str, ...]] = (
+    *CORE_CAPABILITIES,
+    "crash_restart",
+    "durable_store",
+    "sub_agents",
+)
 """What the contract harnesses express: the contract's own features (timeouts, write
 tools), the crash/restart hook (a resume crashed at a named point continues in a
 fresh agent from the stored snapshot) and the checkpoint-integrity hook (the paused

@@ -24,6 +24,7 @@ from . import (
     response_shape,
     result_size,
     serialization,
+    sub_agents,
     timeouts,
     tool_call_budget,
     tool_context,
@@ -63,6 +64,7 @@ DEFINITIONS: Final[tuple[BoundaryDefinition, ...]] = (
     write_approval.DEFINITION,
     tool_context.DEFINITION,
     checkpoint_integrity.DEFINITION,
+    sub_agents.DEFINITION,
 )
 """Every boundary's definition, in report order (one line per boundary module)."""
 

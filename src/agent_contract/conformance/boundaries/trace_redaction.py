@@ -124,18 +124,20 @@ def check_trace(
 ) -> list[Problem]:
     """In every run: a complete trace (``run_started`` first, ``stop`` last) recording
     each model call (earlier turns of a thread called the model too), and no planted
-    secret in what the run emitted."""
+    secret in what the run emitted. The trace is the tree's: a child agent's model calls
+    (``probe.child_model``) are in it too."""
     problems: list[Problem] = []
+    calls = len(model.calls) + (len(probe.child_model.calls) if probe.child_model else 0)
     if not obs.trace_types or obs.trace_types[0] != "run_started" or obs.trace_types[-1] != "stop":
         message = f"no complete trace (events: {list(obs.trace_types)[:3]}...)"
         problems.append(Problem(boundary="trace_redaction", message=message))
     elif (
-        obs.trace_types.count("model_call") != len(model.calls)
+        obs.trace_types.count("model_call") != calls
         and "earlier_turns" not in scenario.extras  # earlier runs called the model too
     ):
         message = (
             f"the trace records {obs.trace_types.count('model_call')} model calls, the model "
-            f"was called {len(model.calls)} times"
+            f"was called {calls} times"
         )
         problems.append(Problem(boundary="trace_redaction", message=message))
     if leaked(scenario, obs.emitted):
