@@ -55,7 +55,7 @@ class SubAgentPlan:
 
     def child(self, contract: Contract) -> Contract:
         """The child's contract, made from the run's ``contract`` by
-        :meth:`~agent_contract.runtime.Contract.child`.
+        :meth:`~agent_contract.runtime.contract.Contract.child`.
 
         Raises:
             ConfigurationError: as ``Contract.child`` (an allowlist naming a tool that is

@@ -135,7 +135,7 @@ def run_child(
     temperature: float = 0.0,
 ) -> str | None:
     """Run a child agent, ``model`` on ``user`` under ``contract`` (made from the run's
-    by :meth:`~agent_contract.runtime.Contract.child`), as the child scope of the tool
+    by :meth:`~agent_contract.runtime.contract.Contract.child`), as the child scope of the tool
     call ``call_id`` of ``state`` (the run, or the scope, whose call it is): the offline
     loop's agent delegation, called from the handler of that call. Its answer goes back
     to the call; any other stop ends the whole run (see docs/MULTI_AGENT.md).

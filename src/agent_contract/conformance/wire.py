@@ -335,7 +335,7 @@ class ReplayServer:
 
     def replay(self, replies: Sequence[Reply] | Callable[[RecordedRequest], Reply]) -> None:
         """Start over with a new script: ``replies`` as in the constructor; the recorded
-        requests, the request count (:attr:`max_requests` counts from here) and
+        requests, the request count (the constructor's ``max_requests`` counts from here) and
         :attr:`exhausted` are reset. One server can so serve many runs in turn
         (``check --wire`` keeps one per column).
 

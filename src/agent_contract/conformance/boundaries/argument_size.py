@@ -72,8 +72,7 @@ _TOOLS: Final = tools_with(measure_tool, archive_tool)
 
 def check_received_chars(name: str, chars: int) -> Check:
     """Each run of tool ``name`` got its ``text`` whole: ``chars`` characters, nothing
-    cut on the way in (how often it ran is
-    :func:`~agent_contract.conformance.checks.check_ran`'s)."""
+    cut on the way in (how often it ran is what ``checks.check_ran`` checks)."""
 
     def check(obs: Observation, model: FakeModel, probe: Probe) -> list[Problem]:
         got = [len(str(args.get("text", ""))) for n, args in probe.calls if n == name]
