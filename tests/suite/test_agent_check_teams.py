@@ -103,7 +103,13 @@ def test_check_on_a_deep_agent_gives_a_verdict_per_agent_naming_every_tool() -> 
         assert [t["name"] for t in child["tools"]] == ["lookup_order", *FS_TOOLS]
         statuses = cells_of(child["report"])
         column = f"build_deep_agent.{child['name']} + contract"
-        assert {s for (h, _), s in statuses.items() if h == column} == {"holds"}, statuses
+        # On failure: each cell that does not hold, with its evidence.
+        evidence = [
+            (c["boundary"], c["status"], c["evidence"][:2])
+            for c in child["report"]["cells"]
+            if c["harness"] == column and c["status"] != "holds"
+        ]
+        assert {s for (h, _), s in statuses.items() if h == column} == {"holds"}, evidence
     statuses = cells_of(data)
     contract = {s for (h, _), s in statuses.items() if h == "build_deep_agent + contract"}
     assert contract == {"holds"}, statuses
