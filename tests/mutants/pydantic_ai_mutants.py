@@ -30,7 +30,7 @@ from agent_contract.runtime import Contract, RunResult, RunState
 from agent_contract.tools import ToolSpec
 from agent_contract_pydantic_ai import driving
 from agent_contract_pydantic_ai.capability import ContractCapability
-from agent_contract_pydantic_ai.harness import resume_agent
+from agent_contract_pydantic_ai.harness import child_runner, resume_agent
 from agent_contract_pydantic_ai.model import contract_model
 from agent_contract_pydantic_ai.plugin import CAPABILITIES, NOT_EXPRESSIBLE
 
@@ -139,7 +139,12 @@ def agent_harness(
     def harness(base_model: Model, base_tools: list[ToolSpec], options: RunInput) -> RunResult:
         adapted = tools(base_tools)
         wrapped = model(contract_model(base_model))
-        contract = options.contract(adapted)
+        plan = options.sub_agent  # the sub-agent hook: its child delegates as the binding's
+        contract = (
+            options.contract(adapted)
+            if plan is None
+            else plan.contract(adapted, options.contract, child_runner(plan.model, "run_sync"))
+        )
         agent = driving.build_agent(wrapped, contract)
         result = _drive(agent, start(options, contract), options.messages(), capability)
         return settle_approvals(
