@@ -296,26 +296,12 @@ def _cell(
         for name, reason in run.no_form
         if boundary_of.get(name) == boundary
     ]
-    if own and unformed and not missing:
-        # Every scenario that has a form on this wire ran and held: the row holds there,
-        # marked with the scenarios that could not be sent (one entry each, after the
-        # ones that ran).
-        held = tuple(
-            Evidence(scenario=o.scenario.name, observed=_observed(o.observation)) for o in own
-        )
-        return Cell(
-            boundary=boundary,
-            harness=run.name,
-            status="holds",
-            evidence=held + tuple(unformed),
-            no_form=True,
-        )
     undeclared = [
         Evidence(scenario=name, observed=f"not run: needs {', '.join(needs)} (not declared)")
         for name, needs in run.requirements
         if boundary_of.get(name) == boundary and not set(needs) & set(COUNTED_CAPABILITIES)
     ]
-    if not own or missing or unformed:
+    if not own or missing:
         no_form = bool(unformed) and not missing
         not_applicable = not own and not missing and not unformed and bool(undeclared)
         return Cell(
@@ -329,10 +315,16 @@ def _cell(
             no_form=no_form,
             undeclared=not_applicable,
         )
-    evidence = tuple(
-        Evidence(scenario=o.scenario.name, observed=_observed(o.observation)) for o in own
+    # Every scenario that ran held; on a wire column, those with no form on its wire are
+    # listed after them (the row holds there, marked).
+    held = tuple(Evidence(scenario=o.scenario.name, observed=_observed(o.observation)) for o in own)
+    return Cell(
+        boundary=boundary,
+        harness=run.name,
+        status="holds",
+        evidence=held + tuple(unformed),
+        no_form=bool(unformed),
     )
-    return Cell(boundary=boundary, harness=run.name, status="holds", evidence=evidence)
 
 
 def _compared(outcome: ScenarioOutcome, reference: ScenarioOutcome | None) -> ScenarioOutcome:

@@ -189,6 +189,20 @@ def _status_of(content: str, is_error: bool = False) -> str:
     return "error" if is_error or error_fields(content)[0] is not None else "success"
 
 
+def _tool_message(
+    call_id: str, content: str, names: Mapping[str, str], is_error: bool = False
+) -> Message:
+    """The tool message a wire's tool result stands for (``-`` for a missing id, the
+    name of the call it answers when the request carried that call)."""
+    return Message(
+        role="tool",
+        content=content,
+        tool_call_id=call_id or "-",
+        name=names.get(call_id),
+        status=_status_of(content, is_error),  # type: ignore[arg-type]
+    )
+
+
 def _openai_messages(body: Mapping[str, Any]) -> list[Message]:
     messages: list[Message] = []
     names: dict[str, str] = {}
@@ -213,16 +227,7 @@ def _openai_messages(body: Mapping[str, Any]) -> list[Message]:
                 names[str(call.get("id"))] = str(function.get("name", ""))
             messages.append(Message(role="assistant", content=text, tool_calls=tuple(calls)))
         elif role == "tool":
-            call_id = str(item.get("tool_call_id") or "")
-            messages.append(
-                Message(
-                    role="tool",
-                    content=text,
-                    tool_call_id=call_id or "-",
-                    name=names.get(call_id),
-                    status=_status_of(text),  # type: ignore[arg-type]
-                )
-            )
+            messages.append(_tool_message(str(item.get("tool_call_id") or ""), text, names))
     return messages
 
 
@@ -257,15 +262,7 @@ def _anthropic_messages(body: Mapping[str, Any]) -> list[Message]:
             if block.get("type") == "tool_result":
                 call_id = str(block.get("tool_use_id") or "")
                 result = _text_of(block.get("content"))
-                messages.append(
-                    Message(
-                        role="tool",
-                        content=result,
-                        tool_call_id=call_id or "-",
-                        name=names.get(call_id),
-                        status=_status_of(result, bool(block.get("is_error"))),  # type: ignore[arg-type]
-                    )
-                )
+                messages.append(_tool_message(call_id, result, names, bool(block.get("is_error"))))
             elif block.get("type") == "text":
                 text_parts.append(str(block.get("text", "")))
         if text_parts or not any(b.get("type") == "tool_result" for b in blocks):
