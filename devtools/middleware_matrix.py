@@ -27,7 +27,7 @@ from langchain.agents import create_agent
 from langgraph.checkpoint.memory import InMemorySaver
 
 from agent_contract.conformance import SCENARIOS, Scenario, run_scenario
-from agent_contract.conformance.boundaries import boundary_label
+from agent_contract.conformance.boundaries.table import boundary_label
 from agent_contract.harnesses import Harness, RunInput
 from agent_contract.model import Model
 from agent_contract.runtime import RunResult

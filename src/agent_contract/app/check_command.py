@@ -23,7 +23,7 @@ from typing import Any, Final, TextIO
 
 from ..conformance.agent import AgentCheck, agent_builder, render_agent_text, run_agent_check
 from ..conformance.base import Scenario
-from ..conformance.boundaries import boundary_label
+from ..conformance.boundaries.table import boundary_label
 from ..conformance.check import Finished, Progress, run_check
 from ..conformance.fixtures import hide_planted
 from ..conformance.junit import render_check_junit

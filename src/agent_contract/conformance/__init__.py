@@ -25,7 +25,7 @@ The kit uses the runtime and never the application (:mod:`agent_contract.app`).
 """
 
 from .base import Boundary, Problem, Scenario
-from .boundaries import BOUNDARIES, boundary, boundary_label, boundary_rows
+from .boundaries.table import BOUNDARIES, boundary, boundary_label, boundary_rows
 from .check import CheckReport, run_check
 from .evaluate import evaluate, observe
 from .fixtures import PLANTED_SECRET, Probe, ScriptedDecider, hide_planted

@@ -56,7 +56,7 @@ class Problem:
     """One failed expectation."""
 
     boundary: str
-    """Key of :data:`~agent_contract.conformance.boundaries.BOUNDARIES`."""
+    """Key of :data:`~agent_contract.conformance.boundaries.table.BOUNDARIES`."""
     message: str
     """What was expected and what was observed."""
     verdict: Literal["broken", "crashed"] = "broken"
@@ -120,7 +120,7 @@ class Scenario:
     """Stable id, used in test ids and reports."""
     boundary: str
     """The main boundary it exercises (an id of
-    :data:`~agent_contract.conformance.boundaries.BOUNDARIES`)."""
+    :data:`~agent_contract.conformance.boundaries.table.BOUNDARIES`)."""
     description: str
     script: tuple[Reply, ...]
     """The FakeModel script."""

@@ -22,7 +22,7 @@ from ..harnesses import COUNTED_CAPABILITIES, Harness, HarnessPlugin, Observatio
 from ..registry import DISTRIBUTION, harness_names, harness_plugin, load_harness
 from ..trace import TraceSink
 from .base import Problem, Scenario
-from .boundaries import BOUNDARIES, CHECKED_IN_EVERY_RUN, boundary_rows
+from .boundaries.table import BOUNDARIES, CHECKED_IN_EVERY_RUN, boundary_rows
 from .fixtures import hide_planted
 from .reference import with_differences
 from .runner import ScenarioOutcome, run_scenario

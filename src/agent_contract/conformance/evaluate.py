@@ -2,7 +2,7 @@
 :func:`evaluate` every expectation it broke, tagged by boundary: the scenario's own
 expectations (stop, answer, trajectory, tool results, tools that must not run, model
 calls), the checks every boundary makes in every run
-(:data:`~agent_contract.conformance.boundaries.EVERY_RUN`), then the scenario's own
+(:data:`~agent_contract.conformance.boundaries.table.EVERY_RUN`), then the scenario's own
 checks (``Scenario.extra``).
 """
 
@@ -16,7 +16,7 @@ from ..messages import Message
 from ..runtime import RunResult
 from ..testing import FakeModel
 from .base import Problem, Scenario
-from .boundaries import EVERY_RUN
+from .boundaries.table import EVERY_RUN
 from .boundaries.trace_redaction import leaked
 from .fixtures import Probe
 

@@ -7,7 +7,7 @@ import json
 from collections.abc import Callable
 from typing import Any, Final
 
-from .boundaries import BOUNDARIES, boundary_label
+from .boundaries.table import BOUNDARIES, boundary_label
 from .check import NO_FORM, Cell, CheckReport, HarnessRun
 
 __all__ = [

@@ -17,7 +17,7 @@ from typing import Final
 
 from ..errors import ConfigurationError
 from .base import Scenario
-from .boundaries import DEFINITIONS
+from .boundaries.table import DEFINITIONS
 
 __all__ = ["RUN_ORDER", "SCENARIOS", "scenario"]
 

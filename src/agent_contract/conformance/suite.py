@@ -41,7 +41,7 @@ import pytest
 
 from ..harnesses import Harness, capabilities_of, offline_harness
 from .base import Scenario
-from .boundaries import BOUNDARIES, boundary, boundary_label
+from .boundaries.table import BOUNDARIES, boundary, boundary_label
 from .fixtures import hide_planted
 from .reference import with_differences
 from .runner import ScenarioOutcome, run_scenario

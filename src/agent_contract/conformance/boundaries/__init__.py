@@ -17,24 +17,7 @@ scenarios check a boundary is derived from the scenarios
 (:func:`~agent_contract.conformance.boundaries.table.scenario_count`).
 """
 
-from .table import (
-    BOUNDARIES,
-    CHECKED_IN_EVERY_RUN,
-    DEFINITIONS,
-    EVERY_RUN,
-    boundary,
-    boundary_label,
-    boundary_rows,
-    scenario_count,
-)
-
-__all__ = [
-    "BOUNDARIES",
-    "CHECKED_IN_EVERY_RUN",
-    "DEFINITIONS",
-    "EVERY_RUN",
-    "boundary",
-    "boundary_label",
-    "boundary_rows",
-    "scenario_count",
-]
+__all__: list[str] = []
+"""The package exports nothing itself: the table and its lookups are in
+:mod:`~agent_contract.conformance.boundaries.table` (and, for users, in
+:mod:`agent_contract.conformance`)."""
