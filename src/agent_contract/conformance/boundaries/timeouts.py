@@ -15,9 +15,9 @@ from typing import Any, Final
 from ...harnesses import Observation
 from ...testing import FakeModel, tool_call
 from ...tools import ToolSpec
-from ..base import Boundary, BoundaryDefinition, Problem, call_then_answer
+from ..base import Boundary, BoundaryDefinition, Check, Problem, Scenario, call_then_answer
 from ..checks import check_ran
-from ..fixtures import TEXT_SCHEMA, Probe, text_tool, tools_with
+from ..fixtures import TEXT_SCHEMA, Probe, ToolFactory, text_tool, tools_with
 
 __all__ = [
     "DEFINITION",
@@ -174,6 +174,25 @@ def check_unknown(name: str) -> Callable[[Observation, FakeModel, Probe], list[P
     return check
 
 
+def _past_its_timeout(
+    name: str, description: str, tool: str, make: ToolFactory, *checks: Check
+) -> Scenario:
+    """A scenario whose one call, ``tool(text="slow")`` (built by ``make``), runs past
+    its timeout: its result is a ``timeout`` error, :func:`check_timeout` and ``checks``
+    hold, and the model then answers ``timed out``."""
+    return call_then_answer(
+        name=name,
+        boundary="timeouts",
+        description=description,
+        call=tool_call(tool, {"text": "slow"}),
+        answer="timed out",
+        result=("error", "timeout"),
+        tools=tools_with(make),
+        extra=(check_timeout, *checks),
+        requires=("timeouts",),
+    )
+
+
 DEFINITION: Final = BoundaryDefinition(
     boundary=Boundary(
         id="timeouts",
@@ -187,59 +206,36 @@ DEFINITION: Final = BoundaryDefinition(
         ),
     ),
     scenarios=(
-        call_then_answer(
-            name="tool_timeout",
-            boundary="timeouts",
-            description="a tool past its timeout: outcome unknown, side effects possible",
-            call=tool_call("hang", {"text": "slow"}),
-            answer="timed out",
-            result=("error", "timeout"),
-            tools=tools_with(hang_tool),
-            extra=(check_timeout,),
-            requires=("timeouts",),
+        _past_its_timeout(
+            "tool_timeout",
+            "a tool past its timeout: outcome unknown, side effects possible",
+            "hang",
+            hang_tool,
         ),
-        call_then_answer(
-            name="async_tool_timeout",
-            boundary="timeouts",
-            description=(
-                "an async tool past its timeout is cancelled: outcome cancelled, side "
-                "effects possible, its later write never lands"
-            ),
-            call=tool_call("async_hang", {"text": "slow"}),
-            answer="timed out",
-            result=("error", "timeout"),
-            tools=tools_with(async_hang_tool),
-            extra=(check_timeout, check_cancelled),
-            requires=("timeouts",),
+        _past_its_timeout(
+            "async_tool_timeout",
+            "an async tool past its timeout is cancelled: outcome cancelled, side "
+            "effects possible, its later write never lands",
+            "async_hang",
+            async_hang_tool,
+            check_cancelled,
         ),
-        call_then_answer(
-            name="async_tool_ignores_cancellation",
-            boundary="timeouts",
-            description=(
-                "an async tool that swallows its cancellation at the timeout is reported "
-                "at the limit plus the grace: outcome unknown, side effects possible, "
-                "never a success"
-            ),
-            call=tool_call("stubborn", {"text": "slow"}),
-            answer="timed out",
-            result=("error", "timeout"),
-            tools=tools_with(stubborn_tool),
-            extra=(check_timeout, check_unknown("stubborn")),
-            requires=("timeouts",),
+        _past_its_timeout(
+            "async_tool_ignores_cancellation",
+            "an async tool that swallows its cancellation at the timeout is reported "
+            "at the limit plus the grace: outcome unknown, side effects possible, "
+            "never a success",
+            "stubborn",
+            stubborn_tool,
+            check_unknown("stubborn"),
         ),
-        call_then_answer(
-            name="async_tool_slow_cleanup",
-            boundary="timeouts",
-            description=(
-                "an async tool whose cleanup after its cancellation outlasts the grace: "
-                "outcome unknown, side effects possible"
-            ),
-            call=tool_call("slow_cleanup", {"text": "slow"}),
-            answer="timed out",
-            result=("error", "timeout"),
-            tools=tools_with(slow_cleanup_tool),
-            extra=(check_timeout, check_unknown("slow_cleanup")),
-            requires=("timeouts",),
+        _past_its_timeout(
+            "async_tool_slow_cleanup",
+            "an async tool whose cleanup after its cancellation outlasts the grace: "
+            "outcome unknown, side effects possible",
+            "slow_cleanup",
+            slow_cleanup_tool,
+            check_unknown("slow_cleanup"),
         ),
         call_then_answer(
             name="retry_layer_timeout",
