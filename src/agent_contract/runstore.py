@@ -413,26 +413,38 @@ class RunStore:
                 if latest_harness.startswith(FINISHED_PREFIX)
                 else "paused or in progress"
             )
-            raise RollbackError(
+            raise self._rollback(
                 f"the stored run {thread_id!r} is an older copy put back in the run store: "
                 f"the row is version {version} ({harness.removeprefix(FINISHED_PREFIX)}), but the "
                 f"store recorded version {latest} ({latest_harness.removeprefix(FINISHED_PREFIX)}: "
                 f"{state}, written {stamp}); decisions made "
                 "since cannot be undone by restoring a row, so the run is refused",
-                path=str(self.path),
-                thread_id=thread_id,
-                found="restored",
-                row_version=version,
-                newest_version=latest,
+                thread_id,
+                "restored",
+                version,
+                latest,
             )
         recorded = f"version {latest}" if latest else "no version record"
-        raise RollbackError(
+        raise self._rollback(
             f"the stored run {thread_id!r} is version {version}, but the run store holds "
             f"{recorded} for it: a newer record was deleted or rolled back outside "
             "agent-contract, so the run is refused",
+            thread_id,
+            "deleted",
+            version,
+            latest,
+        )
+
+    def _rollback(
+        self, message: str, thread_id: str, found: str, version: int, latest: int
+    ) -> RollbackError:
+        """The refusal of ``thread_id``'s row, version ``version``, when the store
+        recorded ``latest`` (``found``: ``"restored"`` or ``"deleted"``)."""
+        return RollbackError(
+            message,
             path=str(self.path),
             thread_id=thread_id,
-            found="deleted",
+            found=found,
             row_version=version,
             newest_version=latest,
         )
