@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .canonical import canonical_json
+from .canonical import canonical_json, field_dict
 from .errors import ApprovalError
 
 __all__ = [
@@ -101,13 +101,7 @@ class PendingApproval:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
-        return {
-            "tool_call_id": self.tool_call_id,
-            "name": self.name,
-            "arguments": self.arguments,
-            "preview": self.preview,
-            "token": self.token,
-        }
+        return field_dict(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> PendingApproval:
@@ -177,14 +171,7 @@ class Approval:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
-        return {
-            "tool_call_id": self.tool_call_id,
-            "decision": self.decision,
-            "token": self.token,
-            "arguments": self.arguments,
-            "reason": self.reason,
-            "decided_by": self.decided_by,
-        }
+        return field_dict(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Approval:

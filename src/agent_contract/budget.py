@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .canonical import field_dict
 from .errors import ConfigurationError, StopReason
 
 __all__ = [
@@ -106,16 +107,7 @@ class Budget:
 
     def to_dict(self) -> dict[str, Any]:
         """The limits as a JSON-ready dict."""
-        return {
-            "max_model_steps": self.max_model_steps,
-            "max_tool_calls": self.max_tool_calls,
-            "max_identical_calls": self.max_identical_calls,
-            "deadline_seconds": self.deadline_seconds,
-            "max_trace_bytes": self.max_trace_bytes,
-            "max_argument_chars": self.max_argument_chars,
-            "max_history_messages": self.max_history_messages,
-            "max_history_chars": self.max_history_chars,
-        }
+        return field_dict(self)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -145,11 +137,7 @@ class RunUsage:
 
     def to_dict(self) -> dict[str, Any]:
         """``{"model_steps", "tool_calls", "elapsed_seconds"}``."""
-        return {
-            "model_steps": self.model_steps,
-            "tool_calls": self.tool_calls,
-            "elapsed_seconds": self.elapsed_seconds,
-        }
+        return field_dict(self)
 
 
 @dataclass(kw_only=True)

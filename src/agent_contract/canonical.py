@@ -28,16 +28,23 @@ Once any value needs a tag, every object key that starts with ``$`` gets one mor
 whole text is prefixed with :data:`TAGGED_PREFIX` (no RFC 8785 text starts with it):
 the form stays one-to-one. Values refused as arguments (lone surrogates, NaN, non-JSON
 data) never run; they only need a key that does not crash.
+
+:func:`field_dict` is the other JSON form a record has: its ``to_dict``, for display and
+storage (every field by name, in declaration order).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import rfc8785
 
-__all__ = ["MAX_EXACT_INT", "TAGGED_PREFIX", "canonical_bytes", "canonical_json"]
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+__all__ = ["MAX_EXACT_INT", "TAGGED_PREFIX", "canonical_bytes", "canonical_json", "field_dict"]
 
 MAX_EXACT_INT: Final = 2**53 - 1
 """The largest integer I-JSON (and RFC 8785) represents exactly."""
@@ -146,3 +153,10 @@ def _repr(value: Any) -> str:
     except Exception:  # noqa: BLE001 - a broken __repr__ must not break the key
         text = "<unrepresentable>"
     return f"{type(value).__name__}: {text[:10_000]}"
+
+
+def field_dict(record: DataclassInstance) -> dict[str, Any]:
+    """A flat record's JSON-ready form: ``{field name: value}`` for every field of the
+    dataclass ``record``, in declaration order (values as they are, not copied: the
+    ``to_dict`` of a record whose fields are JSON data already)."""
+    return {f.name: getattr(record, f.name) for f in dataclasses.fields(record)}

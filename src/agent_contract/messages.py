@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Final, Literal
 
-from .canonical import canonical_json
+from .canonical import canonical_json, field_dict
 from .errors import ConfigurationError
 from .text import escape_value
 
@@ -124,7 +124,7 @@ class ToolCall:
 
     def to_dict(self) -> dict[str, Any]:
         """The call as a JSON-ready dict: ``{"id", "name", "arguments"}``."""
-        return {"id": self.id, "name": self.name, "arguments": self.arguments}
+        return field_dict(self)
 
     @cached_property
     def canonical_arguments(self) -> str:

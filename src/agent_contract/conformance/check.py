@@ -16,6 +16,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Final, Literal
 
+from ..canonical import field_dict
 from ..errors import ConfigurationError, DependencyMissingError
 from ..exitcodes import EXIT_CONTRACT_VIOLATION, EXIT_OK
 from ..harnesses import COUNTED_CAPABILITIES, Harness, HarnessPlugin, Observation, capabilities_of
@@ -66,7 +67,7 @@ class Evidence:
 
     def to_dict(self) -> dict[str, str]:
         """``{"scenario", "observed"}``."""
-        return {"scenario": self.scenario, "observed": self.observed}
+        return field_dict(self)
 
 
 @dataclass(frozen=True, kw_only=True)

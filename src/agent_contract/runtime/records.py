@@ -10,6 +10,7 @@ from typing import Any, Generic, Literal, TypeVar
 
 from ..approval import PendingApproval
 from ..budget import RunUsage
+from ..canonical import field_dict
 from ..errors import ErrorKind, ModelHTTPError, StopReason
 from ..messages import Message
 from ..results import Outcome
@@ -60,7 +61,7 @@ class ContractViolation(Generic[_Code]):
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (the fields of a ``contract_violation`` trace event)."""
-        return {"code": self.code, "message": self.message, "tool_call_id": self.tool_call_id}
+        return field_dict(self)
 
 
 @dataclass(frozen=True, kw_only=True)
