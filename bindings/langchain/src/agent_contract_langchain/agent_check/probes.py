@@ -169,17 +169,10 @@ def _plain_observation(name: str, turns: int, final: Mapping[str, Any]) -> Obser
     )
     last = messages[-1] if messages else None
     output = str(last.content) if isinstance(last, AIMessage) else None
-    stop = "interrupted" if final.get("__interrupt__") else "answered"
-    return Observation(
-        harness=name,
-        stop_reason=stop,
-        output=output if stop == "answered" else None,
-        trajectory=tuple(trajectory),
-        tool_messages=tool_messages,
-        trace_types=(),
-        emitted="\n".join([*(str(m["content"]) for m in tool_messages), output or ""]),
-        issued_ids=tuple(issued),
-    )
+    seen = Observation.answered(name, output, trajectory, tool_messages, issued)
+    if final.get("__interrupt__"):  # paused: no answer (what it emitted is kept)
+        return dataclasses.replace(seen, stop_reason="interrupted", output=None)
+    return seen
 
 
 def _crashed(name: str, exc: BaseException) -> Observation:
