@@ -43,7 +43,6 @@ from agent_contract.approval import Approval, PendingApproval
 from agent_contract.errors import ApprovalError
 from agent_contract.messages import canonical_json
 from agent_contract.runtime import PlannedCall, RunState
-from agent_contract.trace import RedactionPolicy
 
 from .tools import framework_runner, to_tool_message
 
@@ -156,7 +155,7 @@ def approvals_from(pending: PendingApproval, answer: Any) -> list[Approval]:
     return found
 
 
-def write_call(state: RunState, planned: PlannedCall, redaction: RedactionPolicy) -> ToolMessage:
+def write_call(state: RunState, planned: PlannedCall) -> ToolMessage:
     """A write call: wait for a decision (``interrupt``), then run it once.
 
     Nothing with a side effect happens before ``interrupt()``: the preview ran when the
@@ -181,13 +180,12 @@ def write_call(state: RunState, planned: PlannedCall, redaction: RedactionPolicy
                 tool_call_id=planned.call_id,
             )
         result = state.execute(planned)  # with the decided arguments (an edit's)
-    return to_tool_message(result, redaction)
+    return to_tool_message(result)
 
 
 def write_in_graph(
     state: RunState,
     planned: PlannedCall,
-    redaction: RedactionPolicy,
     run_tool: Callable[[dict[str, Any]], Any],
 ) -> ToolMessage:
     """:func:`write_call`, with ``run_tool(arguments) -> raw value`` as the way an
@@ -195,7 +193,7 @@ def write_in_graph(
     with ``from_langchain_tool`` then gets its injected arguments)."""
     token = framework_runner.set((planned.call.name, run_tool))
     try:
-        return write_call(state, planned, redaction)
+        return write_call(state, planned)
     finally:
         framework_runner.reset(token)
 
@@ -203,7 +201,6 @@ def write_in_graph(
 async def awrite_in_graph(
     state: RunState,
     planned: PlannedCall,
-    redaction: RedactionPolicy,
     arun_tool: Callable[[dict[str, Any]], Awaitable[Any]],
     unwrap: Callable[[Any], Any],
 ) -> ToolMessage:
@@ -218,7 +215,7 @@ async def awrite_in_graph(
 
     context = contextvars.copy_context()
     context.run(framework_runner.set, (planned.call.name, run_tool))
-    return await asyncio.to_thread(context.run, write_call, state, planned, redaction)
+    return await asyncio.to_thread(context.run, write_call, state, planned)
 
 
 async def _awaited(value: Awaitable[Any]) -> Any:

@@ -213,7 +213,7 @@ def run_write(step: Admitted, handler: Callable[[Any], ToolMessage | Command[Any
     def run_tool(arguments: dict[str, Any]) -> Any:
         return output.value(handler(with_visible_arguments(step.request, arguments)))
 
-    return write_in_graph(step.state, step.planned, step.contract.redaction, run_tool)
+    return write_in_graph(step.state, step.planned, run_tool)
 
 
 async def arun_write(
@@ -225,5 +225,4 @@ async def arun_write(
     def arun_tool(arguments: dict[str, Any]) -> Awaitable[Any]:
         return handler(with_visible_arguments(step.request, arguments))
 
-    redaction = step.contract.redaction
-    return await awrite_in_graph(step.state, step.planned, redaction, arun_tool, output.value)
+    return await awrite_in_graph(step.state, step.planned, arun_tool, output.value)
