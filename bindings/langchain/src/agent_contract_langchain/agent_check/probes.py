@@ -26,7 +26,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.checkpoint.memory import InMemorySaver
 
@@ -50,6 +49,7 @@ from agent_contract.tools import ToolSpec
 
 from ..attribution import raising_layer
 from ..chat_model import ContractChatModel
+from ..controls.plain_create_agent import observed
 from ..harness import Mode, run_async, run_graph
 from ..messages import to_langchain_messages
 from ..middleware import ContractMiddleware
@@ -146,31 +146,11 @@ def _with_stubs(
 
 
 def _plain_observation(name: str, turns: int, final: Mapping[str, Any]) -> Observation:
-    messages: list[BaseMessage] = list(final.get("messages", ()))
-    trajectory: list[str] = []
-    issued: list[str | None] = []
-    for position, message in enumerate(messages):
-        if isinstance(message, AIMessage):
-            for call in message.tool_calls:
-                if position >= turns:
-                    trajectory.append(call["name"])
-                issued.append(call["id"])
-    tool_messages = tuple(
-        {
-            "id": m.tool_call_id,
-            "name": m.name,
-            "status": m.status,
-            "error_kind": "unclassified" if m.status == "error" else None,
-            "side_effects_possible": False,
-            "content": str(m.content),
-        }
-        for m in messages
-        if isinstance(m, ToolMessage)
-    )
-    last = messages[-1] if messages else None
-    output = str(last.content) if isinstance(last, AIMessage) else None
-    seen = Observation.answered(name, output, trajectory, tool_messages, issued)
-    if final.get("__interrupt__"):  # paused: no answer (what it emitted is kept)
+    """What a column without the contract showed (the control's reading,
+    :func:`~agent_contract_langchain.controls.plain_create_agent.observed`); a run paused
+    on an interrupt has no answer (what it emitted is kept)."""
+    seen = observed(name, turns, list(final.get("messages", ())))
+    if final.get("__interrupt__"):
         return dataclasses.replace(seen, stop_reason="interrupted", output=None)
     return seen
 
