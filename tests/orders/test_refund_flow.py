@@ -337,9 +337,9 @@ def test_no_side_effect_before_the_interrupt(
     entered: list[str] = []
     original = lc_approvals.write_call
 
-    def counting(state: Any, planned: Any, redaction: Any) -> Any:
+    def counting(state: Any, planned: Any) -> Any:
         entered.append(planned.call_id)
-        return original(state, planned, redaction)
+        return original(state, planned)
 
     monkeypatch.setattr(lc_approvals, "write_call", counting)  # where the middleware calls it
     args = {"order_id": "A-1001", "amount_cents": 500, "reason": "damaged"}

@@ -84,7 +84,7 @@ def test_a_tool_message_and_a_snapshot_never_hold_the_artifact() -> None:
     result = ToolResult(
         tool_call_id="c1", name="t", status="success", content="ok", artifact={"big": "x"}
     )
-    message = to_tool_message(result, RedactionPolicy())
+    message = to_tool_message(result)
     assert set(message.artifact) == {"agent_contract"}
     assert "artifact" not in result.to_dict()
 

@@ -31,9 +31,7 @@ hold across resumes. Use both when you need both (see ``docs/MIDDLEWARE.md``).
 
 from __future__ import annotations
 
-import asyncio
-import contextvars
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, Final
 
 from langchain_core.messages import ToolMessage
@@ -43,19 +41,16 @@ from agent_contract.approval import Approval, PendingApproval
 from agent_contract.errors import ApprovalError
 from agent_contract.messages import canonical_json
 from agent_contract.runtime import PlannedCall, RunState
-from agent_contract.trace import RedactionPolicy
 
-from .tools import framework_runner, to_tool_message
+from .tools import to_tool_message
 
 __all__ = [
     "APPROVAL_INTERRUPT",
     "approval_payload",
     "approvals_from",
-    "awrite_in_graph",
     "is_approval_payload",
     "payload_call_id",
     "write_call",
-    "write_in_graph",
 ]
 
 APPROVAL_INTERRUPT: Final = "agent_contract.approval"
@@ -156,7 +151,7 @@ def approvals_from(pending: PendingApproval, answer: Any) -> list[Approval]:
     return found
 
 
-def write_call(state: RunState, planned: PlannedCall, redaction: RedactionPolicy) -> ToolMessage:
+def write_call(state: RunState, planned: PlannedCall) -> ToolMessage:
     """A write call: wait for a decision (``interrupt``), then run it once.
 
     Nothing with a side effect happens before ``interrupt()``: the preview ran when the
@@ -181,45 +176,4 @@ def write_call(state: RunState, planned: PlannedCall, redaction: RedactionPolicy
                 tool_call_id=planned.call_id,
             )
         result = state.execute(planned)  # with the decided arguments (an edit's)
-    return to_tool_message(result, redaction)
-
-
-def write_in_graph(
-    state: RunState,
-    planned: PlannedCall,
-    redaction: RedactionPolicy,
-    run_tool: Callable[[dict[str, Any]], Any],
-) -> ToolMessage:
-    """:func:`write_call`, with ``run_tool(arguments) -> raw value`` as the way an
-    approved write runs the LangChain tool through the graph's tool node (a tool adopted
-    with ``from_langchain_tool`` then gets its injected arguments)."""
-    token = framework_runner.set((planned.call.name, run_tool))
-    try:
-        return write_call(state, planned, redaction)
-    finally:
-        framework_runner.reset(token)
-
-
-async def awrite_in_graph(
-    state: RunState,
-    planned: PlannedCall,
-    redaction: RedactionPolicy,
-    arun_tool: Callable[[dict[str, Any]], Awaitable[Any]],
-    unwrap: Callable[[Any], Any],
-) -> ToolMessage:
-    """Async :func:`write_in_graph`: the decision and the write run on a worker thread;
-    the tool node's async handler ``arun_tool(arguments)`` runs on this event loop (free
-    meanwhile: it awaits the thread), and ``unwrap(output)`` gives its raw value."""
-    loop = asyncio.get_running_loop()
-
-    def run_tool(arguments: dict[str, Any]) -> Any:
-        output = asyncio.run_coroutine_threadsafe(_awaited(arun_tool(arguments)), loop).result()
-        return unwrap(output)
-
-    context = contextvars.copy_context()
-    context.run(framework_runner.set, (planned.call.name, run_tool))
-    return await asyncio.to_thread(context.run, write_call, state, planned, redaction)
-
-
-async def _awaited(value: Awaitable[Any]) -> Any:
-    return await value
+    return to_tool_message(result)

@@ -263,7 +263,7 @@ class ContractGate(AgentMiddleware):
         )
         if refused is None:
             return state, call_id, None
-        message = to_tool_message(refused, self.contract.redaction)
+        message = to_tool_message(refused)
         message.artifact = {_GATE_REFUSAL: True, **(message.artifact or {})}
         return state, call_id, message
 

@@ -31,24 +31,12 @@ binding stores goes through :class:`SealedSerializer`:
 
 **A team's own types.** ``SealedSerializer(key, allowed_types=[Order, "myapp.models.Status"])``
 (or ``sqlite_checkpointer(path, allowed_types=...)``) names the team's classes a checkpoint
-may hold besides the list above: each by class object or ``"module.Name"`` string (resolved
-when the serializer is built; no wildcard), each a pydantic v2 model, a dataclass, an enum
-or a named tuple defined at a module's top level (LangGraph stores a value by module and
-class name). They join the pre-scan's list and LangGraph's own ``allowed_msgpack_modules``,
-so they round-trip as themselves. A type not named is refused on the way in too, so no row
-is written that could not be read back (a thread stays usable):
-
-- :func:`check_state_types`, before a graph on this serializer runs, refuses a state key
-  whose declared type holds such a class (through ``Optional``, containers, ``Annotated``,
-  TypedDicts and the fields of the models) with :class:`TypeNotAllowedError`: nothing
-  has run, no model, no tool;
-- a tool's ``Command`` update holding such a value in a key declared ``Any`` (or
-  ``dict``, ...) is refused as the call's ``tool_error``, its update dropped
-  (:func:`check_update_types`, called by the driver): the call is answered, so the
-  thread's history stays valid (the tool has run: only the declared type tells before);
-- ``dumps_typed`` scans what it is about to store with the same allowlist and refuses a
-  value naming another type (from anywhere else, e.g. a middleware's hook) with the same
-  error: the row is not written.
+may hold besides the list above (:func:`allowed_type_keys` says which are accepted). They
+join the pre-scan's list and LangGraph's own ``allowed_msgpack_modules``. A type not named
+is refused on the way in too, so no row is written that could not be read back:
+:func:`check_state_types` before the graph runs, :func:`check_update_types` for a tool's
+``Command`` update, and ``dumps_typed`` for anything else (the three cases and their
+errors: ``docs/APPROVALS.md``, "Your own types in the LangChain checkpointer").
 
 A value's tag does not say where the row sits (its thread, its checkpoint, or whether a
 newer row was deleted): the row columns and the metadata are plain. So when a run pauses,

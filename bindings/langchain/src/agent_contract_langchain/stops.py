@@ -82,8 +82,7 @@ def stop_response(
     those), a ToolMessage for each of ``refusals``, and the :func:`stop_message` of the
     stop the run holds (the first one, when it was halted before)."""
     state.halt(stop)
-    redaction = state.view.contract.redaction
-    messages = [to_tool_message(r, redaction) for r in refusals]
+    messages = [to_tool_message(r) for r in refusals]
     halted = state.view.halted or stop
     kept = [m for m in head if not isinstance(m, ToolMessage)]
     return ModelResponse(result=[*kept, *messages, stop_message(state, halted)])

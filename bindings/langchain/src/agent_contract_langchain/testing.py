@@ -1,39 +1,14 @@
 """The contract suite for your own ``create_agent`` configuration (pytest).
 
-Subclass :class:`CreateAgentContractSuite` and build your agent the way production
-does (your system prompt, your extra tools, your extra middleware) from the three
-pieces the suite hands you::
-
-    from langchain.agents import create_agent
-    from agent_contract_langchain.testing import CreateAgentContractSuite
-
-    class TestMyAgent(CreateAgentContractSuite):
-        def build_agent(self, chat_model, tools, middleware):
-            return create_agent(
-                chat_model,
-                tools=[*tools, my_search_tool],
-                system_prompt="You are the billing assistant.",
-                middleware=[middleware[0], MyLoggingMiddleware(), middleware[-1]],
-            )
-
-The suite runs every contract scenario through that graph with
-:func:`~agent_contract_langchain.harness.run_graph`: ``chat_model`` is a scripted
-:class:`~agent_contract_langchain.chat_model.ContractChatModel` (your production model
-is replaced, the rest of your configuration is not), ``tools`` are the scenario's
-tools as LangChain tools, and ``middleware`` holds the scenario's
-:class:`~agent_contract_langchain.middleware.ContractMiddleware` and its gate: put the
-first first (outermost) and the gate last (innermost), yours in between. Tools of your own that the scenario's contract does not register are
-neither offered to the model nor run, which is what the allowlist demands.
-
-A checkpointer you compile in (``checkpointer=SqliteSaver(...)``) is kept: the approval,
-crash/restart and thread scenarios pause, resume and restart on your durable store, each
-scenario on a thread of its own. A graph without one gets an in-memory saver for the
-test. Override :meth:`CreateAgentContractSuite.approval_endpoint` to route the human's
-decisions on writes through your own approval endpoint.
-
-Set ``mode = "ainvoke"`` or ``"stream"`` on a second subclass to check the async or
-streaming path too. Capability flags and opt-outs are those of
-:class:`agent_contract.conformance.suite.ContractSuite`.
+Subclass :class:`CreateAgentContractSuite` and build your agent the way production does
+in :meth:`~CreateAgentContractSuite.build_agent` from the three pieces the suite hands
+you: a scripted chat model (your production model is replaced, the rest of your
+configuration is not), the scenario's tools, and the contract's two middleware (put the
+first first, the gate last, yours in between). Every contract scenario then runs through
+that graph with :func:`~agent_contract_langchain.harness.run_graph`, on your checkpointer
+and through your approval endpoint (see the class). :class:`AgentContractSuite` is
+``check --agent``'s pytest twin. The example, the flags and the opt-outs:
+``docs/SUITE.md``.
 """
 
 from __future__ import annotations

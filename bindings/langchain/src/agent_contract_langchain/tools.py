@@ -33,7 +33,6 @@ from agent_contract.results import (
     serialize_result,
 )
 from agent_contract.tools import ToolContext, ToolSpec
-from agent_contract.trace import RedactionPolicy
 
 __all__ = [
     "ARTIFACT_KEY",
@@ -215,7 +214,7 @@ def to_langchain_tools(specs: Iterable[ToolSpec]) -> list[StructuredTool]:
     return [to_langchain_tool(spec) for spec in specs]
 
 
-def to_tool_message(result: ToolResult, redaction: RedactionPolicy) -> ToolMessage:
+def to_tool_message(result: ToolResult) -> ToolMessage:
     """The ToolMessage answering a call: content, ``tool_call_id``, ``status``, and an
     ``artifact`` ``{"agent_contract": summary}`` (the result's summary and its public
     error message).
@@ -224,8 +223,8 @@ def to_tool_message(result: ToolResult, redaction: RedactionPolicy) -> ToolMessa
     graph state, which a checkpointer stores, keeps only the content the model saw
     (capped, redacted). The application reads the artifact from
     ``RunResult.artifacts[tool_call_id]``, in the process that ran the call (artifacts
-    are not stored, so they do not survive a resume in another process). ``redaction``
-    is accepted for the summary's sake (already redacted) and kept for compatibility.
+    are not stored, so they do not survive a resume in another process). The result's
+    summary is already redacted.
     """
     summary = result.summary()
     summary["error_message"] = result.error_message

@@ -139,21 +139,20 @@ def prepare_tool_call(contract: Contract, request: Any) -> Admitted | ToolMessag
     state = run_state_in(request.runtime.config, contract)
     call_id = str(request.tool_call.get("id") or "")
     planned = state.view.planned_call(call_id)
-    redaction = contract.redaction
     answered = state.view.result_for(call_id)  # also a task re-run on resume after a signal
     if answered is not None:
-        return to_tool_message(answered, redaction)
+        return to_tool_message(answered)
     if planned is None:
         return _unplanned(call_id, str(request.tool_call.get("name", "")))
     if planned.refusal is not None:
-        return to_tool_message(planned.refusal, redaction)
+        return to_tool_message(planned.refusal)
     arguments = visible_arguments(request.tool, request.tool_call.get("args"))
     updated = state.layers.rewrite_arguments(
         call_id, arguments, by="a middleware outside the contract"
     )
     if updated is not None:
         if updated.refusal is not None:
-            return to_tool_message(state.record_result(updated.refusal), redaction)
+            return to_tool_message(state.record_result(updated.refusal))
         planned = updated
     prepared = with_visible_arguments(request, planned.arguments)
     if prepared.tool is None and planned.spec is not None:

@@ -98,7 +98,7 @@ def record_model_response(
             for m in response.result
             if not (isinstance(m, ToolMessage) and m.tool_call_id == refused.tool_call_id)
         ]
-        reply = to_tool_message(refused, contract.redaction)
+        reply = to_tool_message(refused)
         return ModelResponse(result=[*kept, reply], structured_response=None)
     if verdict.shape == "invalid":
         stop = verdict.stop or Stop(reason="invalid_response")
@@ -124,7 +124,7 @@ def record_tool_result(step: Admitted, ran: Ran) -> ToolMessage | Command[Any]:
     ``Command``'s update when the call succeeded (recorded as the state update's key
     names)."""
     result, update = ran
-    message = to_tool_message(result, step.contract.redaction)
+    message = to_tool_message(result)
     if update is None or result.status != "success":
         return message
     step.state.layers.record_state_update(result.tool_call_id, sorted(update))

@@ -12,6 +12,8 @@ it waits for its decision and runs once approved, through the tool node
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -25,13 +27,13 @@ from agent_contract.results import ToolResult
 from agent_contract.runtime import RunState
 from agent_contract.tools import ToolContext
 
-from ..approvals import awrite_in_graph, write_in_graph
+from .. import approvals
 from ..control import CONTROL_FLOW, ResumeRefused, check_resume
 from ..graph_commands import CommandRefusedError, split_command
 from ..messages import tool_message_value
 from ..run_config import ActiveCall, active_call, call_scope
 from ..sealed import TypeNotAllowedError, check_update_types
-from ..tools import RawValue, current_tool_context
+from ..tools import RawValue, current_tool_context, framework_runner
 from .prepare import Admitted
 from .requests import with_visible_arguments
 
@@ -201,9 +203,11 @@ async def arun_tool_call(
 
 
 def run_write(step: Admitted, handler: Callable[[Any], ToolMessage | Command[Any]]) -> ToolMessage:
-    """Run the write call ``step`` once approved, through ``handler`` with the decided
-    arguments, and answer it (:func:`~agent_contract_langchain.approvals.write_in_graph`;
-    the update of a ``Command`` it returns is not applied).
+    """Run the write call ``step`` once approved and answer it
+    (:func:`~agent_contract_langchain.approvals.write_call`), the approved write running
+    through ``handler`` (the graph's tool node) with the decided arguments, so a tool
+    adopted with ``from_langchain_tool`` gets its injected arguments; the update of a
+    ``Command`` it returns is not applied.
 
     Raises:
         ApprovalError: resumed without a decision, or with one that does not fit.
@@ -213,17 +217,30 @@ def run_write(step: Admitted, handler: Callable[[Any], ToolMessage | Command[Any
     def run_tool(arguments: dict[str, Any]) -> Any:
         return output.value(handler(with_visible_arguments(step.request, arguments)))
 
-    return write_in_graph(step.state, step.planned, step.contract.redaction, run_tool)
+    token = framework_runner.set((step.planned.call.name, run_tool))
+    try:
+        return approvals.write_call(step.state, step.planned)
+    finally:
+        framework_runner.reset(token)
 
 
 async def arun_write(
     step: Admitted, handler: Callable[[Any], Awaitable[ToolMessage | Command[Any]]]
 ) -> ToolMessage:
-    """Async :func:`run_write`."""
+    """Async :func:`run_write`: the decision and the write run on a worker thread; the
+    tool node's async handler runs on this event loop (free meanwhile: it awaits the
+    thread)."""
     output = _Output(step.state, step.planned.call_id)
+    loop = asyncio.get_running_loop()
 
-    def arun_tool(arguments: dict[str, Any]) -> Awaitable[Any]:
-        return handler(with_visible_arguments(step.request, arguments))
+    def run_tool(arguments: dict[str, Any]) -> Any:
+        ran = handler(with_visible_arguments(step.request, arguments))
+        return output.value(asyncio.run_coroutine_threadsafe(_awaited(ran), loop).result())
 
-    redaction = step.contract.redaction
-    return await awrite_in_graph(step.state, step.planned, redaction, arun_tool, output.value)
+    context = contextvars.copy_context()
+    context.run(framework_runner.set, (step.planned.call.name, run_tool))
+    return await asyncio.to_thread(context.run, approvals.write_call, step.state, step.planned)
+
+
+async def _awaited(value: Awaitable[Any]) -> Any:
+    return await value

@@ -1,67 +1,19 @@
 """Contract probes for a team's own ``create_agent`` (``agent-contract check --agent``).
 
-The team names a **factory**: their own code that builds their agent from a chat model,
+The team names a factory, ``build_agent(model) -> CompiledStateGraph`` (or a
+module-level compiled graph, ``module:graph``). :func:`agent_probes` calls it once per
+probe with a scripted chat model while its ``create_agent`` call is intercepted
+(:mod:`.capture`): everything the team passed is kept except that each tool is replaced
+by a stub with the same name, description and argument schema, which records the call
+and answers, raises or waits as the probe asks. The probes come from each offered
+tool's model-visible JSON Schema, declared effect and the budget (the core's
+:mod:`agent_contract.conformance.agent_scenarios`); each agent the factory builds is
+probed on its own graph, in one column (the agent as built, under its own
+``ContractMiddleware``) or two (as built, and with
+``ContractMiddleware(contract).around(*their middleware)`` added).
 
-.. code-block:: python
-
-    def build_agent(model: BaseChatModel) -> CompiledStateGraph:
-        return create_agent(model, tools=[...], middleware=[...], context_schema=...,
-                            checkpointer=...)
-
-(one positional argument, the chat model; it returns the compiled graph and calls
-``langchain.agents.create_agent`` once). ``agent-contract check --agent
-module:build_agent`` imports it from the working directory and calls it once per probe
-with a scripted chat model. While it runs, its ``create_agent`` call is intercepted:
-everything the team passed is kept (their middleware, in their order; their
-``context_schema``, ``checkpointer``, ``store``, ``system_prompt``, ``response_format``;
-their :class:`~agent_contract_langchain.middleware.ContractMiddleware` and its contract:
-secrets, budget, redaction, tool specs), except that each tool is replaced by a **stub
-with the same name, description and argument schema** (LangChain's own validation and
-injection of ``ToolRuntime``, ``InjectedToolCallId``, ``InjectedState``, ``InjectedStore``
-included): the stub records the call and answers, raises or waits as the probe asks. The
-tools' bodies never run (a check must not place orders); what they do is the team's to
-test.
-
-Probes derived from each tool's model-visible JSON Schema (``tool.tool_call_schema``):
-
-- ``valid_call[tool]``: arguments generated from the schema; a read tool's call is bound
-  to its id, a write tool's call waits for approval and does not run;
-- ``missing_required[tool]``, ``wrong_type[tool]``, ``extra_field[tool]``,
-  ``out_of_range[tool]`` (where the schema has a bound, a length, an enum): refused as
-  ``invalid_arguments`` before the tool runs;
-- ``tool_error[tool]``: the stub raises; the error is classified, its text hidden;
-- ``secret_redacted[tool]``: the stub returns the contract's secrets (the team's, else a
-  planted one); none reaches the model, the trace or the report;
-- ``unknown_tool``: a call to a tool nobody registered;
-- ``repeated_calls[tool]``: the same call ``max_identical_calls + 1`` times;
-- ``tool_call_budget[tool]``: one batch of ``max_tool_calls + 1`` calls;
-- ``slow_call[tool]``: the stub outlasts the tool's timeout (the read tool with the
-  shortest one, when it is 20 s or less).
-
-Every tool the model is offered is probed, the ones middleware adds included
-(deepagents' ``ls``, ``read_file``, ``write_file``, ``edit_file``, ``glob``, ``grep``,
-``execute``, ``write_todos``, ``task``): what is offered is read from a first run of the
-agent (the tools its model call carries), so a tool an allowlist or a middleware
-withdraws from the model is not probed and is listed, with the reason, as is a tool that
-cannot run in the mode checked (an async-only tool, e.g. every MCP tool, under
-``--mode invoke`` or ``stream``: "not checked", and the check fails).
-
-A factory may build several agents (``create_agent`` called more than once): the agent
-it returns (the outermost) and each other one (deepagents' sub-agents, a supervisor's
-workers) are probed per agent, each on its own graph, with the probes of its own tools
-and its own contract (see :class:`~agent_contract_langchain.agent_check.capture.Built`).
-A graph the factory returns that is not a ``create_agent`` agent (langgraph-supervisor's
-supervisor, built with ``create_react_agent``: no middleware slot) is not probed; its
-tools are listed as not probed, with that reason.
-
-Columns: with a ContractMiddleware in the team's stack, one column, the agent as built.
-Without one, two: the agent as built, and the same agent with
-``ContractMiddleware(contract).around(*their middleware)`` added, its contract adopting
-their tools with :func:`~agent_contract_langchain.tools.from_langchain_tool`; a tool whose
-effect nobody declared is treated as a write there (fail closed) and listed as a finding.
-An exception is reported as the layer's that raised it, by name: a tool's own (the
-stub's, in the tool-error probe) as the tool's, one of the team's middleware as theirs
-(a middleware that only passed a tool's exception on is not blamed).
+The probes, the columns, the tools left out and why, several agents and the report:
+``docs/AGENT_CHECK.md`` (their one description).
 """
 
 from __future__ import annotations
@@ -74,7 +26,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.checkpoint.memory import InMemorySaver
 
@@ -98,6 +49,7 @@ from agent_contract.tools import ToolSpec
 
 from ..attribution import raising_layer
 from ..chat_model import ContractChatModel
+from ..controls.plain_create_agent import observed
 from ..harness import Mode, run_async, run_graph
 from ..messages import to_langchain_messages
 from ..middleware import ContractMiddleware
@@ -194,40 +146,13 @@ def _with_stubs(
 
 
 def _plain_observation(name: str, turns: int, final: Mapping[str, Any]) -> Observation:
-    messages: list[BaseMessage] = list(final.get("messages", ()))
-    trajectory: list[str] = []
-    issued: list[str | None] = []
-    for position, message in enumerate(messages):
-        if isinstance(message, AIMessage):
-            for call in message.tool_calls:
-                if position >= turns:
-                    trajectory.append(call["name"])
-                issued.append(call["id"])
-    tool_messages = tuple(
-        {
-            "id": m.tool_call_id,
-            "name": m.name,
-            "status": m.status,
-            "error_kind": "unclassified" if m.status == "error" else None,
-            "side_effects_possible": False,
-            "content": str(m.content),
-        }
-        for m in messages
-        if isinstance(m, ToolMessage)
-    )
-    last = messages[-1] if messages else None
-    output = str(last.content) if isinstance(last, AIMessage) else None
-    stop = "interrupted" if final.get("__interrupt__") else "answered"
-    return Observation(
-        harness=name,
-        stop_reason=stop,
-        output=output if stop == "answered" else None,
-        trajectory=tuple(trajectory),
-        tool_messages=tool_messages,
-        trace_types=(),
-        emitted="\n".join([*(str(m["content"]) for m in tool_messages), output or ""]),
-        issued_ids=tuple(issued),
-    )
+    """What a column without the contract showed (the control's reading,
+    :func:`~agent_contract_langchain.controls.plain_create_agent.observed`); a run paused
+    on an interrupt has no answer (what it emitted is kept)."""
+    seen = observed(name, turns, list(final.get("messages", ())))
+    if final.get("__interrupt__"):
+        return dataclasses.replace(seen, stop_reason="interrupted", output=None)
+    return seen
 
 
 def _crashed(name: str, exc: BaseException) -> Observation:

@@ -11,6 +11,7 @@ detecting it.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from langchain.agents import create_agent
@@ -25,7 +26,7 @@ from ..chat_model import ContractChatModel
 from ..messages import to_langchain_messages
 from . import PLAIN_CREATE_AGENT_NAME
 
-__all__ = ["observe_agent", "plain_agent", "plain_create_agent_harness", "plain_tool"]
+__all__ = ["observe_agent", "observed", "plain_agent", "plain_create_agent_harness", "plain_tool"]
 
 
 def plain_tool(spec: ToolSpec) -> StructuredTool:
@@ -81,20 +82,26 @@ def _kind(message: ToolMessage) -> str | None:
 
 def observe_agent(name: str, agent: Any, options: RunInput) -> Observation:
     """Invoke a ``create_agent`` graph without the contract on ``options``' turns and
-    report what it showed: stop ``answered`` whenever the graph returns (that is how
-    ``create_agent`` ends: the last AIMessage has no tool calls), ``crashed:<Type>`` when
-    ``invoke`` raised; error kinds read from JSON error content, else ``unclassified``."""
+    report what it showed (:func:`observed`), or ``crashed:<Type>`` when ``invoke``
+    raised."""
     turns = options.turns()
     try:
         final = agent.invoke({"messages": to_langchain_messages(turns)})
     except Exception as exc:  # noqa: BLE001 - the control observes crashes
         return Observation.crashed(name, exc)
-    messages: list[BaseMessage] = list(final["messages"])
+    return observed(name, len(turns), final["messages"])
+
+
+def observed(name: str, turns: int, messages: Sequence[BaseMessage]) -> Observation:
+    """What the final ``messages`` of a graph run without the contract showed, its first
+    ``turns`` messages being the input: stop ``answered`` (that is how ``create_agent``
+    ends: the last AIMessage has no tool calls), the calls of this run as the trajectory,
+    error kinds read from JSON error content, else ``unclassified``."""
     trajectory: list[str] = []
     issued: list[str | None] = []
     for position, message in enumerate(messages):
         if isinstance(message, AIMessage):
-            new = position >= len(turns)  # the trajectory is this run's calls, not the history's
+            new = position >= turns  # the trajectory is this run's calls, not the history's
             for call in message.tool_calls:
                 trajectory.extend([call["name"]] if new else [])
                 issued.append(call["id"])
