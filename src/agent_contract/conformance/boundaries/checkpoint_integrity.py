@@ -34,9 +34,10 @@ _WHAT: Final = {
 
 
 def check_refused(kind: str) -> Check:
-    """The harness reopened its store once after the ``kind`` tampering, and the store
-    refused the row (a :class:`~agent_contract.errors.CheckpointError`) instead of
-    reading it."""
+    """The harness reopened its stores after the ``kind`` tampering (the run store once;
+    a harness whose framework keeps checkpoints of its own, those too), and each refused
+    the tampered rows (a :class:`~agent_contract.errors.CheckpointError`) instead of
+    reading them."""
 
     def check(obs: Observation, model: FakeModel, probe: Probe) -> list[Problem]:
         plan = probe.tamper
@@ -48,10 +49,11 @@ def check_refused(kind: str) -> Check:
                 f"the store read a {kind.replace('_', ' ')} row of the paused run and the run "
                 "went on from it; expected a refusal (CheckpointError) before anything ran"
             )
-        elif (reopened, refused) != (1, 1):
+        elif not reopened or refused != reopened:
             message = (
                 f"asked to reopen the paused run's store after a tampering ({kind}): "
-                f"reopened {reopened} time(s), refused {refused} time(s), expected once each"
+                f"reopened {reopened} time(s), refused {refused} time(s), expected a "
+                "refusal at each reopening (at least the run store's)"
             )
         else:
             return []
