@@ -23,7 +23,9 @@ from agent_contract.tools import ToolSpec
 from agent_contract_langchain.chat_model import ContractChatModel
 from agent_contract_langchain.middleware import ContractMiddleware
 from agent_contract_langchain.resuming import run_options
+from agent_contract_langchain.sealed import check_paused
 from agent_contract_langchain.structured import response_format_for
+from agent_contract_langchain.suite_store import SealCheck, SuiteStore
 from agent_contract_langchain.testing import CreateAgentContractSuite
 from agent_contract_langchain.tools import to_langchain_tools
 
@@ -66,17 +68,27 @@ class PlainMiddleware(ContractMiddleware):
         return super().wrap_tool_call(request, handler)
 
 
+def resume_unchecked(conn: Any, thread_id: str, seal: Any, key: bytes) -> None:
+    """A team's resume over the sealed SQLite checkpointer that skips the paused
+    checkpoint's seal ("the values are sealed already"): it reads whatever the file's
+    newest checkpoint of the thread is."""
+
+
 def create_agent_harness(
     middleware_class: type[ContractMiddleware] = ContractMiddleware,
     *,
     extra: Callable[[RunInput], Sequence[Any]] = lambda o: (),
     options: Callable[[RunInput], RunInput] = lambda o: o,
+    check: SealCheck = check_paused,
 ) -> Harness:
-    """A team's ``create_agent`` wiring (invoke), through the suite's runner."""
+    """A team's ``create_agent`` wiring (invoke), through the suite's runner; a tampered
+    scenario's graph is kept in the sealed SQLite checkpointer, its resume checked with
+    ``check`` (:class:`~agent_contract_langchain.suite_store.SuiteStore`)."""
 
     def harness(model: Model, tools: list[ToolSpec], base: RunInput) -> RunResult:
         opts = options(base)
-        saver = InMemorySaver()
+        store = SuiteStore(opts, "invoke", check=check)
+        saver = store.saver
 
         def build() -> tuple[Any, Contract]:
             contract = opts.contract(tools)
@@ -93,8 +105,11 @@ def create_agent_harness(
             )
             return graph, contract
 
-        graph, contract = build()
-        return run_options(graph, contract, opts, mode="invoke", rebuild=build)
+        with store:
+            graph, contract = build()
+            return run_options(
+                graph, contract, opts, mode="invoke", rebuild=build, endpoint=store.endpoint
+            )
 
     harness.capabilities = ("timeouts", "write_tools", "crash_restart", "durable_store")  # type: ignore[attr-defined]
     return harness

@@ -93,6 +93,13 @@ def _framework_mutants() -> tuple[list[Mutant], list[Twin]]:
             "write_approval",
             lambda: fw.EditDroppingSuite().harness(),
         ),
+        Mutant(
+            "checkpointer_resume_unsealed",
+            "sealed checkpointer (resume over sqlite_checkpointer)",
+            "a resume that skips the paused checkpoint's seal and reads the file's newest rows",
+            "checkpoint_integrity",
+            lambda: fw.create_agent_harness(check=fw.resume_unchecked),
+        ),
     ]
     twins = [
         Twin("create_agent_plain_subclass", lambda: fw.create_agent_harness(fw.PlainMiddleware)),

@@ -100,7 +100,7 @@ class SuiteStore:
             path = self._folder / CHECKPOINT_FILE
             opened = stack.enter_context(sqlite_checkpointer(path, key=self._key))
             self.saver = _SqliteSaver(opened.conn, serde=opened.serde)
-            self.endpoint = self._resume
+            self.endpoint = self.guarded(self._resume_graph)
             self._stack = stack.pop_all()
 
     def __enter__(self) -> SuiteStore:
@@ -109,7 +109,7 @@ class SuiteStore:
     def __exit__(self, *exc: object) -> None:
         self._stack.close()
 
-    def _resume(
+    def _resume_graph(
         self,
         graph: Any,
         contract: Contract,
@@ -117,19 +117,40 @@ class SuiteStore:
         approvals: list[Approval],
         checkpoint: Callable[[dict[str, Any]], None] | None,
     ) -> RunResult:
-        def resume() -> RunResult:
-            return resume_graph(
-                graph, contract, snapshot, approvals, mode=self._mode, checkpoint=checkpoint
-            )
+        return resume_graph(
+            graph, contract, snapshot, approvals, mode=self._mode, checkpoint=checkpoint
+        )
 
-        if self._plan is None or self._tampered:
-            return resume()
-        self._tampered = True
-        thread = str(snapshot.get("run_id", ""))
-        seal = seal_paused(self.saver.conn, thread, self._key)
+    def guarded(self, decide: _Endpoint) -> _Endpoint:
+        """``decide`` (an endpoint: it carries decisions into the paused run on
+        :attr:`saver`) behind the checkpoint-integrity hook: without ``options.tamper``,
+        ``decide`` itself; with it, the first call seals the paused checkpoint, tampers
+        with its rows, and calls ``decide`` after ``check`` (a refusal is noted, the rows
+        put right, and ``decide`` called again); later calls go to ``decide``."""
+        plan = self._plan
+        if plan is None:
+            return decide
 
-        def checked() -> RunResult:
-            self._check(self.saver.conn, thread, seal, self._key)
-            return resume()
+        def endpoint(
+            graph: Any,
+            contract: Contract,
+            snapshot: Mapping[str, Any],
+            approvals: list[Approval],
+            checkpoint: Callable[[dict[str, Any]], None] | None,
+        ) -> RunResult:
+            def resume() -> RunResult:
+                return decide(graph, contract, snapshot, approvals, checkpoint)
 
-        return self._plan.reopen_checkpoints(self._folder, thread, checked)
+            if self._tampered:
+                return resume()
+            self._tampered = True
+            thread = str(snapshot.get("run_id", ""))
+            seal = seal_paused(self.saver.conn, thread, self._key)
+
+            def checked() -> RunResult:
+                self._check(self.saver.conn, thread, seal, self._key)
+                return resume()
+
+            return plan.reopen_checkpoints(self._folder, thread, checked)
+
+        return endpoint

@@ -46,8 +46,8 @@ def check_refused(kind: str) -> Check:
         )
         if accepted:
             message = (
-                f"the store read a {kind.replace('_', ' ')} row of the paused run and the run "
-                "went on from it; expected a refusal (CheckpointError) before anything ran"
+                f"a store read the paused run's {kind.replace('_', ' ')} rows and the run went "
+                "on from them; expected a refusal (CheckpointError) before anything ran"
             )
         elif not reopened or refused != reopened:
             message = (
