@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -193,3 +194,69 @@ class EditDroppingSuite(ShopSuite):
         if decision.get("type") != "edit":
             return decision
         return {"type": "approve", "agent_contract": decision.get("agent_contract", {})}
+
+
+# -- a real provider client on the wire (check --wire's langchain-stream@openai column) -------
+
+
+def _repaired(text: str) -> str:
+    """Argument text "repaired" the way a lenient client does: duplicated and trailing
+    commas dropped, unclosed strings and objects closed (valid JSON is left as it is)."""
+    try:
+        json.loads(text)
+    except ValueError:
+        text = re.sub(r",\s*(?=[,}])", "", text)
+        if text.count('"') % 2:
+            text += '"'
+        text += "}" * (text.count("{") - text.count("}"))
+    return text
+
+
+def repairing_stream_client(base_url: str, *, repair: bool = True) -> Any:
+    """A team's ``ChatOpenAI`` subclass whose stream joins each call's argument pieces
+    and "repairs" text that is not JSON before the message is built (``repair=False``:
+    the pieces as they came, the twin)."""
+    from langchain_openai import ChatOpenAI
+
+    class RepairingChatOpenAI(ChatOpenAI):
+        def _stream(self, *args: Any, **kwargs: Any) -> Any:
+            chunks = list(super()._stream(*args, **kwargs))
+            if not repair:
+                yield from chunks
+                return
+            joined: dict[int, str] = {}
+            for chunk in chunks:
+                for piece in getattr(chunk.message, "tool_call_chunks", None) or ():
+                    index = piece.get("index") or 0
+                    joined[index] = joined.get(index, "") + (piece.get("args") or "")
+            seen: set[int] = set()
+            for chunk in chunks:
+                pieces = getattr(chunk.message, "tool_call_chunks", None) or ()
+                if pieces:
+                    fixed = []
+                    for piece in pieces:
+                        index = piece.get("index") or 0
+                        args = "" if index in seen else _repaired(joined[index])
+                        seen.add(index)
+                        fixed.append({**piece, "args": args})
+                    chunk.message.tool_call_chunks = fixed
+                yield chunk
+
+    return RepairingChatOpenAI(
+        model="replay-model", base_url=base_url, api_key="sk-replay", max_retries=0, timeout=30
+    )
+
+
+def stream_column(*, repair: bool) -> Any:
+    """``langchain-stream@openai`` (check --wire's column) on the team's client."""
+    from agent_contract.conformance.wire_check import WireHarness
+    from agent_contract.registry import harness_plugin
+
+    plugin = harness_plugin("langchain-stream")
+    stock = next(c for c in plugin.wires if c.wire == "openai")
+    client = dataclasses.replace(
+        stock,
+        client="RepairingChatOpenAI",
+        build=lambda url: repairing_stream_client(url, repair=repair),
+    )
+    return WireHarness(plugin, client)

@@ -100,10 +100,19 @@ def _framework_mutants() -> tuple[list[Mutant], list[Twin]]:
             "checkpoint_integrity",
             lambda: fw.create_agent_harness(check=fw.resume_unchecked),
         ),
+        Mutant(
+            "stream_client_repairs_arguments",
+            "provider client (ChatOpenAI subclass, langchain-stream@openai over the wire)",
+            "a streamed call's argument pieces joined and 'repaired' into JSON before the "
+            "message is built",
+            "streamed_arguments",
+            lambda: fw.stream_column(repair=True),
+        ),
     ]
     twins = [
         Twin("create_agent_plain_subclass", lambda: fw.create_agent_harness(fw.PlainMiddleware)),
         Twin("suite_team_endpoint", lambda: fw.ShopSuite().harness()),
+        Twin("stream_client_pieces_as_sent", lambda: fw.stream_column(repair=False)),
     ]
     return mutants, twins
 
