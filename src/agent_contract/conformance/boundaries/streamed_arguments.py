@@ -97,9 +97,7 @@ DEFINITION: Final = BoundaryDefinition(
             "a call whose streamed arguments the output limit cut inside their JSON "
             "(finish reason length) never runs: truncated_response, nothing repaired",
             Completion(
-                tool_calls=(
-                    ToolCall(id="call_cut", name="echo", arguments='{"text": "a long te'),
-                ),
+                tool_calls=(ToolCall(id="call_cut", name="echo", arguments='{"text": "a long te'),),
                 finish_reason="length",
             ),
             "truncated_response",
