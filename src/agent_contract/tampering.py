@@ -73,7 +73,7 @@ CHECKPOINT_TABLES: Final[Mapping[str, tuple[str, ...]]] = {
 
 Rows = dict[str, list[tuple[Any, ...]]]
 """A thread's rows, by ``"<file>/<table>"``, as plain SQL reads them."""
-R = TypeVar("R")
+_R = TypeVar("_R")
 
 
 def copy_rows(
@@ -320,7 +320,7 @@ class TamperPlan:
             put_back(path.parent, thread_id, undo)
             return open_store(path).load(thread_id)[1]
 
-    def reopen_checkpoints(self, folder: Path, thread_id: str, resume: Callable[[], R]) -> R:
+    def reopen_checkpoints(self, folder: Path, thread_id: str, resume: Callable[[], _R]) -> _R:
         """Tamper with ``thread_id``'s paused LangGraph checkpoint in ``folder``
         (:func:`tamper_checkpoints`), then carry the decisions in with ``resume()`` (the
         harness's resume over its checkpointer on that file). A refusal

@@ -135,6 +135,14 @@ def _pydantic_ai_mutants() -> tuple[list[Mutant], list[Twin]]:
             needs_framework="pydantic_ai",
         ),
         Mutant(
+            "capability_echoes_refused_arguments",
+            "ContractCapability subclass",
+            "a refused call's arguments appended to the error the model gets next",
+            "trace_redaction",
+            agent(capability=pa.EchoingRefusalCapability),
+            needs_framework="pydantic_ai",
+        ),
+        Mutant(
             "wrapper_model_drops_finish",
             "model wrapper (WrapperModel)",
             "each response rebuilt from its parts: finish reason and refusal lost",
