@@ -15,9 +15,12 @@ row is made, as another local user could (plain SQL on the file, no key):
   (the version record left as it is);
 - ``grafted``: the sealed row of another run put in place of the paused run's.
 
-:func:`copy_rows` and :func:`put_back` copy a thread's rows out of a data folder's
-SQLite files and put them back (the rollback tests use them on the LangGraph checkpoint
-file too). A :class:`TamperPlan` is the contract suite's checkpoint-integrity hook
+:func:`tamper_checkpoints` does the same four to a paused LangGraph checkpoint in a data
+folder's ``checkpoints.sqlite3`` (``SqliteSaver``'s tables, plain SQL, no framework
+import), for a harness whose framework keeps checkpoints of its own
+(:meth:`TamperPlan.reopen_checkpoints`). :func:`copy_rows` and :func:`put_back` copy a
+thread's rows out of a data folder's SQLite files and put them back (the rollback tests
+use them on the LangGraph checkpoint file too). A :class:`TamperPlan` is the contract suite's checkpoint-integrity hook
 (:attr:`~agent_contract.runtime.input.RunInput.tamper`, capability ``durable_store``):
 :func:`~agent_contract.harnesses.settle_approvals` hands the paused snapshot to
 :meth:`TamperPlan.reopen`, which stores it in a fresh data folder with the harness's
