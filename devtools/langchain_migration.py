@@ -154,6 +154,13 @@ KEEP_IT: Final[dict[str, str]] = {
         "budget and its stop ends the run, its own allowlist holds on its calls, and each "
         "delegation is a fresh child scope (docs/MULTI_AGENT.md)."
     ),
+    "streamed_arguments": (
+        "Stream with the provider's own client (`ChatOpenAI`, `ChatAnthropic`) under "
+        "`ContractMiddleware`: the pieces of each call are joined by the call's index and "
+        "the joined text judged as it is, so cut JSON (finish reason `length`) and "
+        "malformed text never run; never close or repair argument text in a client "
+        "subclass (`agent-contract check --wire` runs the scenarios on the streamed columns)."
+    ),
 }
 """Per boundary: the configuration of this package that keeps it on ``create_agent``."""
 
@@ -238,6 +245,11 @@ STOCK_GIVES: Final[dict[str, str]] = {
         "A child agent invoked inside a tool is a graph of its own: its tool calls count "
         "against no limit of the parent's (a stock call limit counts per graph), its "
         "tools run without any allowlist, and nothing ties its calls to the parent's."
+    ),
+    "streamed_arguments": (
+        "LangChain joins streamed tool-call pieces by index and parses the joined text "
+        "leniently (`parse_partial_json` closes cut JSON), so a call the output limit cut "
+        "reaches the tools as a valid-looking call unless something reads the finish reason."
     ),
 }
 """Per boundary: what stock LangChain gives a team (``@tool`` tools, the stock middleware

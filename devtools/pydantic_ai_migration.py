@@ -162,6 +162,13 @@ KEEP_IT: Final[dict[str, str]] = {
         "each delegation is a fresh child scope, where a plain delegated `Agent` has usage "
         "limits of its own (docs/MULTI_AGENT.md)."
     ),
+    "streamed_arguments": (
+        "Stream with the provider's own model class (`OpenAIChatModel`, `AnthropicModel`) "
+        "under `ContractCapability`: the joined argument text of each call is judged as "
+        "it is, so cut JSON (finish reason `length`) and malformed text never run; never "
+        "repair argument text in a wrapper (`agent-contract check --wire` runs the "
+        "scenarios on the streamed columns)."
+    ),
 }
 """Per boundary: the configuration of this package that keeps it on PydanticAI."""
 

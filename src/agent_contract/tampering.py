@@ -8,14 +8,19 @@ row is made, as another local user could (plain SQL on the file, no key):
 
 - ``forged``: a row the store's key did not seal (plain JSON text, sealed with another
   key);
-- ``edited``: a sealed row with one byte of its stored text changed;
+- ``edited``: a sealed row with one byte of an authenticated field changed (the run
+  store's ``harness`` column, stored as it is: a store that skips the seal reads it; the
+  encrypted snapshot is left alone, since decrypting would refuse an edit there anyway);
 - ``rolled_back``: an older sealed row of the same run put back over the newest one
   (the version record left as it is);
 - ``grafted``: the sealed row of another run put in place of the paused run's.
 
-:func:`copy_rows` and :func:`put_back` copy a thread's rows out of a data folder's
-SQLite files and put them back (the rollback tests use them on the LangGraph checkpoint
-file too). A :class:`TamperPlan` is the contract suite's checkpoint-integrity hook
+:func:`tamper_checkpoints` does the same four to a paused LangGraph checkpoint in a data
+folder's ``checkpoints.sqlite3`` (``SqliteSaver``'s tables, plain SQL, no framework
+import), for a harness whose framework keeps checkpoints of its own
+(:meth:`TamperPlan.reopen_checkpoints`). :func:`copy_rows` and :func:`put_back` copy a
+thread's rows out of a data folder's SQLite files and put them back (the rollback tests
+use them on the LangGraph checkpoint file too). A :class:`TamperPlan` is the contract suite's checkpoint-integrity hook
 (:attr:`~agent_contract.runtime.input.RunInput.tamper`, capability ``durable_store``):
 :func:`~agent_contract.harnesses.settle_approvals` hands the paused snapshot to
 :meth:`TamperPlan.reopen`, which stores it in a fresh data folder with the harness's
@@ -32,13 +37,15 @@ import tempfile
 from collections.abc import Callable, Mapping
 from contextlib import closing
 from pathlib import Path
-from typing import Any, Final, Protocol
+from typing import Any, Final, Protocol, TypeVar
 
 from .errors import CheckpointError
-from .runstore import ENCRYPTED_PREFIX, RunStore
+from .runstore import RunStore
 from .sealing import seal
 
 __all__ = [
+    "CHECKPOINTS_FILE",
+    "CHECKPOINT_TABLES",
     "RUNS_FILE",
     "RUN_TABLES",
     "TAMPERINGS",
@@ -48,6 +55,7 @@ __all__ = [
     "TamperPlan",
     "copy_rows",
     "put_back",
+    "tamper_checkpoints",
 ]
 
 TAMPERINGS: Final[tuple[str, ...]] = ("forged", "edited", "rolled_back", "grafted")
@@ -58,8 +66,17 @@ RUN_TABLES: Final[Mapping[str, tuple[str, ...]]] = {RUNS_FILE: ("runs",)}
 """Where a paused run's own row lives, by file and table (not its version record: a
 row put back with its record would be the newest again)."""
 
+CHECKPOINTS_FILE: Final = "checkpoints.sqlite3"
+"""A LangGraph ``SqliteSaver``'s file in a data folder (the LangChain binding's sealed
+checkpointer keeps a paused graph there)."""
+CHECKPOINT_TABLES: Final[Mapping[str, tuple[str, ...]]] = {
+    CHECKPOINTS_FILE: ("checkpoints", "writes")
+}
+"""Where a paused graph's own rows live: its checkpoints and their pending writes."""
+
 Rows = dict[str, list[tuple[Any, ...]]]
 """A thread's rows, by ``"<file>/<table>"``, as plain SQL reads them."""
+_R = TypeVar("_R")
 
 
 def copy_rows(
@@ -117,9 +134,8 @@ or a subclass or wrapper of one)."""
 
 
 def _flipped(text: str) -> str:
-    """``text`` with one character in its middle changed (an encrypted value stays
-    valid base64; a plain one stays text)."""
-    at = len(ENCRYPTED_PREFIX) + (len(text) - len(ENCRYPTED_PREFIX)) // 2
+    """``text`` with the character in its middle changed (it stays text)."""
+    at = len(text) // 2
     other = "A" if text[at] != "A" else "B"
     return text[:at] + other + text[at + 1 :]
 
@@ -155,10 +171,10 @@ def _tampered(
             )
         elif kind == "edited":
             (stored,) = conn.execute(
-                "SELECT snapshot FROM runs WHERE thread_id = ?", (thread_id,)
+                "SELECT harness FROM runs WHERE thread_id = ?", (thread_id,)
             ).fetchone()
             conn.execute(
-                "UPDATE runs SET snapshot = ? WHERE thread_id = ?", (_flipped(stored), thread_id)
+                "UPDATE runs SET harness = ? WHERE thread_id = ?", (_flipped(stored), thread_id)
             )
         else:  # grafted: the other run's sealed row under the paused run's id
             conn.execute(
@@ -166,6 +182,82 @@ def _tampered(
                 "FROM runs WHERE thread_id = ?) WHERE thread_id = ?",
                 (other, thread_id),
             )
+    return original
+
+
+_TAG_BYTES: Final = 32
+"""The leading authentication tag of a sealed checkpoint value (HMAC-SHA256)."""
+_NEWEST: Final = (
+    "SELECT * FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' "
+    "ORDER BY checkpoint_id DESC LIMIT 1"
+)
+
+
+def _insert(conn: sqlite3.Connection, table: str, row: tuple[Any, ...]) -> None:
+    marks = ",".join("?" * len(row))
+    conn.execute(f"INSERT INTO {table} VALUES ({marks})", row)  # noqa: S608 - fixed names
+
+
+def tamper_checkpoints(folder: Path, thread_id: str, kind: str) -> Rows:
+    """Tamper with ``thread_id``'s paused LangGraph checkpoint in
+    ``folder/checkpoints.sqlite3`` (``SqliteSaver``'s tables: a checkpoint row is
+    ``thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint,
+    metadata``), as another local user could, with plain SQL and no key:
+
+    - ``forged``: the newest checkpoint's value under a tag another key made (its leading
+      32 bytes replaced);
+    - ``edited``: the newest checkpoint's plain JSON metadata changed (a field added: the
+      value's tag does not cover it, the paused run's seal does);
+    - ``rolled_back``: the newest checkpoint and its writes removed, so the older one it
+      grew from is the newest again;
+    - ``grafted``: a sealed checkpoint of another thread of the same graph (a copy of the
+      paused one, under thread ``<thread_id>-other``) put under the paused one as its
+      newest, with its pending writes.
+
+    Returns:
+        The thread's rows before the tampering (:func:`put_back` undoes it).
+
+    Raises:
+        ValueError: ``kind`` is not one of :data:`TAMPERINGS`.
+        CheckpointError: the thread has no checkpoint.
+    """
+    if kind not in TAMPERINGS:
+        raise ValueError(f"unknown tampering {kind!r}; expected one of {TAMPERINGS}")
+    original = copy_rows(folder, thread_id, CHECKPOINT_TABLES)
+    with closing(sqlite3.connect(folder / CHECKPOINTS_FILE)) as conn, conn:
+        newest = conn.execute(_NEWEST, (thread_id,)).fetchone()
+        if newest is None:
+            raise CheckpointError(f"no LangGraph checkpoint of thread {thread_id!r} to tamper with")
+        checkpoint_id, value, metadata = newest[2], bytes(newest[5]), newest[6]
+        where = "WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id = ?"
+        if kind == "forged":
+            forged = secrets.token_bytes(_TAG_BYTES) + value[_TAG_BYTES:]
+            conn.execute(
+                f"UPDATE checkpoints SET checkpoint = ? {where}",  # noqa: S608 - fixed text
+                (forged, thread_id, checkpoint_id),
+            )
+        elif kind == "edited":
+            edited = {**json.loads(metadata), "note": "edited outside agent-contract"}
+            conn.execute(
+                f"UPDATE checkpoints SET metadata = ? {where}",  # noqa: S608 - fixed text
+                (json.dumps(edited).encode("utf-8"), thread_id, checkpoint_id),
+            )
+        elif kind == "rolled_back":
+            conn.execute(f"DELETE FROM checkpoints {where}", (thread_id, checkpoint_id))  # noqa: S608
+            conn.execute(f"DELETE FROM writes {where}", (thread_id, checkpoint_id))  # noqa: S608
+        else:  # grafted
+            writes = conn.execute(
+                f"SELECT * FROM writes {where}",  # noqa: S608 - fixed text
+                (thread_id, checkpoint_id),
+            ).fetchall()
+            other, newer = f"{thread_id}-other", f"{checkpoint_id}0"  # sorts after the paused id
+            for thread, at, parent in (
+                (other, checkpoint_id, newest[3]),
+                (thread_id, newer, checkpoint_id),
+            ):
+                _insert(conn, "checkpoints", (thread, newest[1], at, parent, *newest[4:]))
+                for write in writes:
+                    _insert(conn, "writes", (thread, write[1], at, *write[3:]))
     return original
 
 
@@ -230,3 +322,30 @@ class TamperPlan:
                 return loaded
             put_back(path.parent, thread_id, undo)
             return open_store(path).load(thread_id)[1]
+
+    def reopen_checkpoints(self, folder: Path, thread_id: str, resume: Callable[[], _R]) -> _R:
+        """Tamper with ``thread_id``'s paused LangGraph checkpoint in ``folder``
+        (:func:`tamper_checkpoints`), then carry the decisions in with ``resume()`` (the
+        harness's resume over its checkpointer on that file). A refusal
+        (:class:`~agent_contract.errors.CheckpointError`) is noted, the tampering undone
+        and ``resume()`` called again; a resume that went on from the tampered rows is
+        noted in :attr:`accepted` and its result returned.
+
+        Raises:
+            CheckpointError: the thread has no checkpoint, or the untampered resume
+                refuses too.
+        """
+        self.reopened += 1
+        undo = tamper_checkpoints(folder, thread_id, self.kind)
+        try:
+            result = resume()
+        except CheckpointError as exc:
+            self.refusals.append(f"{type(exc).__name__}: {exc}")
+        else:
+            self.accepted += 1
+            return result
+        with closing(sqlite3.connect(folder / CHECKPOINTS_FILE)) as conn, conn:
+            conn.execute("DELETE FROM checkpoints WHERE thread_id = ?", (f"{thread_id}-other",))
+            conn.execute("DELETE FROM writes WHERE thread_id = ?", (f"{thread_id}-other",))
+        put_back(folder, thread_id, undo)
+        return resume()

@@ -138,6 +138,12 @@ EXPECTED_BROKEN: dict[str, set[str]] = {
     "child_spends_the_run_budget": set(),
     "child_call_not_granted_never_runs": set(),
     "two_delegations_fresh_scopes": set(),
+    # not expressed: a control declares no streamed_replies (in process, no stream of
+    # pieces reaches it: the row's scenarios run on check --wire's streamed columns)
+    "streamed_call_cut_mid_json": set(),
+    "streamed_malformed_json": set(),
+    "streamed_arguments_in_small_pieces": set(),
+    "streamed_calls_interleaved": set(),
 }
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -23,7 +24,9 @@ from agent_contract.tools import ToolSpec
 from agent_contract_langchain.chat_model import ContractChatModel
 from agent_contract_langchain.middleware import ContractMiddleware
 from agent_contract_langchain.resuming import run_options
+from agent_contract_langchain.sealed import check_paused
 from agent_contract_langchain.structured import response_format_for
+from agent_contract_langchain.suite_store import SealCheck, SuiteStore
 from agent_contract_langchain.testing import CreateAgentContractSuite
 from agent_contract_langchain.tools import to_langchain_tools
 
@@ -66,17 +69,27 @@ class PlainMiddleware(ContractMiddleware):
         return super().wrap_tool_call(request, handler)
 
 
+def resume_unchecked(conn: Any, thread_id: str, seal: Any, key: bytes) -> None:
+    """A team's resume over the sealed SQLite checkpointer that skips the paused
+    checkpoint's seal ("the values are sealed already"): it reads whatever the file's
+    newest checkpoint of the thread is."""
+
+
 def create_agent_harness(
     middleware_class: type[ContractMiddleware] = ContractMiddleware,
     *,
     extra: Callable[[RunInput], Sequence[Any]] = lambda o: (),
     options: Callable[[RunInput], RunInput] = lambda o: o,
+    check: SealCheck = check_paused,
 ) -> Harness:
-    """A team's ``create_agent`` wiring (invoke), through the suite's runner."""
+    """A team's ``create_agent`` wiring (invoke), through the suite's runner; a tampered
+    scenario's graph is kept in the sealed SQLite checkpointer, its resume checked with
+    ``check`` (:class:`~agent_contract_langchain.suite_store.SuiteStore`)."""
 
     def harness(model: Model, tools: list[ToolSpec], base: RunInput) -> RunResult:
         opts = options(base)
-        saver = InMemorySaver()
+        store = SuiteStore(opts, "invoke", check=check)
+        saver = store.saver
 
         def build() -> tuple[Any, Contract]:
             contract = opts.contract(tools)
@@ -93,8 +106,11 @@ def create_agent_harness(
             )
             return graph, contract
 
-        graph, contract = build()
-        return run_options(graph, contract, opts, mode="invoke", rebuild=build)
+        with store:
+            graph, contract = build()
+            return run_options(
+                graph, contract, opts, mode="invoke", rebuild=build, endpoint=store.endpoint
+            )
 
     harness.capabilities = ("timeouts", "write_tools", "crash_restart", "durable_store")  # type: ignore[attr-defined]
     return harness
@@ -178,3 +194,69 @@ class EditDroppingSuite(ShopSuite):
         if decision.get("type") != "edit":
             return decision
         return {"type": "approve", "agent_contract": decision.get("agent_contract", {})}
+
+
+# -- a real provider client on the wire (check --wire's langchain-stream@openai column) -------
+
+
+def _repaired(text: str) -> str:
+    """Argument text "repaired" the way a lenient client does: duplicated and trailing
+    commas dropped, unclosed strings and objects closed (valid JSON is left as it is)."""
+    try:
+        json.loads(text)
+    except ValueError:
+        text = re.sub(r",\s*(?=[,}])", "", text)
+        if text.count('"') % 2:
+            text += '"'
+        text += "}" * (text.count("{") - text.count("}"))
+    return text
+
+
+def repairing_stream_client(base_url: str, *, repair: bool = True) -> Any:
+    """A team's ``ChatOpenAI`` subclass whose stream joins each call's argument pieces
+    and "repairs" text that is not JSON before the message is built (``repair=False``:
+    the pieces as they came, the twin)."""
+    from langchain_openai import ChatOpenAI
+
+    class RepairingChatOpenAI(ChatOpenAI):
+        def _stream(self, *args: Any, **kwargs: Any) -> Any:
+            chunks = list(super()._stream(*args, **kwargs))
+            if not repair:
+                yield from chunks
+                return
+            joined: dict[int, str] = {}
+            for chunk in chunks:
+                for piece in getattr(chunk.message, "tool_call_chunks", None) or ():
+                    index = piece.get("index") or 0
+                    joined[index] = joined.get(index, "") + (piece.get("args") or "")
+            seen: set[int] = set()
+            for chunk in chunks:
+                pieces = getattr(chunk.message, "tool_call_chunks", None) or ()
+                if pieces:
+                    fixed = []
+                    for piece in pieces:
+                        index = piece.get("index") or 0
+                        args = "" if index in seen else _repaired(joined[index])
+                        seen.add(index)
+                        fixed.append({**piece, "args": args})
+                    chunk.message.tool_call_chunks = fixed
+                yield chunk
+
+    return RepairingChatOpenAI(
+        model="replay-model", base_url=base_url, api_key="sk-replay", max_retries=0, timeout=30
+    )
+
+
+def stream_column(*, repair: bool) -> Any:
+    """``langchain-stream@openai`` (check --wire's column) on the team's client."""
+    from agent_contract.conformance.wire_check import WireHarness
+    from agent_contract.registry import harness_plugin
+
+    plugin = harness_plugin("langchain-stream")
+    stock = next(c for c in plugin.wires if c.wire == "openai")
+    client = dataclasses.replace(
+        stock,
+        client="RepairingChatOpenAI",
+        build=lambda url: repairing_stream_client(url, repair=repair),
+    )
+    return WireHarness(plugin, client)

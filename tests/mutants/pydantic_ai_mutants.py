@@ -17,7 +17,13 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from pydantic_ai import capture_run_messages
-from pydantic_ai.messages import ModelMessage, ModelRequestPart, ModelResponse, ToolReturnPart
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequestPart,
+    ModelResponse,
+    ToolCallPart,
+    ToolReturnPart,
+)
 from pydantic_ai.models import Model as PydanticModel
 from pydantic_ai.models import ModelRequestParameters
 from pydantic_ai.models.wrapper import WrapperModel
@@ -63,6 +69,34 @@ class TerseValidationCapability(ContractCapability):
         return [
             dataclasses.replace(p, content=GENERIC)
             if isinstance(p, ToolReturnPart) and '"invalid_arguments"' in str(p.content)
+            else p
+            for p in out
+        ]
+
+
+class EchoingRefusalCapability(ContractCapability):
+    """A team's subclass that adds a refused call's arguments to the error the model
+    gets next, 'for debugging'."""
+
+    def __init__(self, state: RunState, **kwargs: Any) -> None:
+        super().__init__(state, **kwargs)
+        self.arguments: dict[str, str] = {}
+
+    def judge(self, response: ModelResponse) -> ModelResponse:
+        for part in response.parts:
+            if isinstance(part, ToolCallPart):
+                self.arguments[part.tool_call_id] = part.args_as_json_str()
+        return super().judge(response)
+
+    def ledger_parts(
+        self, parts: Sequence[ModelRequestPart], order: dict[str, int]
+    ) -> list[ModelRequestPart]:
+        out = super().ledger_parts(parts, order)
+        return [
+            dataclasses.replace(
+                p, content=f"{p.content} (arguments: {self.arguments.get(p.tool_call_id)})"
+            )
+            if isinstance(p, ToolReturnPart) and '"error"' in str(p.content)
             else p
             for p in out
         ]

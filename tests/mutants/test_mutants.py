@@ -93,10 +93,26 @@ def _framework_mutants() -> tuple[list[Mutant], list[Twin]]:
             "write_approval",
             lambda: fw.EditDroppingSuite().harness(),
         ),
+        Mutant(
+            "checkpointer_resume_unsealed",
+            "sealed checkpointer (resume over sqlite_checkpointer)",
+            "a resume that skips the paused checkpoint's seal and reads the file's newest rows",
+            "checkpoint_integrity",
+            lambda: fw.create_agent_harness(check=fw.resume_unchecked),
+        ),
+        Mutant(
+            "stream_client_repairs_arguments",
+            "provider client (ChatOpenAI subclass, langchain-stream@openai over the wire)",
+            "a streamed call's argument pieces joined and 'repaired' into JSON before the "
+            "message is built",
+            "streamed_arguments",
+            lambda: fw.stream_column(repair=True),
+        ),
     ]
     twins = [
         Twin("create_agent_plain_subclass", lambda: fw.create_agent_harness(fw.PlainMiddleware)),
         Twin("suite_team_endpoint", lambda: fw.ShopSuite().harness()),
+        Twin("stream_client_pieces_as_sent", lambda: fw.stream_column(repair=False)),
     ]
     return mutants, twins
 
@@ -116,6 +132,14 @@ def _pydantic_ai_mutants() -> tuple[list[Mutant], list[Twin]]:
             "validation errors the model gets replaced by a message without path or constraint",
             "argument_validation",
             agent(capability=pa.TerseValidationCapability),
+            needs_framework="pydantic_ai",
+        ),
+        Mutant(
+            "capability_echoes_refused_arguments",
+            "ContractCapability subclass",
+            "a refused call's arguments appended to the error the model gets next",
+            "trace_redaction",
+            agent(capability=pa.EchoingRefusalCapability),
             needs_framework="pydantic_ai",
         ),
         Mutant(

@@ -21,7 +21,7 @@ from agent_contract.app.cli import main
 from agent_contract.conformance.check import run_check
 from agent_contract.conformance.report import render_markdown, render_text
 from agent_contract.conformance.scenarios import SCENARIOS
-from agent_contract.conformance.wire import RecordedRequest
+from agent_contract.conformance.wire import RecordedRequest, ReplayServer, _openai_chunks
 from agent_contract.conformance.wire_check import (
     WireHarness,
     reply_no_form,
@@ -354,3 +354,53 @@ def test_an_empty_wire_name_is_a_usage_error_not_every_column(value: str) -> Non
     assert "empty name" in err.getvalue()
     assert wire_names(["*"]) == []
     assert wire_names(["openai", "langchain@anthropic,openai"]) == ["openai", "langchain@anthropic"]
+
+
+STREAMED_ROW = [s for s in SCENARIOS if s.boundary == "streamed_arguments"]
+
+
+@pytest.mark.parametrize(
+    ("column", "unformed"),
+    [
+        ("langchain-stream@openai", []),
+        ("pydantic-ai-stream@anthropic", ["streamed_calls_interleaved"]),
+        ("langchain@openai", [s.name for s in STREAMED_ROW]),
+    ],
+)
+def test_the_streamed_arguments_row_runs_where_the_client_streams(
+    column: str, unformed: list[str]
+) -> None:
+    # Pieces of 1-3 characters and interleaved calls reach a streaming client; an
+    # unstreamed one has no form for them, and Anthropic's stream none for interleaving.
+    with wire_harnesses([column]) as columns:
+        report = run_check([column], scenarios=STREAMED_ROW, harnesses=columns)
+    run = report.harnesses[0]
+    assert [(o.scenario.name, p.message) for o in run.outcomes for p in o.problems] == []
+    assert [n for n, _ in run.no_form] == unformed
+    assert len(run.outcomes) == len(STREAMED_ROW) - len(unformed)
+    assert report.exit_code == 0
+
+
+def test_a_stream_is_cut_in_the_pieces_a_scenario_names() -> None:
+    server = ReplayServer([])
+    try:
+        server.chunk_chars, server.interleave = 2, True
+        reply = Completion(
+            tool_calls=(
+                ToolCall(id="a", name="echo", arguments={"text": "x"}),
+                ToolCall(id="b", name="echo", arguments={"text": "y"}),
+            ),
+            finish_reason="tool_calls",
+        )
+        deltas = [
+            c["choices"][0]["delta"]["tool_calls"][0]
+            for c in _openai_chunks(server, reply, include_usage=False)
+            if c["choices"] and c["choices"][0]["delta"].get("tool_calls")
+        ]
+    finally:
+        server.close()
+    assert [d["index"] for d in deltas[:4]] == [0, 1, 0, 1]
+    joined = [
+        "".join(d["function"]["arguments"] for d in deltas if d["index"] == i) for i in (0, 1)
+    ]
+    assert joined == ['{"text": "x"}', '{"text": "y"}']

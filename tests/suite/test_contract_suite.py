@@ -67,13 +67,16 @@ def needing(*capabilities: str, boundary: str | None = None) -> int:
 
 
 FRAMEWORK = ("middleware", "graph_commands", "pauses", "threads")
-OFFLINE_SKIPPED = needing(*FRAMEWORK, "crash_restart", "durable_store", "sub_agents")
+OFFLINE_SKIPPED = needing(
+    *FRAMEWORK, "crash_restart", "durable_store", "sub_agents", "streamed_replies"
+)
 """Scenarios a plain ContractSuite skips: they need a framework's pieces, the
-crash/restart hook, the checkpoint-integrity hook or the sub-agent hook (flags off by
-default)."""
-CREATE_AGENT_SKIPPED = needing("middleware", "sub_agents")
-"""Scenarios the create_agent suite skips: middleware placed by the suite, and the
-sub-agent hook (the user's graph has no delegating tool)."""
+crash/restart hook, the checkpoint-integrity hook, the sub-agent hook or replies
+streamed in pieces (flags off by default)."""
+CREATE_AGENT_SKIPPED = needing("middleware", "sub_agents", "streamed_replies")
+"""Scenarios the create_agent suite skips: middleware placed by the suite, the
+sub-agent hook (the user's graph has no delegating tool), and replies streamed in
+pieces (its scripted chat model replies whole)."""
 RETRY_TIMEOUTS = needing(*FRAMEWORK, boundary="timeouts")
 PLAIN_TIMEOUTS = sum(1 for s in SCENARIOS if s.boundary == "timeouts") - RETRY_TIMEOUTS
 """The timeout scenarios a plain ContractSuite runs (a sync and an async tool)."""

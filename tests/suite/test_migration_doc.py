@@ -89,7 +89,8 @@ def test_the_columns_are_measured_on_tool_agents(measured: CheckReport) -> None:
     line = f"  - `{steps.evidence[0].scenario}`: {steps.evidence[0].observed}"
     assert line in text
     for boundary in measured.rows:
-        assert measured.cell(boundary, CONTRACT_HARNESS).status == "holds", boundary
+        cell = measured.cell(boundary, CONTRACT_HARNESS)
+        assert cell.status == "holds" or cell.undeclared, boundary
 
 
 def test_decorated_tools_are_what_tool_gives() -> None:

@@ -79,6 +79,9 @@ EXTRAS: Final[dict[str, str]] = {
     "pausing_tools": "tools that pause the run on a framework interrupt before they run",
     "earlier_turns": "user turns the harness runs first on the same checkpointed thread "
     "(the scenario's run is the next turn)",
+    "stream": "how a column whose client streams sends the scenario's replies: "
+    "``pieces:<n>`` (pieces of n characters), ``interleaved`` (the tool calls' pieces by "
+    "turns; see :mod:`agent_contract.conformance.wire_check`)",
 }
 """The kinds of :attr:`Scenario.extras` and what a harness does with each."""
 

@@ -190,6 +190,11 @@ class ContractSuite:
     """Capability ``sub_agents``: the harness honours ``RunInput.sub_agent`` (its
     delegating tool runs the plan's child agent under the run's child contract; see
     :mod:`agent_contract.delegation`); off: the sub-agent scenarios skip."""
+    supports_streamed_replies: ClassVar[bool] = False
+    """Capability ``streamed_replies``: the model's replies reach the harness as a stream
+    of pieces split as the scenario's ``stream`` extras say (``check --wire``'s columns;
+    see :mod:`agent_contract.conformance.wire_check`); off: the streamed-arguments
+    scenarios skip."""
 
     # -- hooks ------------------------------------------------------------------------
 
@@ -441,6 +446,19 @@ class ContractSuite:
         child's with ``contract.child(name, tools=..., allowlist=...)`` and start it
         as a child scope of the delegating call (docs/MULTI_AGENT.md). A harness without
         the sub-agent hook (``RunInput.sub_agent``) leaves ``supports_sub_agents = False``.
+        """
+        self.check_scenario(scenario)
+
+    def test_streamed_arguments(self, scenario: Scenario) -> None:
+        """A tool call streamed in pieces runs only whole, with exactly the text its
+        pieces join to: cut mid-JSON by the output limit it never runs, pieces joining to
+        malformed JSON stop the run ``invalid_response``, one-character pieces and two
+        interleaved calls run once each with their exact arguments.
+
+        If this fails: the client or an adapter repairs or closes argument text, joins
+        pieces without the call's index, or runs a call from a cut reply. A harness whose
+        model replies are not streamed in pieces leaves ``supports_streamed_replies =
+        False``.
         """
         self.check_scenario(scenario)
 

@@ -271,6 +271,10 @@ class ReplayServer:
         """The model name sent in replies."""
         self.ids = ids
         self.chunk_chars = chunk_chars
+        self.interleave = False
+        """Stream the pieces of a reply's tool calls by turns (OpenAI: one piece of each
+        call in index order, then the next), as a client must join them by index; an
+        Anthropic stream sends one content block at a time."""
         self.max_requests = max_requests
         self.max_body_bytes = max_body_bytes
         self.requests: list[RecordedRequest] = []
@@ -474,22 +478,23 @@ def _openai_chunks(
     if reply.text:
         for piece in _pieces(reply.text, server.chunk_chars):
             yield chunk({"content": piece})
+    per_call: list[list[dict[str, Any]]] = []
     for index, call in enumerate(reply.tool_calls):
         pieces = _pieces(_arguments_text(call), server.chunk_chars)
-        yield chunk(
-            {
-                "tool_calls": [
-                    {
-                        "index": index,
-                        "id": None if call.id is None else server.wire_id(call.id, "openai"),
-                        "type": "function",
-                        "function": {"name": call.name, "arguments": pieces[0]},
-                    }
-                ]
-            }
-        )
-        for piece in pieces[1:]:
-            yield chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
+        head = {
+            "index": index,
+            "id": None if call.id is None else server.wire_id(call.id, "openai"),
+            "type": "function",
+            "function": {"name": call.name, "arguments": pieces[0]},
+        }
+        rest = [{"index": index, "function": {"arguments": piece}} for piece in pieces[1:]]
+        per_call.append([head, *rest])
+    if server.interleave:  # the calls' pieces by turns: call 0, call 1, call 0, ...
+        turns = max((len(c) for c in per_call), default=0)
+        per_call = [[c[turn] for c in per_call if turn < len(c)] for turn in range(turns)]
+    for deltas in per_call:
+        for delta in deltas:
+            yield chunk({"tool_calls": [delta]})
     yield chunk({}, _openai_finish(reply.finish_reason))
     if include_usage:
         yield {**base, "choices": [], "usage": _openai_usage(reply)}

@@ -58,11 +58,14 @@ from .wire import RecordedRequest, ReplayServer, sent_finish_reason
 
 __all__ = [
     "COLUMN_SECONDS",
+    "STREAMED_CAPABILITY",
+    "STREAM_EXTRA",
     "WireHarness",
     "column_name",
     "reply_no_form",
     "request_messages",
     "scenario_no_form",
+    "stream_plan",
     "wire_harnesses",
 ]
 
@@ -70,6 +73,8 @@ COLUMN_SECONDS: Final = 3600.0
 """The replay server's lifetime for one column, in seconds (it stops by itself after
 that; :func:`wire_harnesses` closes it when the check ends)."""
 
+_PIECE_CHARS: Final = 8
+"""The size of a stream's pieces, in characters, unless a scenario says otherwise."""
 _PROBE_URL: Final = "http://127.0.0.1:9"
 """A base URL for building a client only to see that it can be built (never
 contacted)."""
@@ -143,10 +148,53 @@ def reply_no_form(reply: Completion, wire: str, streamed: bool) -> str | None:
     return None
 
 
+STREAM_EXTRA: Final = "stream"
+"""The :attr:`~agent_contract.conformance.base.Scenario.extras` kind that says how a
+wire column streams the scenario's replies: ``"pieces:<n>"`` (text and argument pieces
+of ``n`` characters) and ``"interleaved"`` (the pieces of a reply's tool calls by turns,
+:attr:`~agent_contract.conformance.wire.ReplayServer.interleave`)."""
+STREAMED_CAPABILITY: Final = "streamed_replies"
+"""The capability of a column whose client reads the model's reply as a stream of
+pieces (every wire column declares it; an unstreamed client's column says no form)."""
+
+
+def stream_plan(extras: Mapping[str, Sequence[str]]) -> tuple[int | None, bool]:
+    """``(piece characters or None, interleaved)`` from a scenario's ``stream`` extras
+    (:data:`STREAM_EXTRA`).
+
+    Raises:
+        ConfigurationError: an item that is neither ``pieces:<n>`` (n >= 1) nor
+            ``interleaved``.
+    """
+    pieces: int | None = None
+    interleaved = False
+    for item in extras.get(STREAM_EXTRA, ()):
+        name, _, value = item.partition(":")
+        if name == "pieces" and value.isdigit() and int(value) >= 1:
+            pieces = int(value)
+        elif item == "interleaved":
+            interleaved = True
+        else:
+            raise ConfigurationError(f"unknown stream extra {item!r}")
+    return pieces, interleaved
+
+
 def scenario_no_form(scenario: Scenario, wire: str, streamed: bool) -> str | None:
     """Why some scripted reply of ``scenario`` cannot be sent on ``wire`` (the first
     such reply's reason, naming its place in the script), or None. A scripted callable
-    is judged when it replies (:class:`WireHarness` refuses the run then)."""
+    is judged when it replies (:class:`WireHarness` refuses the run then). A scenario
+    streamed in pieces (:data:`STREAM_EXTRA`) has no form on an unstreamed client, and
+    one whose calls interleave none on Anthropic's stream (one content block at a
+    time)."""
+    if STREAM_EXTRA in scenario.extras:
+        _, interleaved = stream_plan(scenario.extras)
+        if not streamed:
+            return "the scenario's replies are streamed in pieces; this client does not stream"
+        if interleaved and wire == "anthropic":
+            return (
+                "Anthropic's Messages API streams one content block at a time: tool calls "
+                "whose pieces interleave cannot be sent"
+            )
     for number, item in enumerate(scenario.script, start=1):
         reply = Completion(text=item) if isinstance(item, str) else item
         if not isinstance(reply, Completion):
@@ -384,8 +432,9 @@ class WireHarness:
 
     @property
     def capabilities(self) -> frozenset[str]:
-        """The registered harness's capabilities."""
-        return capabilities_of(self._harness())
+        """The registered harness's capabilities, and :data:`STREAMED_CAPABILITY` (a
+        column whose client does not stream says no form for those scenarios)."""
+        return capabilities_of(self._harness()) | {STREAMED_CAPABILITY}
 
     @property
     def not_expressible(self) -> Mapping[str, str]:
@@ -431,10 +480,13 @@ class WireHarness:
             return completion
 
         server.replay(reply)
+        pieces, server.interleave = stream_plan(options.extras)
+        server.chunk_chars = pieces or _PIECE_CHARS
         client = self.client.build(self.base_url())
         try:
             result = self._harness()(client, tools, options)
         finally:
+            server.chunk_chars, server.interleave = _PIECE_CHARS, False
             if self.client.close is not None:
                 self.client.close(client)
         if unsent:

@@ -20,7 +20,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypedDict, Unpack, cast
 
 from langchain_core.language_models import BaseChatModel
-from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from agent_contract.approval import Approval
@@ -380,7 +379,10 @@ def suite_harness(mode: Mode = "invoke") -> Harness:
     """
 
     def harness(model: Model, tools: list[ToolSpec], options: RunInput) -> RunResult:
-        saver = InMemorySaver()  # the durable store: it outlives a crashed instance
+        from .suite_store import SuiteStore  # it builds on this module
+
+        store = SuiteStore(options, mode)  # the durable store: it outlives a crashed instance
+        saver = store.saver
 
         def build() -> tuple[Any, Contract]:
             plan = options.sub_agent
@@ -398,8 +400,11 @@ def suite_harness(mode: Mode = "invoke") -> Harness:
             )
             return graph, contract
 
-        graph, contract = build()
-        return run_options(graph, contract, options, mode=mode, rebuild=build)
+        with store:
+            graph, contract = build()
+            return run_options(
+                graph, contract, options, mode=mode, rebuild=build, endpoint=store.endpoint
+            )
 
     harness.capabilities = CAPABILITIES  # type: ignore[attr-defined]
     return harness

@@ -19,7 +19,6 @@ from typing import Any, ClassVar
 
 import pytest
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.checkpoint.memory import InMemorySaver
 
 from agent_contract.approval import Approval, PendingApproval
 from agent_contract.conformance import Scenario, ScenarioOutcome
@@ -37,6 +36,7 @@ from .harness import Mode
 from .middleware import ContractMiddleware
 from .resuming import resume_graph, run_options
 from .suite_extras import CAPABILITIES, suite_tools
+from .suite_store import SuiteStore
 
 __all__ = ["AgentContractSuite", "CreateAgentContractSuite"]
 
@@ -82,7 +82,9 @@ class CreateAgentContractSuite(ContractSuite):
     from :meth:`build_agent` over the same checkpointer (yours, else the in-memory one)."""
     supports_durable_store: ClassVar[bool] = True
     """The checkpoint-integrity scenarios store the paused snapshot in the run store,
-    tamper with its row and resume from what the reopened store reads back."""
+    tamper with its row and resume from what the reopened store reads back; a graph
+    compiled without a checkpointer gets the sealed SQLite one for them, and its paused
+    checkpoint's rows are tampered with too (:mod:`~agent_contract_langchain.suite_store`)."""
     has_write_tools: ClassVar[bool] = True
     """The write-approval scenarios pause on ``interrupt()`` and resume through
     :meth:`approval_endpoint` on your graph's checkpointer (an in-memory one when you
@@ -170,7 +172,8 @@ class CreateAgentContractSuite(ContractSuite):
         :meth:`approval_endpoint`."""
 
         def run(model: Model, tools: list[ToolSpec], options: RunInput) -> RunResult:
-            attached: list[InMemorySaver] = []  # shared by the rebuilds of this run
+            attached: list[Any] = []  # shared by the rebuilds of this run
+            store = SuiteStore(options, self.mode)  # the one attached, when none is compiled in
             human = _Reviewer(options.decider) if options.decider is not None else None
             if human is not None:
                 options = dataclasses.replace(options, decider=human)
@@ -185,7 +188,7 @@ class CreateAgentContractSuite(ContractSuite):
                 )
                 if not isinstance(getattr(graph, "checkpointer", None), BaseCheckpointSaver):
                     if not attached:
-                        attached.append(InMemorySaver())
+                        attached.append(store.saver)
                     graph = graph.copy(update={"checkpointer": attached[0]})
                 return graph, contract
 
@@ -224,9 +227,15 @@ class CreateAgentContractSuite(ContractSuite):
 
             first, contract = build()
             try:
-                result = run_options(
-                    first, contract, options, mode=self.mode, rebuild=build, endpoint=endpoint
-                )
+                with store:
+                    result = run_options(
+                        first,
+                        contract,
+                        options,
+                        mode=self.mode,
+                        rebuild=build,
+                        endpoint=store.guarded(endpoint) if attached else endpoint,
+                    )
             except ConfigurationError as exc:
                 if "gate" in str(exc):
                     self._miswired = str(exc)

@@ -5,10 +5,14 @@ refuses it, nothing runs, and the approval is not used up.
 Each scenario pauses a transfer for approval; before the scripted human's approval is
 carried in, the harness stores the paused snapshot in a fresh data folder with its own
 store, the row is tampered with (:mod:`agent_contract.tampering`) and the store reopened
-(:attr:`~agent_contract.harnesses.RunInput.tamper`). What it observes: the reopened store
-refused the row once with a :class:`~agent_contract.errors.CheckpointError` (never read
-it), and, once the tampering is undone, the same approval still applies the write once
-(so the refusal ran nothing and consumed no decision).
+(:attr:`~agent_contract.harnesses.RunInput.tamper`). A harness whose framework keeps
+checkpoints of its own tampers with those rows too and resumes through them (the
+LangChain suite harnesses: the sealed SQLite checkpointer's rows,
+:meth:`~agent_contract.tampering.TamperPlan.reopen_checkpoints`). What it observes: each
+reopened store refused the tampered rows with a
+:class:`~agent_contract.errors.CheckpointError` (never read them), and, once the tampering
+is undone, the same approval still applies the write once (so the refusal ran nothing
+and consumed no decision).
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ __all__ = ["DEFINITION", "check_refused"]
 
 _WHAT: Final = {
     "forged": "a row the store's key did not seal (plain JSON, another key's seal)",
-    "edited": "a sealed row with one byte of its stored text changed",
+    "edited": "a sealed row with one byte of an authenticated field changed",
     "rolled_back": "an older sealed row of the same run put back over the newest",
     "grafted": "another run's sealed row put in place of the paused run's",
 }
@@ -34,9 +38,10 @@ _WHAT: Final = {
 
 
 def check_refused(kind: str) -> Check:
-    """The harness reopened its store once after the ``kind`` tampering, and the store
-    refused the row (a :class:`~agent_contract.errors.CheckpointError`) instead of
-    reading it."""
+    """The harness reopened its stores after the ``kind`` tampering (the run store once;
+    a harness whose framework keeps checkpoints of its own, those too), and each refused
+    the tampered rows (a :class:`~agent_contract.errors.CheckpointError`) instead of
+    reading them."""
 
     def check(obs: Observation, model: FakeModel, probe: Probe) -> list[Problem]:
         plan = probe.tamper
@@ -45,13 +50,14 @@ def check_refused(kind: str) -> Check:
         )
         if accepted:
             message = (
-                f"the store read a {kind.replace('_', ' ')} row of the paused run and the run "
-                "went on from it; expected a refusal (CheckpointError) before anything ran"
+                f"a store read the paused run's {kind.replace('_', ' ')} rows and the run went "
+                "on from them; expected a refusal (CheckpointError) before anything ran"
             )
-        elif (reopened, refused) != (1, 1):
+        elif not reopened or refused != reopened:
             message = (
                 f"asked to reopen the paused run's store after a tampering ({kind}): "
-                f"reopened {reopened} time(s), refused {refused} time(s), expected once each"
+                f"reopened {reopened} time(s), refused {refused} time(s), expected a "
+                "refusal at each reopening (at least the run store's)"
             )
         else:
             return []

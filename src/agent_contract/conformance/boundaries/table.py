@@ -24,6 +24,7 @@ from . import (
     response_shape,
     result_size,
     serialization,
+    streamed_arguments,
     sub_agents,
     timeouts,
     tool_call_budget,
@@ -65,6 +66,7 @@ DEFINITIONS: Final[tuple[BoundaryDefinition, ...]] = (
     tool_context.DEFINITION,
     checkpoint_integrity.DEFINITION,
     sub_agents.DEFINITION,
+    streamed_arguments.DEFINITION,
 )
 """Every boundary's definition, in report order (one line per boundary module)."""
 

@@ -21,6 +21,7 @@ __all__ = [
     "DEFINITION",
     "KEYED_SECRETS",
     "SPELLED_SECRETS",
+    "check_model_results_hidden",
     "check_spellings_hidden",
     "check_trace",
     "credentials_tool",
@@ -111,6 +112,25 @@ def check_spellings_hidden(secrets: Sequence[str]) -> Check:
         return []
 
     return check
+
+
+def check_model_results_hidden(obs: Observation, model: FakeModel, probe: Probe) -> list[Problem]:
+    """No tool message the model was sent holds the planted secret (a refused call's
+    arguments are not echoed back to the model, whatever the run emitted)."""
+    sent = [
+        m.content
+        for call in model.calls
+        for m in call["messages"]
+        if m.role == "tool" and PLANTED_SECRET in str(m.content)
+    ]
+    if not sent:
+        return []
+    return [
+        Problem(
+            boundary="trace_redaction",
+            message=f"the model was sent the planted secret in a tool message: {sent[0][:120]!r}",
+        )
+    ]
 
 
 def leaked(scenario: Scenario, emitted: str) -> bool:
@@ -229,7 +249,7 @@ DEFINITION: Final = BoundaryDefinition(
             tools=basic_tools,
             allowlist=("echo",),
             must_not_run=("forecast",),
-            extra=(check_spellings_hidden((PLANTED_SECRET,)),),
+            extra=(check_spellings_hidden((PLANTED_SECRET,)), check_model_results_hidden),
         ),
     ),
     every_run=(check_trace,),
