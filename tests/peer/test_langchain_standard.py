@@ -103,9 +103,7 @@ class DecidingModel:
                 finish_reason="tool_calls",
                 usage=TokenUsage(input_tokens=prompt, output_tokens=len(calls)),
             )
-        return Completion(
-            text=self.text, usage=TokenUsage(input_tokens=prompt, output_tokens=1)
-        )
+        return Completion(text=self.text, usage=TokenUsage(input_tokens=prompt, output_tokens=1))
 
 
 def _xfail(name: str) -> Callable[..., Any]:

@@ -44,7 +44,7 @@ def test_one_model_serves_runs_from_several_threads(mode: Any) -> None:
         def one_run(a: int) -> None:
             try:
                 results.append(run_agent(model, contract, f"add {a} 1", mode=mode))
-            except BaseException as exc:  # handed to the test thread
+            except BaseException as exc:  # noqa: BLE001 - handed to the test thread
                 errors.append(exc)
 
         one_run(1)
@@ -73,7 +73,7 @@ def test_run_sync_on_a_second_thread_fails_closed() -> None:
         def elsewhere(mode: Any) -> None:
             try:
                 run_agent(model, contract, "add 3 1", mode=mode)
-            except BaseException as exc:  # handed to the test thread
+            except BaseException as exc:  # noqa: BLE001 - handed to the test thread
                 errors.append(exc)
 
         thread = threading.Thread(target=elsewhere, args=("run_sync",))

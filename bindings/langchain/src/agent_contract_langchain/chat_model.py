@@ -28,10 +28,10 @@ Design points, each pinned by a test:
 
 from __future__ import annotations
 
-import hashlib
 import asyncio
 import contextvars
 import functools
+import hashlib
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any, Final

@@ -23,8 +23,8 @@ from pydantic_ai.usage import UsageLimits
 
 from agent_contract.errors import ConfigurationError
 from agent_contract.messages import Message
-from agent_contract.pools import run_async
 from agent_contract.model import Model
+from agent_contract.pools import run_async
 from agent_contract.runtime import (
     AnswerFormat,
     Contract,
@@ -192,6 +192,8 @@ def _claimed(model: Any) -> Any:
     """The loop key ``model`` is claimed on, or None (the caller holds the guard)."""
     entry = _LOOPS_OF.get(id(model))
     return entry[1] if entry is not None and entry[0]() is model else None
+
+
 _LOOPS_GUARD = threading.Lock()
 
 
