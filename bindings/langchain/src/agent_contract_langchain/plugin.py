@@ -94,13 +94,6 @@ STREAMED_REFUSAL_DROPPED: Final = (
 """Why ``provider_refusal`` cannot be expressed on ``ChatOpenAI`` streamed."""
 
 
-def close_chat_model(chat: Any) -> None:
-    """Close a wire column's client (:func:`~agent_contract_langchain.providers.close_chat_model`)."""
-    from .providers import close_chat_model as close
-
-    close(chat)
-
-
 def _chat_openai(base_url: str) -> Any:
     from langchain_openai import ChatOpenAI
     from pydantic import SecretStr
@@ -143,7 +136,6 @@ def wire_clients(mode: str) -> tuple[WireClient, ...]:
             distribution="langchain-openai",
             install="pip install 'agent-contract-langchain[openai]'",
             build=_chat_openai,
-            close=close_chat_model,
             not_expressible=unbuilt,
         ),
         WireClient(
@@ -153,7 +145,6 @@ def wire_clients(mode: str) -> tuple[WireClient, ...]:
             distribution="langchain-anthropic",
             install="pip install 'agent-contract-langchain[anthropic]'",
             build=_chat_anthropic,
-            close=close_chat_model,
         ),
     )
 

@@ -18,12 +18,11 @@ from pydantic import SecretStr
 
 from agent_contract.errors import ConfigurationError, DependencyMissingError
 from agent_contract.http_model import resolve_api_key
-from agent_contract.pools import run_async
 
 if TYPE_CHECKING:
     from langchain_openai import ChatOpenAI
 
-__all__ = ["build_chat_model", "close_chat_model"]
+__all__ = ["build_chat_model"]
 
 
 def build_chat_model(
@@ -81,27 +80,3 @@ def build_chat_model(
         streaming=streaming,
         **options,
     )
-
-
-_SYNC_CLIENTS = ("root_client", "_client")
-"""Where ``ChatOpenAI`` (``root_client``) and ``ChatAnthropic`` (``_client``, built on
-first use) keep their SDK clients; the async ones follow."""
-_ASYNC_CLIENTS = ("root_async_client", "_async_client")
-
-
-def close_chat_model(chat: Any) -> None:
-    """Close the SDK clients a ``ChatOpenAI`` or ``ChatAnthropic`` holds (their
-    connections): the sync ones at once, the async ones on the process's run loop
-    (:func:`agent_contract.pools.run_async`, where the binding's synchronous entry points
-    opened them). A client never built is not built now; other chat models are left
-    alone. Call it from synchronous code.
-    """
-    built = vars(chat)
-    for name in _SYNC_CLIENTS:
-        client = built.get(name)
-        if client is not None and callable(getattr(client, "close", None)):
-            client.close()
-    for name in _ASYNC_CLIENTS:
-        client = built.get(name)
-        if client is not None and callable(getattr(client, "close", None)):
-            run_async(client.close())
