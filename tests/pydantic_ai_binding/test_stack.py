@@ -257,7 +257,8 @@ def test_a_threads_run_loop_is_reused_and_its_exit_close_spares_a_running_loop()
     assert elsewhere == [shared]
 
     first = _thread_loop()
-    assert _thread_loop() is first and first is not shared
+    assert _thread_loop() is first
+    assert first is not shared
 
     async def close_while_running() -> bool:
         _close_loop(asyncio.get_running_loop())
