@@ -234,11 +234,11 @@ def test_input_5_an_async_handler_runs_on_every_harness(harness_name: str) -> No
 
     data = json.loads(message.content)
     assert data["q"] == "x"
-    if harness_name == "langchain-async":
-        # awaited natively on the graph's own loop: the process's run loop (pools.run_async)
+    if harness_name in ("langchain-async", "pydantic-ai-async", "pydantic-ai-stream"):
+        # awaited natively on the run's own loop: the process's run loop (pools.run_async)
         assert data["thread"] == "agent-contract-runs"
-    elif harness_name.startswith("pydantic-ai"):
-        # awaited natively on the agent's own loop
+    elif harness_name == "pydantic-ai":
+        # awaited natively on run_sync's loop: the calling thread's own
         assert data["thread"] == "MainThread"
     else:
         assert data["thread"] == "agent-contract-async-tools"  # the executor's loop

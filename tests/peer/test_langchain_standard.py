@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
@@ -17,7 +17,9 @@ from langchain_tests.integration_tests import ChatModelIntegrationTests, ToolsIn
 from langchain_tests.unit_tests import ChatModelUnitTests, ToolsUnitTests
 
 from agent_contract.app.builtin_tools.calculator import calculator_tool
-from agent_contract.testing import FakeModel
+from agent_contract.conformance.agent_schema import sample_arguments
+from agent_contract.messages import Completion, Message, TokenUsage, ToolCall
+from agent_contract.testing import FakeModel, estimate_tokens
 from agent_contract_langchain.chat_model import ContractChatModel
 from agent_contract_langchain.tools import to_langchain_tool
 
@@ -52,36 +54,56 @@ class TestConvertedToolIntegration(ToolsIntegrationTests):
         return {"expression": "2+3"}
 
 
-_STREAM_GAP = "stream()/astream() yield AIMessage, not AIMessageChunk (known gap, issue 23)"
-_EVENTS_GAP = "the v3 event stream needs native chunk streaming; " + _STREAM_GAP
-_NO_USAGE = "FakeModel reports no token usage, so usage_metadata is absent"
-_NO_TOOL_DECISION = (
-    "a scripted model replies its fixed script; it cannot decide to call the tool the test binds"
-)
-_NO_SCHEMA = (
-    "a scripted reply is fixed text, not an answer to the test's schema; streamed structured"
-    " output also yields nothing (known gap, issue 23)"
+_FROM_THE_PROMPT = (
+    "the scripted model's arguments come from the tool's JSON Schema (the simplest valid"
+    " value), not from the prompt: the test wants a value the user wrote ({reads})"
 )
 
 # Each test a scripted chat model cannot pass, with why; strict, so a fix turns it red.
 _XFAILS: dict[str, str] = {
-    "test_stream": _STREAM_GAP,
-    "test_astream": _STREAM_GAP,
-    "test_stream_events_v3": _EVENTS_GAP,
-    "test_astream_events_v3": _EVENTS_GAP,
-    "test_usage_metadata_streaming": _NO_USAGE,
-    "test_tool_calling": _NO_TOOL_DECISION,
-    "test_tool_calling_async": _NO_TOOL_DECISION,
-    "test_bind_runnables_as_tools": _NO_TOOL_DECISION,
-    "test_tool_choice": _NO_TOOL_DECISION,
-    "test_tool_calling_with_no_arguments": _NO_TOOL_DECISION,
-    "test_agent_loop": _NO_TOOL_DECISION,
-    "test_unicode_tool_call_integration": _NO_TOOL_DECISION,
-    "test_structured_output": _NO_SCHEMA,
-    "test_structured_output_async": _NO_SCHEMA,
-    "test_structured_output_pydantic_2_v1": _NO_SCHEMA,
-    "test_structured_output_optional_param": _NO_SCHEMA,
+    "test_tool_calling": _FROM_THE_PROMPT.format(reads="magic_function(3): input == 3"),
+    "test_tool_calling_async": _FROM_THE_PROMPT.format(reads="magic_function(3): input == 3"),
+    "test_unicode_tool_call_integration": _FROM_THE_PROMPT.format(
+        reads="a customer name holding the prompt's Chinese and Japanese characters"
+    ),
 }
+
+
+class DecidingModel:
+    """A scripted model that decides as pydantic-ai's ``TestModel`` does: offered tools
+    after a user turn, it calls every one of them at once (in the order offered), each
+    with the simplest arguments valid under its JSON Schema
+    (:func:`~agent_contract.conformance.agent_schema.sample_arguments`; ``{}`` when none
+    validate); otherwise (no tools, or tool results came back) it answers :attr:`text`.
+    A schema bound for structured output (``with_structured_output``: a forced tool) so
+    gets a valid instance. Token usage is estimated like the FakeModel's."""
+
+    text = "hello"
+
+    def complete(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[dict[str, Any]] | None = None,
+        max_output_tokens: int = 512,
+        temperature: float = 0.0,
+    ) -> Completion:
+        """The tool calls or the answer (see the class doc)."""
+        prompt = sum(estimate_tokens(m.content) for m in messages)
+        if tools and messages and messages[-1].role == "user":
+            calls = tuple(
+                ToolCall(
+                    id=f"call_{len(messages)}_{n}",
+                    name=tool["function"]["name"],
+                    arguments=sample_arguments(tool["function"].get("parameters") or {}) or {},
+                )
+                for n, tool in enumerate(tools)
+            )
+            return Completion(
+                tool_calls=calls,
+                finish_reason="tool_calls",
+                usage=TokenUsage(input_tokens=prompt, output_tokens=len(calls)),
+            )
+        return Completion(text=self.text, usage=TokenUsage(input_tokens=prompt, output_tokens=1))
 
 
 def _xfail(name: str) -> Callable[..., Any]:
@@ -105,9 +127,10 @@ def _xfail(name: str) -> Callable[..., Any]:
 
 
 class TestContractChatModelIntegration(ChatModelIntegrationTests):
-    """The integration suite against a scripted model: what a scripted model cannot do is a
-    strict xfail with its reason (``_XFAILS``); the rest passes; skips are the suite's own
-    capability flags (image/audio/PDF inputs, JSON mode, model override, VCR)."""
+    """The integration suite against a scripted model that decides (:class:`DecidingModel`):
+    what it cannot do is a strict xfail with its reason (``_XFAILS``); the rest passes;
+    skips are the suite's own capability flags (image/audio/PDF inputs, JSON mode, model
+    override, VCR)."""
 
     @property
     def chat_model_class(self) -> type[ContractChatModel]:
@@ -115,8 +138,7 @@ class TestContractChatModelIntegration(ChatModelIntegrationTests):
 
     @property
     def chat_model_params(self) -> dict[str, Any]:
-        # batch/abatch call the model twice per test: enough replies for every call.
-        return {"model": FakeModel(["hello"] * 8)}
+        return {"model": DecidingModel()}
 
 
 for _name in _XFAILS:

@@ -238,22 +238,33 @@ def test_answers_in_issue_order_sorts_only_the_answers_of_each_turn() -> None:
 
 
 def test_a_threads_run_loop_is_reused_and_its_exit_close_spares_a_running_loop() -> None:
-    # One loop per thread serves every synchronous run (an async client keeps its
-    # connections on it); at exit the loop is closed, unless the process is exiting from
-    # inside a run (a signal during a run), where closing would raise in the atexit hook.
-    from agent_contract_pydantic_ai.driving import _close_loop
+    # run_sync's loop is one per thread, reused (an async client keeps its connections on
+    # it); at exit the loop is closed, unless the process is exiting from inside a run (a
+    # signal during a run), where closing would raise in the atexit hook. The sync
+    # run/stream entry points share the process's one run loop, from every thread.
+    import threading
+
+    from agent_contract_pydantic_ai.driving import _close_loop, _thread_loop
 
     async def loop_of_run() -> asyncio.AbstractEventLoop:
         return asyncio.get_running_loop()
 
-    first = run_in_new_loop(loop_of_run)
-    assert run_in_new_loop(loop_of_run) is first
+    shared = run_in_new_loop(loop_of_run)
+    elsewhere: list[asyncio.AbstractEventLoop] = []
+    thread = threading.Thread(target=lambda: elsewhere.append(run_in_new_loop(loop_of_run)))
+    thread.start()
+    thread.join()
+    assert elsewhere == [shared]
+
+    first = _thread_loop()
+    assert _thread_loop() is first
+    assert first is not shared
 
     async def close_while_running() -> bool:
         _close_loop(asyncio.get_running_loop())
         return asyncio.get_running_loop().is_closed()
 
-    assert run_in_new_loop(close_while_running) is False
+    assert first.run_until_complete(close_while_running()) is False
     _close_loop(first)
     assert first.is_closed()
-    assert run_in_new_loop(loop_of_run) is not first  # a closed loop is replaced
+    assert _thread_loop() is not first  # a closed loop is replaced

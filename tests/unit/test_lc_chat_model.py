@@ -11,7 +11,13 @@ from langchain_core.language_models.fake_chat_models import (
     FakeMessagesListChatModel,
     GenericFakeChatModel,
 )
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    BaseMessage,
+    HumanMessage,
+    ToolMessage,
+)
 from langchain_core.runnables import RunnableBinding
 from langchain_core.tools import BaseTool, tool
 
@@ -49,6 +55,16 @@ def make_add_tool(ran: list[tuple[int, int]]) -> BaseTool:
 
 def ai_messages(messages: list[BaseMessage]) -> list[AIMessage]:
     return [m for m in messages if isinstance(m, AIMessage)]
+
+
+def joined_replies(messages: list[BaseMessage]) -> list[AIMessageChunk]:
+    """The streamed AI chunks joined per reply (by message id), in stream order, as a
+    consumer of ``stream_mode="messages"`` joins them."""
+    joined: dict[str | None, AIMessageChunk] = {}
+    for m in messages:
+        if isinstance(m, AIMessageChunk):
+            joined[m.id] = m if m.id not in joined else joined[m.id] + m
+    return list(joined.values())
 
 
 def test_llm_type() -> None:
@@ -170,7 +186,9 @@ def test_create_agent_stream_messages_delivers_tool_calls() -> None:
         chunk, _metadata = item
         assert isinstance(chunk, BaseMessage)
         streamed.append(chunk)
-    streamed_ai = ai_messages(streamed)
+    # the model streams natively: each reply arrives as chunks (text, one per call, last)
+    assert all(isinstance(m, AIMessageChunk) for m in ai_messages(streamed))
+    streamed_ai = joined_replies(streamed)
     assert [len(m.tool_calls) for m in streamed_ai] == [2, 0]
     assert [tc["args"] for tc in streamed_ai[0].tool_calls] == [
         {"a": 1, "b": 2},
@@ -212,7 +230,7 @@ def test_create_agent_astream_messages_delivers_tool_calls() -> None:
             out.append(chunk)
         return out
 
-    streamed_ai = ai_messages(asyncio.run(collect()))
+    streamed_ai = joined_replies(asyncio.run(collect()))
     assert [[tc["args"] for tc in m.tool_calls] for m in streamed_ai] == [[{"a": 2, "b": 2}], []]
     assert streamed_ai[-1].content == "4"
     assert ran == [(2, 2)]

@@ -255,3 +255,20 @@ def test_chat_anthropic_through_the_servers_messages_api(mode: Any) -> None:
     (call,) = result.tool_calls
     assert call.id is not None
     assert call.id.startswith("toolu_01")
+
+
+def test_a_wire_columns_chat_openai_is_closed_after_its_scenario() -> None:
+    # check --wire builds a ChatOpenAI per scenario with httpx clients of its own and
+    # closes them after it (the package's cached default client, shared by every
+    # instance with the same base URL, is never handed out there, so none is closed).
+    from agent_contract_langchain.plugin import wire_clients
+
+    (client, _anthropic) = wire_clients("ainvoke")
+    assert client.close is not None
+    with ReplayServer([Completion(text="one"), Completion(text="two")]) as server:
+        chat = client.build(server.openai_base_url)
+        assert chat.invoke("hi").content == "one"
+        assert run_async(chat.ainvoke("hi")).content == "two"
+        client.close(chat)
+    assert chat.http_client.is_closed
+    assert chat.http_async_client.is_closed

@@ -10,9 +10,15 @@ and wrap around silently when their script runs out.
 Design points, each pinned by a test:
 
 - ``bind_tools`` only binds the OpenAI-format definitions; it never runs a tool.
-- There is no ``_stream``/``_astream`` override, so ``invoke``, ``ainvoke``,
-  ``stream(stream_mode="messages")`` and ``astream`` all go through
-  :meth:`ContractChatModel._generate` and keep the tool calls.
+- It streams natively (``_stream``/``_astream``), as the provider clients do: the
+  reply's text in one ``AIMessageChunk``, then one chunk per tool call whose
+  ``tool_call_chunks`` carry the raw argument text the model sent (so a cut or
+  malformed argument text reaches the contract's streamed-argument judging,
+  :mod:`~agent_contract_langchain.streamed`, as on ``ChatOpenAI``), then a last chunk
+  (``chunk_position="last"``) with the finish reason and model name in
+  ``response_metadata``, the usage (when the model reports any) and the refusal.
+  ``invoke``/``ainvoke`` without a streaming handler go through
+  :meth:`ContractChatModel._generate`, unchanged.
 - Message ids are deterministic and unique within a run:
   ``"ac-<transcript length>-<12 hex digits of a hash of the completion>"``.
 - Malformed calls (no id, empty name, arguments that are not an object) go to
@@ -22,16 +28,21 @@ Design points, each pinned by a test:
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
+import functools
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any, Final
 
-from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.language_models.base import LangSmithParams
-from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.messages.ai import UsageMetadata
+from langchain_core.messages.tool import tool_call_chunk
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
@@ -39,12 +50,13 @@ from pydantic import ConfigDict
 
 from agent_contract.canonical import canonical_bytes
 from agent_contract.errors import ConfigurationError, ModelError
-from agent_contract.messages import Completion
+from agent_contract.messages import Completion, TokenUsage
 from agent_contract.model import Model
 
-from .messages import completion_to_ai_message, from_langchain_messages
+from .messages import _REFUSAL_KEY, completion_to_ai_message, from_langchain_messages
+from .streamed import argument_text
 
-__all__ = ["ContractChatModel", "message_id_for"]
+__all__ = ["ContractChatModel", "completion_chunks", "message_id_for"]
 
 _LLM_TYPE: Final = "agent-contract"
 
@@ -191,6 +203,34 @@ class ContractChatModel(BaseChatModel):
             kwargs["tool_choice"] = tool_choice
         return self.bind(tools=formatted, **kwargs)
 
+    def _complete(
+        self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]
+    ) -> Completion:
+        """The wrapped model's completion for ``messages``, cut at the stop sequences
+        (``stop``, else the ``stop`` field); the one model call of every entry point.
+
+        Raises:
+            ConfigurationError: a message has no agent_contract role.
+            ModelError: the wrapped model returned something that is not a Completion.
+        """
+        transcript = from_langchain_messages(messages)
+        max_output_tokens = kwargs.get(
+            "max_output_tokens", kwargs.get("max_tokens", self.max_output_tokens)
+        )
+        temperature = kwargs.get("temperature", self.temperature)
+        completion = self.model.complete(
+            transcript,
+            tools=kwargs.get("tools"),
+            max_output_tokens=max_output_tokens,
+            temperature=temperature,
+        )
+        if not isinstance(completion, Completion):
+            raise ModelError(
+                f"{type(self.model).__name__}.complete returned "
+                f"{type(completion).__name__}, not a Completion"
+            )
+        return _cut_at_stop(completion, stop if stop is not None else self.stop)
+
     def _generate(
         self,
         messages: list[BaseMessage],
@@ -211,25 +251,103 @@ class ContractChatModel(BaseChatModel):
             Exception: anything the wrapped model raises propagates unchanged, e.g.
                 :class:`~agent_contract.errors.ScriptExhaustedError`.
         """
-        transcript = from_langchain_messages(messages)
-        max_output_tokens = kwargs.get(
-            "max_output_tokens", kwargs.get("max_tokens", self.max_output_tokens)
-        )
-        temperature = kwargs.get("temperature", self.temperature)
-        completion = self.model.complete(
-            transcript,
-            tools=kwargs.get("tools"),
-            max_output_tokens=max_output_tokens,
-            temperature=temperature,
-        )
-        if not isinstance(completion, Completion):
-            raise ModelError(
-                f"{type(self.model).__name__}.complete returned "
-                f"{type(completion).__name__}, not a Completion"
-            )
-        completion = _cut_at_stop(completion, stop if stop is not None else self.stop)
+        completion = self._complete(messages, stop, kwargs)
         message = completion_to_ai_message(
             completion, message_id=message_id_for(len(messages), completion)
         )
         message.response_metadata["model_name"] = self.model_name
         return ChatResult(generations=[ChatGeneration(message=message)])
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        """Stream one completion as the provider clients do (see the module doc):
+        the chunks of :func:`completion_chunks`. langchain-core reports each to the
+        callbacks (``on_llm_new_token``) and joins them into the AIMessage.
+
+        Raises:
+            The same as :meth:`_generate`, before the first chunk.
+        """
+        completion = self._complete(messages, stop, kwargs)
+        yield from completion_chunks(
+            completion, message_id_for(len(messages), completion), self.model_name
+        )
+
+    async def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        """:meth:`_stream` on the async path: the wrapped (synchronous) model is asked
+        in the default executor, in a copy of this context; the chunks are yielded here.
+
+        Raises:
+            The same as :meth:`_generate`, before the first chunk.
+        """
+        context = contextvars.copy_context()
+        call = functools.partial(context.run, self._complete, messages, stop, kwargs)
+        completion = await asyncio.get_running_loop().run_in_executor(None, call)
+        for chunk in completion_chunks(
+            completion, message_id_for(len(messages), completion), self.model_name
+        ):
+            yield chunk
+
+
+def completion_chunks(
+    completion: Completion, message_id: str, model_name: str
+) -> Iterator[ChatGenerationChunk]:
+    """``completion`` as the stream of chunks a provider client yields for it.
+
+    In order, each an ``AIMessageChunk`` with id ``message_id``: the text (when there is
+    any); one chunk per tool call, in the order the model issued them, whose one
+    ``tool_call_chunks`` entry carries the call's id, name, ``index`` (its position) and
+    its argument text as sent (:func:`~agent_contract_langchain.streamed.argument_text`); a last chunk
+    (``chunk_position="last"``) with ``response_metadata`` ``{"finish_reason",
+    "model_name"}``, the usage when the completion reports any tokens, and the refusal
+    text in ``additional_kwargs["refusal"]``. Every field that langchain-core's chunk
+    merge would concatenate is set in one chunk only.
+
+    Raises:
+        ConfigurationError: a call's arguments cannot be written as JSON.
+    """
+    if completion.text:
+        yield ChatGenerationChunk(message=AIMessageChunk(content=completion.text, id=message_id))
+    for index, call in enumerate(completion.tool_calls):
+        part = tool_call_chunk(
+            name=call.name,
+            args=argument_text(call.arguments),
+            id=call.id,
+            index=index,
+        )
+        yield ChatGenerationChunk(
+            message=AIMessageChunk(content="", id=message_id, tool_call_chunks=[part])
+        )
+    usage: UsageMetadata | None = None
+    if completion.usage != TokenUsage():
+        usage = {
+            "input_tokens": completion.usage.input_tokens,
+            "output_tokens": completion.usage.output_tokens,
+            "total_tokens": completion.usage.input_tokens + completion.usage.output_tokens,
+        }
+    extra: dict[str, Any] = {}
+    if completion.refusal is not None:
+        extra[_REFUSAL_KEY] = completion.refusal
+    yield ChatGenerationChunk(
+        message=AIMessageChunk(
+            content="",
+            id=message_id,
+            response_metadata={
+                "finish_reason": completion.finish_reason,
+                "model_name": model_name,
+            },
+            usage_metadata=usage,
+            additional_kwargs=extra,
+            chunk_position="last",
+        )
+    )

@@ -201,16 +201,19 @@ def _decode_invalid_args(args: str | None, kind: str | None) -> Any:
     ``kind`` comes from the order marker; ``None`` means a foreign message, for which
     the text is parsed and a non-dict result kept (a dict means the call was invalid
     for another reason, e.g. a missing id, and the dict is kept too); text that does
-    not parse stays a string. ``args=None`` (no arguments sent) becomes ``""``.
+    not parse, or parses to a string, stays the text. ``args=None`` (no arguments sent) becomes ``""``.
     """
     if args is None:
         return ""
     if kind == _INVALID_STR:
         return args
     try:
-        return json.loads(args)
+        parsed = json.loads(args)
     except (ValueError, RecursionError):  # RecursionError: nested too deep to parse
         return args
+    # a JSON string stays the text it came as: decoded, JSON text of a JSON text
+    # (``"{\"a\": 1}"``) would become the object's text and pass the contract's rule
+    return args if isinstance(parsed, str) else parsed
 
 
 def _join_calls(message: AIMessage) -> tuple[ToolCall, ...]:

@@ -95,12 +95,27 @@ STREAMED_REFUSAL_DROPPED: Final = (
 
 
 def _chat_openai(base_url: str) -> Any:
+    """A ``ChatOpenAI`` with httpx clients of its own, closed after its scenario
+    (:func:`~agent_contract_langchain.providers.close_chat_model`)."""
+    import httpx
     from langchain_openai import ChatOpenAI
     from pydantic import SecretStr
 
     return ChatOpenAI(
-        model=WIRE_MODEL, base_url=base_url, api_key=SecretStr(WIRE_KEY), max_retries=0, timeout=30
+        model=WIRE_MODEL,
+        base_url=base_url,
+        api_key=SecretStr(WIRE_KEY),
+        max_retries=0,
+        timeout=30,
+        http_client=httpx.Client(timeout=30),
+        http_async_client=httpx.AsyncClient(timeout=30),
     )
+
+
+def _close_chat_model(chat: Any) -> None:
+    from .providers import close_chat_model
+
+    close_chat_model(chat)
 
 
 def _chat_anthropic(base_url: str) -> Any:
@@ -136,6 +151,7 @@ def wire_clients(mode: str) -> tuple[WireClient, ...]:
             distribution="langchain-openai",
             install="pip install 'agent-contract-langchain[openai]'",
             build=_chat_openai,
+            close=_close_chat_model,
             not_expressible=unbuilt,
         ),
         WireClient(

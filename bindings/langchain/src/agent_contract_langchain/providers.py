@@ -18,11 +18,12 @@ from pydantic import SecretStr
 
 from agent_contract.errors import ConfigurationError, DependencyMissingError
 from agent_contract.http_model import resolve_api_key
+from agent_contract.pools import run_async
 
 if TYPE_CHECKING:
     from langchain_openai import ChatOpenAI
 
-__all__ = ["build_chat_model"]
+__all__ = ["build_chat_model", "close_chat_model"]
 
 
 def build_chat_model(
@@ -80,3 +81,22 @@ def build_chat_model(
         streaming=streaming,
         **options,
     )
+
+
+def close_chat_model(chat: Any) -> None:
+    """Close the httpx clients a chat model was handed (``ChatOpenAI``'s
+    ``http_client`` and ``http_async_client`` fields): the sync one at once, the async
+    one on the process's run loop (:func:`agent_contract.pools.run_async`, where the
+    binding's synchronous entry points run ``ainvoke``). Call it from synchronous code.
+
+    A chat model built without its own clients is left alone: ``ChatOpenAI`` and
+    ``ChatAnthropic`` then use their package's process-wide cached httpx client, shared by
+    every instance with the same base URL and timeout, which closing would break for the
+    others.
+    """
+    client = getattr(chat, "http_client", None)
+    if client is not None and callable(getattr(client, "close", None)):
+        client.close()
+    aclient = getattr(chat, "http_async_client", None)
+    if aclient is not None and callable(getattr(aclient, "aclose", None)):
+        run_async(aclient.aclose())

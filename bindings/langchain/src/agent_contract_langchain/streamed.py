@@ -40,7 +40,21 @@ from langchain_core.messages import AIMessageChunk
 from langchain_core.outputs import ChatGenerationChunk, GenerationChunk
 from langchain_core.tracers.context import register_configure_hook
 
-__all__ = ["RawCall", "StreamedCalls", "collecting"]
+from .messages import _json_text
+
+__all__ = ["RawCall", "StreamedCalls", "argument_text", "collecting"]
+
+
+def argument_text(arguments: Any) -> str:
+    """The argument text a model streams for a call with ``arguments``: a string as it
+    is (a cut or malformed text stays so; an empty one is no arguments, as every client
+    reads it), any other value as JSON (non-ASCII kept; a list or a number stays what it
+    is, for the contract to refuse).
+
+    Raises:
+        ConfigurationError: ``arguments`` cannot be written as JSON (e.g. a set).
+    """
+    return arguments if isinstance(arguments, str) else _json_text(arguments)
 
 
 @dataclass

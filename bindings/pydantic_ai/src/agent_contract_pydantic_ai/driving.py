@@ -24,6 +24,7 @@ from pydantic_ai.usage import UsageLimits
 from agent_contract.errors import ConfigurationError
 from agent_contract.messages import Message
 from agent_contract.model import Model
+from agent_contract.pools import run_async
 from agent_contract.runtime import (
     AnswerFormat,
     Contract,
@@ -46,6 +47,8 @@ __all__ = [
     "adrive_agent",
     "build_agent",
     "check_streamed",
+    "claim_client_loop",
+    "close_model_client",
     "drive_agent",
     "output_type_for",
     "run_in_new_loop",
@@ -156,26 +159,96 @@ def _no_running_loop(what: str) -> None:
 
 
 def run_in_new_loop(awaitable: Callable[[], Awaitable[_T]]) -> _T:
-    """Run ``awaitable()`` to its end on the calling thread's own run loop, from
-    synchronous code; the thread's current event loop (if any) is left as it was.
+    """Run ``awaitable()`` to its end on the process's one run loop
+    (:func:`agent_contract.pools.run_async`, a daemon thread), from synchronous code on
+    any thread; the thread's current event loop (if any) is left as it was.
 
-    The loop is one per thread and outlives the call (closed when the thread's object is
-    collected, or at exit): an async client (PydanticAI's ``OpenAIChatModel`` over
-    ``AsyncOpenAI``, any httpx ``AsyncClient``) keeps its connections on the loop that
-    opened them, so a loop per call stranded it and its second run (a resume, a second
-    turn) failed ``Event loop is closed``. (The name is kept for callers.)
+    One loop for every call from every thread: an async client (PydanticAI's
+    ``OpenAIChatModel`` over ``AsyncOpenAI``, any httpx ``AsyncClient``) keeps its
+    connections on the loop that opened them, so a loop per call stranded it (its second
+    run, a resume, a second turn failed ``Event loop is closed``), and a loop per thread
+    stranded it on the first thread that used it. (The name is kept for callers.)
 
     Raises:
         ConfigurationError: called inside a running event loop.
     """
     _no_running_loop("a synchronous PydanticAI run")
-    return _thread_loop().run_until_complete(awaitable())
+
+    async def run() -> _T:
+        return await awaitable()
+
+    return run_async(run())
+
+
+_RUN_LOOP: Final = "the process's run loop"
+"""The loop key of :func:`run_in_new_loop` (every thread's sync ``run``/``stream``)."""
+_LOOPS_OF: dict[int, tuple[weakref.ref[Any], Any]] = {}
+"""``id(model)`` -> (a weak reference to the provider-backed model, the loop key its
+client's connections were opened on); by id, as PydanticAI's models are unhashable
+dataclasses; an entry goes when its model is collected."""
+
+
+def _claimed(model: Any) -> Any:
+    """The loop key ``model`` is claimed on, or None (the caller holds the guard)."""
+    entry = _LOOPS_OF.get(id(model))
+    return entry[1] if entry is not None and entry[0]() is model else None
+
+
+_LOOPS_GUARD = threading.Lock()
+
+
+def claim_client_loop(model: Any, loop: Any) -> None:
+    """Record that ``model``'s client runs on ``loop`` (a loop, or :data:`_RUN_LOOP`),
+    refusing a second loop: a PydanticAI model over a provider SDK client (it has a
+    ``client``: ``OpenAIChatModel``, ``AnthropicModel``, ...) keeps its connections on
+    the loop that opened them, and ``run_sync`` runs on the calling thread's own loop,
+    so the same model driven by ``run_sync`` on a second thread (or by ``run_sync`` and
+    by a sync ``run``/``stream``) would find them stranded and stop ``model_error``.
+    Models without a client (scripted, ``FunctionModel``) are not tracked.
+
+    Raises:
+        ConfigurationError: ``model`` was already driven on another loop; names the fix.
+    """
+    if getattr(model, "client", None) is None:
+        return
+    with _LOOPS_GUARD:
+        first = _claimed(model)
+        if first is None:
+            try:
+                ref = weakref.ref(model, lambda _: _LOOPS_OF.pop(key, None))
+            except TypeError:  # not weak-referenceable: cannot be tracked
+                return
+            key = id(model)
+            _LOOPS_OF[key] = (ref, loop)
+            return
+    if first is not loop:
+        where = _RUN_LOOP if first is _RUN_LOOP else "the run_sync loop of one thread"
+        raise ConfigurationError(
+            f"this {type(model).__name__} holds an async client whose connections live on "
+            f"{where}; driving it here would strand them: run it with mode='run' or "
+            "'stream' (one loop for every thread), or build one model per thread for run_sync"
+        )
+
+
+def close_model_client(model: Any) -> None:
+    """Close ``model.client`` (an SDK client with an async ``close()``) on the loop its
+    connections were opened on (:func:`claim_client_loop`; the process's run loop when
+    it was never driven, or from another thread than its run_sync loop's); forget the claim.
+    """
+    with _LOOPS_GUARD:
+        loop = _claimed(model)
+        if loop is not None:
+            del _LOOPS_OF[id(model)]
+    if isinstance(loop, asyncio.AbstractEventLoop) and loop is _thread_loop():
+        loop.run_until_complete(model.client.close())
+    else:
+        run_in_new_loop(model.client.close)
 
 
 def run_sync_on_own_loop(agent: Agent[Any, Any], options: Mapping[str, Any]) -> Any:
-    """``agent.run_sync(**options)`` on the calling thread's own run loop (see
-    :func:`run_in_new_loop`: one per thread, kept between calls so one async client
-    serves every run), set as the thread's current loop for the call only.
+    """``agent.run_sync(**options)`` on the calling thread's own run loop (one per
+    thread, kept between calls so one async client serves every run on the thread), set
+    as the thread's current loop for the call only.
 
     ``run_sync`` drives the thread's current event loop, creating one (and leaving it open
     and current) when there is none: a loop nobody owns, which the next ``asyncio.run`` in
@@ -334,6 +407,11 @@ def drive_agent(
         if stop is not None:
             return state.finish(stop, messages=messages, harness=harness)
     capability, options = _run_options(state, messages, deferred_tool_results)
+    if mode == "run_sync":
+        _no_running_loop("run_sync")
+    claim_client_loop(
+        options.get("model") or agent.model, _thread_loop() if mode == "run_sync" else _RUN_LOOP
+    )
 
     def run() -> AgentRunResult[Any]:
         if mode == "run_sync":

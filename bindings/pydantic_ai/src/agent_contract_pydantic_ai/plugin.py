@@ -146,11 +146,11 @@ def _anthropic_model(base_url: str) -> Any:
 
 
 def _close_model(model: Any) -> None:
-    """Close the SDK client of a wire column's model on the loop it ran on (the
-    thread's run loop, :func:`~agent_contract_pydantic_ai.driving.run_in_new_loop`)."""
-    from .driving import run_in_new_loop
+    """Close the SDK client of a wire column's model on the loop it ran on
+    (:func:`~agent_contract_pydantic_ai.driving.close_model_client`)."""
+    from .driving import close_model_client
 
-    run_in_new_loop(model.client.close)
+    close_model_client(model)
 
 
 def wire_clients(mode: str) -> tuple[WireClient, ...]:
