@@ -30,7 +30,7 @@ from ...harnesses import Observation
 from ...messages import Completion, ToolCall
 from ...testing import FakeModel, tool_call
 from ..base import Boundary, BoundaryDefinition, Check, Problem, Scenario, call_then_answer
-from ..checks import check_model_calls, check_ran
+from ..checks import check_contents, check_model_calls, check_ran
 from ..fixtures import Probe, basic_tools
 
 __all__ = ["DEFINITION", "check_received"]
@@ -42,12 +42,14 @@ _TRICKY: Final = 'a "quoted" caf\u00e9 \\ back\\slash, a tab\there, a line\nend 
 
 
 def check_received(name: str, texts: Sequence[str]) -> Check:
-    """Tool ``name`` got exactly ``texts`` as its ``text`` argument, one run each, in
-    order (nothing lost, repaired or mixed up on the way from the pieces)."""
+    """Tool ``name`` got exactly ``texts`` as its ``text`` argument, one run each
+    (nothing lost, repaired or mixed up on the way from the pieces). The order the
+    handlers ran in is not compared: a framework may run a reply's calls concurrently
+    (LangGraph's tool node does); the tool messages' order is the call-ID binding row's."""
 
     def check(obs: Observation, model: FakeModel, probe: Probe) -> list[Problem]:
         got = [str(args.get("text")) for n, args in probe.calls if n == name]
-        if got == list(texts):
+        if sorted(got) == sorted(texts):
             return []
         return [
             Problem(
@@ -148,6 +150,7 @@ DEFINITION: Final = BoundaryDefinition(
             extras={"stream": ("pieces:2", "interleaved")},
             extra=(
                 check_received("echo", ["first call", "second call"]),
+                check_contents(["echo: first call", "echo: second call"], _BOUNDARY),
                 check_model_calls(2, _BOUNDARY),
             ),
         ),
