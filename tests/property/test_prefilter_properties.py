@@ -4,6 +4,7 @@ exactly when one of the needles is in the text, the trace clock writes
 
 from __future__ import annotations
 
+import re
 import string
 from datetime import UTC, datetime
 from typing import Any
@@ -39,8 +40,38 @@ def test_is_clean_is_the_plain_needle_scan(text: str) -> None:
     for policy in (RedactionPolicy(), RedactionPolicy(secrets=("hunter2hunter2",))):
         exact = getattr(policy, "_needles")  # noqa: B009
         folded = getattr(policy, "_folded_needles")  # noqa: B009
-        naive = not any(n in text for n in exact) and not any(n in text.casefold() for n in folded)
+        words = getattr(policy, "_key_words")  # noqa: B009
+        key_end = any(
+            re.search(re.escape(w) + r"""(?=[\s"':=])""", text, re.IGNORECASE) for w in words
+        )
+        naive = (
+            not any(n in text for n in exact)
+            and not any(n in text.casefold() for n in folded)
+            and not key_end
+        )
         assert policy.is_clean(text) == naive
+
+
+KEYED = st.lists(
+    st.sampled_from(
+        ["token", "TOKEN", "_tokens", "input", "api_key", "COOKİE", "password", "Authorization"]
+    )
+    | st.sampled_from(['"', "'", ":", "=", " ", "\t", ",", "{", "}", "x", "1", "Basic "])
+    | st.text(max_size=3),
+    max_size=12,
+).map("".join)
+
+
+@given(text=KEYED)
+@example(text='{"input_tokens": 1, "output_tokens": 17}')
+@example(text="COOKİE: abc")
+@example(text='{"token": "abc"}')
+def test_a_clean_text_is_one_no_rule_matches(text: str) -> None:
+    """The prefilter's promise: when it calls a text clean, no rule (secrets, shapes,
+    secret keys) matches anywhere in it, so skipping redaction changes nothing."""
+    for policy in (RedactionPolicy(), RedactionPolicy(secrets=("hunter2hunter2",))):
+        if policy.is_clean(text):
+            assert getattr(policy, "_keyed_regex").search(text) is None  # noqa: B009
 
 
 def test_the_trace_clock_writes_format_times_form() -> None:
