@@ -110,3 +110,43 @@ def test_json_line_errors_are_the_json_encoders() -> None:
         json_line({"a": cycle})
     with pytest.raises(TypeError, match="not JSON serializable"):
         json_line({"a": object()})
+
+
+def test_the_ascii_folds_are_every_non_ascii_letter_re_takes_for_ascii() -> None:
+    """The fast key-word check lowers the text after mapping these characters: it is the
+    rules' case rule only if no other non-ASCII character matches an ASCII letter, and no
+    other lowers to one."""
+    from agent_contract.trace.redaction import _ASCII_FOLDS
+
+    letter = re.compile("[a-z]", re.IGNORECASE)
+    found = {
+        chr(c)
+        for c in range(0x80, 0x110000)
+        if not 0xD800 <= c <= 0xDFFF and letter.fullmatch(chr(c))
+    }
+    assert found == set(_ASCII_FOLDS)
+    lowered = {
+        chr(c)
+        for c in range(0x80, 0x110000)
+        if not 0xD800 <= c <= 0xDFFF and any(x.isascii() for x in chr(c).lower())
+    }
+    assert lowered <= set(_ASCII_FOLDS)
+
+
+UNICODE_KEYED = st.lists(
+    st.sampled_from(["token", "ToKeN", "api_key", "cookie", "password", "tokens"])
+    | st.sampled_from(["\u0130", "\u0131", "\u017f", "\u212a", "\u00e9", "计", "\ufb01", "ß"])
+    | st.sampled_from(['"', "'", ":", "=", " ", "\u3000", "x"])
+    | st.text(max_size=2),
+    max_size=10,
+).map("".join)
+
+
+@given(text=UNICODE_KEYED)
+@example(text="COOK\u0130E: x")
+@example(text="pa\u017f\u017fword=x")
+@example(text="\u212aey: x")
+def test_the_key_word_check_is_case_insensitive_as_the_rules_are(text: str) -> None:
+    policy = RedactionPolicy()
+    any_case = getattr(policy, "_key_end_any_case")  # noqa: B009
+    assert policy._may_hold_key(text) == (any_case.search(text) is not None)

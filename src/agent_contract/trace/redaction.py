@@ -128,6 +128,15 @@ _ENGLISH_BEARER: Final = re.compile(r"bearer\s+[A-Za-z]+")
 """Authorization schemes kept in front of a redacted ``key: value`` credential."""
 
 
+_ASCII_FOLDS: Final[dict[str, str]] = {"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"}
+"""The non-ASCII characters a case-insensitive ``re`` pattern matches to an ASCII letter
+(capital I with a dot U+0130, dotless i U+0131, long s U+017F, the Kelvin sign U+212A):
+all of them, found by trying every code point (a test keeps the list true for the
+running Python)."""
+
+_ASCII_FOLDS_TABLE: Final = str.maketrans(_ASCII_FOLDS)
+
+
 def _key_pattern(keys: Iterable[str]) -> str:
     """A regex (no groups) matching a secret key: any ``word_`` / ``word-`` prefixes,
     then one of ``keys`` with ``_``, ``-`` or nothing between its words."""
@@ -283,6 +292,7 @@ class RedactionPolicy:
         # make: 'COOKİE' casefolds to 'cooki̇e').
         key_end = rf"""(?:{"|".join(map(re.escape, words))})(?=[\s"':=])"""
         object.__setattr__(self, "_key_end", re.compile(key_end) if words else None)
+        object.__setattr__(self, "_ascii_words", all(w.isascii() for w in words))
         object.__setattr__(
             self, "_key_end_any_case", re.compile(key_end, re.IGNORECASE) if words else None
         )
@@ -396,12 +406,19 @@ class RedactionPolicy:
         """True when ``text`` holds a secret key's last word (any case) followed by a
         quote, a blank, ``:`` or ``=`` (where every key rule's key ends): only then can
         the costly key rules match. ``folded``: ``text.casefold()``, if the caller has it."""
-        if text.isascii():  # ASCII: casefolding is lowering, and exactly the rules' case rule
-            ascii_end: re.Pattern[str] | None = getattr(self, "_key_end")  # noqa: B009
-            lowered = folded if folded is not None else text.lower()
-            return ascii_end is not None and ascii_end.search(lowered) is not None
-        any_case: re.Pattern[str] | None = getattr(self, "_key_end_any_case")  # noqa: B009
-        return any_case is not None and any_case.search(text) is not None
+        ascii_end: re.Pattern[str] | None = getattr(self, "_key_end")  # noqa: B009
+        if ascii_end is None:
+            return False
+        if text.isascii():  # casefolding is lowering, and exactly the rules' case rule
+            return ascii_end.search(folded if folded is not None else text.lower()) is not None
+        if getattr(self, "_ascii_words"):  # noqa: B009
+            # ASCII words: the non-ASCII characters a case-insensitive match takes for an
+            # ASCII letter become it; then lowering is the rules' case rule.
+            if any(char in text for char in _ASCII_FOLDS):
+                text = text.translate(_ASCII_FOLDS_TABLE)
+            return ascii_end.search(text.lower()) is not None
+        any_case: re.Pattern[str] = getattr(self, "_key_end_any_case")  # noqa: B009
+        return any_case.search(text) is not None
 
     def redact_value(self, value: Any) -> Any:
         """A deep copy of a JSON-like ``value`` with every string redacted.
