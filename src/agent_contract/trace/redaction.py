@@ -128,6 +128,15 @@ _ENGLISH_BEARER: Final = re.compile(r"bearer\s+[A-Za-z]+")
 """Authorization schemes kept in front of a redacted ``key: value`` credential."""
 
 
+_ASCII_FOLDS: Final[dict[str, str]] = {"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"}
+"""The non-ASCII characters a case-insensitive ``re`` pattern matches to an ASCII letter
+(capital I with a dot U+0130, dotless i U+0131, long s U+017F, the Kelvin sign U+212A):
+all of them, found by trying every code point (a test keeps the list true for the
+running Python)."""
+
+_ASCII_FOLDS_TABLE: Final = str.maketrans(_ASCII_FOLDS)
+
+
 def _key_pattern(keys: Iterable[str]) -> str:
     """A regex (no groups) matching a secret key: any ``word_`` / ``word-`` prefixes,
     then one of ``keys`` with ``_``, ``-`` or nothing between its words."""
@@ -257,7 +266,7 @@ class RedactionPolicy:
         except re.error as exc:
             raise ConfigurationError(f"bad redaction pattern: {exc}") from exc
         exact: set[str] = set(variants)
-        folded: set[str] = set(words)
+        folded: set[str] = set()
         prefilter = True
         for pattern in self.patterns:
             needles = _PATTERN_NEEDLES.get(pattern)
@@ -275,6 +284,18 @@ class RedactionPolicy:
         object.__setattr__(self, "_regex", plain)
         object.__setattr__(self, "_keyed_regex", full)
         object.__setattr__(self, "_key_words", words)
+        # Every key rule reads a key's last word followed by its closing quote, or by
+        # blanks then ':' or '=' (see _key_rules): a word followed by anything else (the
+        # 'token' of "input_tokens") cannot start a match. Two forms: on the lowered text
+        # of an ASCII text (then exactly the rules' case-insensitivity, and fast), and
+        # case-insensitive on any other (a casefolded text can lose a match the rules
+        # make: 'COOKİE' casefolds to 'cooki̇e').
+        key_end = rf"""(?:{"|".join(map(re.escape, words))})(?=[\s"':=])"""
+        object.__setattr__(self, "_key_end", re.compile(key_end) if words else None)
+        object.__setattr__(self, "_ascii_words", all(w.isascii() for w in words))
+        object.__setattr__(
+            self, "_key_end_any_case", re.compile(key_end, re.IGNORECASE) if words else None
+        )
         object.__setattr__(self, "_secret_key", key_regex)
         object.__setattr__(self, "_nested", nested)
         # Redacted mapping keys, remembered: keys repeat (event fields, argument names).
@@ -297,14 +318,18 @@ class RedactionPolicy:
         prefilter alone: ``text`` holds none of the run's secrets (in any of their
         forms), none of the literals every default pattern's match holds (``sk-``,
         ``AKIA``, ``ghp_``, ``bearer`` in any case, ...) and no secret key's last word
-        (any case, compared casefolded). ``False`` means "maybe not": the patterns decide. Always ``False``
+        (any case) where a key ends: before a quote, a blank, ``:`` or ``=`` (so the
+        ``token`` of ``input_tokens`` does not count). ``False`` means "maybe not": the patterns decide. Always ``False``
         with a pattern of the caller's own (its literals are not known)."""
         if getattr(self, "_needles") is None:  # noqa: B009
             return False
         if holds_any(text, getattr(self, "_exact_groups")):  # noqa: B009
             return False
         folded: Groups = getattr(self, "_folded_groups")  # noqa: B009
-        return not (folded and holds_any(text.casefold(), folded))
+        folded_text = text.casefold()
+        if folded and holds_any(folded_text, folded):
+            return False
+        return not self._may_hold_key(text, folded_text)
 
     def redact_head(self, text: str, chars: int) -> str | None:
         """The first ``chars`` characters of :meth:`redact` ``(text)``, computed from a
@@ -377,14 +402,23 @@ class RedactionPolicy:
         nested: re.Pattern[str] | None = getattr(self, "_nested")  # noqa: B009
         return nested is not None and self._may_hold_key(text) and nested.search(text) is not None
 
-    def _may_hold_key(self, text: str) -> bool:
-        """True when ``text`` holds the last word of a secret key (any case): only then
-        are the costly key rules tried."""
-        words: tuple[str, ...] = getattr(self, "_key_words")  # noqa: B009 (set in __post_init__)
-        if not words:
+    def _may_hold_key(self, text: str, folded: str | None = None) -> bool:
+        """True when ``text`` holds a secret key's last word (any case) followed by a
+        quote, a blank, ``:`` or ``=`` (where every key rule's key ends): only then can
+        the costly key rules match. ``folded``: ``text.casefold()``, if the caller has it."""
+        ascii_end: re.Pattern[str] | None = getattr(self, "_key_end")  # noqa: B009
+        if ascii_end is None:
             return False
-        lower = text.casefold()  # casefold: the key rules match case-insensitively
-        return any(word in lower for word in words)
+        if text.isascii():  # casefolding is lowering, and exactly the rules' case rule
+            return ascii_end.search(folded if folded is not None else text.lower()) is not None
+        if getattr(self, "_ascii_words"):  # noqa: B009
+            # ASCII words: the non-ASCII characters a case-insensitive match takes for an
+            # ASCII letter become it; then lowering is the rules' case rule.
+            if any(char in text for char in _ASCII_FOLDS):
+                text = text.translate(_ASCII_FOLDS_TABLE)
+            return ascii_end.search(text.lower()) is not None
+        any_case: re.Pattern[str] = getattr(self, "_key_end_any_case")  # noqa: B009
+        return any_case.search(text) is not None
 
     def redact_value(self, value: Any) -> Any:
         """A deep copy of a JSON-like ``value`` with every string redacted.
