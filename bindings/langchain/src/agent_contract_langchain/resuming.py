@@ -377,13 +377,13 @@ def suite_harness(mode: Mode = "invoke") -> Harness:
     :mod:`agent_contract_langchain.suite_extras`); the harness declares them in its
     ``capabilities``. In the ``stream`` mode it also declares ``streamed_replies``: the
     scripted model streams each reply in the pieces the scenario's ``stream`` extras
-    name (:func:`streaming_model`).
+    name (``_streaming_model``).
     """
 
     def harness(model: Model, tools: list[ToolSpec], options: RunInput) -> RunResult:
         from .suite_store import SuiteStore  # it builds on this module
 
-        chat_model = streaming_model(model, options) if mode == "stream" else model
+        chat_model = _streaming_model(model, options) if mode == "stream" else model
         store = SuiteStore(options, mode)  # the durable store: it outlives a crashed instance
         saver = store.saver
 
@@ -414,7 +414,7 @@ def suite_harness(mode: Mode = "invoke") -> Harness:
     return harness
 
 
-def streaming_model(model: Model, options: RunInput) -> BaseChatModel:
+def _streaming_model(model: Model, options: RunInput) -> BaseChatModel:
     """``model`` as the :class:`~agent_contract_langchain.chat_model.ContractChatModel`
     a suite run streams: each reply's text and argument text in the pieces the
     scenario's ``stream`` extras name
