@@ -414,13 +414,14 @@ def suite_harness(mode: Mode = "invoke") -> Harness:
     return harness
 
 
-def _streaming_model(model: Model, options: RunInput) -> BaseChatModel:
+def _streaming_model(model: Model | BaseChatModel, options: RunInput) -> Model | BaseChatModel:
     """``model`` as the :class:`~agent_contract_langchain.chat_model.ContractChatModel`
     a suite run streams: each reply's text and argument text in the pieces the
     scenario's ``stream`` extras name
     (:func:`agent_contract.conformance.wire_check.stream_plan`: ``pieces:<n>``,
     ``interleaved``), as the replay server sends them over SSE; a scenario with no plan
-    streams each text whole.
+    streams each text whole. A LangChain chat model (``check --wire``'s client, whose
+    server cuts the pieces) is used as it is.
 
     Raises:
         ConfigurationError: the ``stream`` extras name an unknown item.
@@ -429,6 +430,8 @@ def _streaming_model(model: Model, options: RunInput) -> BaseChatModel:
 
     from .chat_model import ContractChatModel
 
+    if isinstance(model, BaseChatModel):
+        return model
     pieces, interleaved = stream_plan(options.extras)
     return ContractChatModel(model=model, chunk_chars=pieces, interleave_calls=interleaved)
 

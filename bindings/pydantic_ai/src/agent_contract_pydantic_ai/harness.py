@@ -270,18 +270,21 @@ def suite_harness(mode: Mode = "run_sync") -> Harness:
     return harness
 
 
-def _streaming_model(model: Model, options: RunInput) -> PydanticModel:
+def _streaming_model(model: Model | PydanticModel, options: RunInput) -> Model | PydanticModel:
     """``model`` as the scripted PydanticAI model a ``stream`` suite run drives: each
     reply's text and argument text streamed in the pieces the scenario's ``stream``
     extras name (:func:`agent_contract.conformance.wire_check.stream_plan`:
     ``pieces:<n>``, ``interleaved``), as the replay server sends them over SSE; a
     scenario with no plan streams as :func:`~agent_contract_pydantic_ai.model.contract_model`
-    does by default.
+    does by default. A PydanticAI model (``check --wire``'s client, whose server cuts
+    the pieces) is used as it is.
 
     Raises:
         ConfigurationError: the ``stream`` extras name an unknown item.
     """
     from agent_contract.conformance.wire_check import stream_plan  # the suite's, not the runtime's
 
+    if isinstance(model, PydanticModel):
+        return model
     pieces, interleaved = stream_plan(options.extras)
     return contract_model(model, chunk_chars=pieces, interleave_calls=interleaved)

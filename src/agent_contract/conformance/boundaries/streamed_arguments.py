@@ -42,12 +42,14 @@ _TRICKY: Final = 'a "quoted" caf\u00e9 \\ back\\slash, a tab\there, a line\nend 
 
 
 def check_received(name: str, texts: Sequence[str]) -> Check:
-    """Tool ``name`` got exactly ``texts`` as its ``text`` argument, one run each, in
-    order (nothing lost, repaired or mixed up on the way from the pieces)."""
+    """Tool ``name`` got exactly ``texts`` as its ``text`` argument, one run each
+    (nothing lost, repaired or mixed up on the way from the pieces). The order they ran
+    in is not compared: a framework may run one reply's calls concurrently (LangGraph's
+    tool node does); the trace's issue order is the scenario's ``trajectory``."""
 
     def check(obs: Observation, model: FakeModel, probe: Probe) -> list[Problem]:
         got = [str(args.get("text")) for n, args in probe.calls if n == name]
-        if got == list(texts):
+        if sorted(got) == sorted(texts):
             return []
         return [
             Problem(
