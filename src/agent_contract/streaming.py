@@ -52,7 +52,9 @@ def call_pieces(
     Raises:
         ValueError: ``size`` is less than 1.
     """
-    per_call = [[(index, piece) for piece in text_pieces(text, size)] for index, text in enumerate(texts)]
+    per_call = [
+        [(index, piece) for piece in text_pieces(text, size)] for index, text in enumerate(texts)
+    ]
     if not interleave:
         return [item for pieces in per_call for item in pieces]
     turns = max((len(pieces) for pieces in per_call), default=0)

@@ -234,7 +234,10 @@ def test_stream_in_pieces_joins_to_exactly_what_the_model_sent() -> None:
     joined = {i: "".join(str(p["args"]) for p in parts if p["index"] == i) for i in (0, 1)}
     assert joined == {0: '{"text": "caf\u00e9 \u2713"}', 1: bad}
     heads = [p for p in parts if p["id"] is not None]
-    assert [(p["index"], p["id"], p["name"]) for p in heads] == [(0, "c1", "echo"), (1, "c2", "echo")]
+    assert [(p["index"], p["id"], p["name"]) for p in heads] == [
+        (0, "c1", "echo"),
+        (1, "c2", "echo"),
+    ]
     assert all(p["name"] is None for p in parts if p["id"] is None)
     merged = chunks[0]
     for chunk in chunks[1:]:
