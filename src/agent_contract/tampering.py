@@ -227,7 +227,7 @@ def tamper_checkpoints(folder: Path, thread_id: str, kind: str) -> Rows:
     with closing(sqlite3.connect(folder / CHECKPOINTS_FILE)) as conn, conn:
         newest = conn.execute(_NEWEST, (thread_id,)).fetchone()
         if newest is None:
-            raise CheckpointError(f"no LangGraph checkpoint of thread {thread_id!r} to tamper with")
+            raise CheckpointError(f"no checkpoint row of thread {thread_id!r} to tamper with")
         checkpoint_id, value, metadata = newest[2], bytes(newest[5]), newest[6]
         where = "WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id = ?"
         if kind == "forged":

@@ -48,7 +48,9 @@ def test_harnesses_agree(scenario: Scenario, outcomes: Outcomes) -> None:
         if expresses(scenario, name) and not_expressible(scenario, name) is None
     ]
     if not capable and "streamed_replies" in scenario.requires:
-        pytest.skip("streamed in pieces: it runs on check --wire's streamed columns (tests/stack)")
+        pytest.skip(
+            "streamed in pieces: no installed harness streams (langchain-stream, pydantic-ai-stream)"
+        )
     assert capable, f"no harness expresses {scenario.name}"
     reference = outcomes(scenario, capable[0]).observation
     for name in capable[1:]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from langchain.agents import create_agent
@@ -17,11 +17,13 @@ from langchain_core.messages import ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from agent_contract.approval import PendingApproval
+from agent_contract.conformance.wire_check import stream_plan
 from agent_contract.harnesses import Harness, RunInput
 from agent_contract.model import Model
 from agent_contract.runtime import Contract, RunResult
 from agent_contract.tools import ToolSpec
 from agent_contract_langchain.chat_model import ContractChatModel
+from agent_contract_langchain.driving import Mode
 from agent_contract_langchain.middleware import ContractMiddleware
 from agent_contract_langchain.resuming import run_options
 from agent_contract_langchain.sealed import check_paused
@@ -81,14 +83,24 @@ def create_agent_harness(
     extra: Callable[[RunInput], Sequence[Any]] = lambda o: (),
     options: Callable[[RunInput], RunInput] = lambda o: o,
     check: SealCheck = check_paused,
+    chat_model: type[ContractChatModel] | None = None,
 ) -> Harness:
     """A team's ``create_agent`` wiring (invoke), through the suite's runner; a tampered
     scenario's graph is kept in the sealed SQLite checkpointer, its resume checked with
-    ``check`` (:class:`~agent_contract_langchain.suite_store.SuiteStore`)."""
+    ``check`` (:class:`~agent_contract_langchain.suite_store.SuiteStore`). With
+    ``chat_model`` the run streams (``graph.stream``) on that chat model class, in the
+    pieces of the scenario's stream plan, and the harness declares ``streamed_replies``."""
+    mode: Mode = "invoke" if chat_model is None else "stream"
+
+    def model_for(model: Model, opts: RunInput) -> ContractChatModel:
+        if chat_model is None:
+            return ContractChatModel(model=model)
+        pieces, interleaved = stream_plan(opts.extras)
+        return chat_model(model=model, chunk_chars=pieces, interleave_calls=interleaved)
 
     def harness(model: Model, tools: list[ToolSpec], base: RunInput) -> RunResult:
         opts = options(base)
-        store = SuiteStore(opts, "invoke", check=check)
+        store = SuiteStore(opts, mode, check=check)
         saver = store.saver
 
         def build() -> tuple[Any, Contract]:
@@ -98,7 +110,7 @@ def create_agent_harness(
             if contract.answer_format is not None:
                 more["response_format"] = response_format_for(contract.answer_format)
             graph = create_agent(
-                ContractChatModel(model=model),
+                model_for(model, opts),
                 tools=to_langchain_tools(contract.registry),
                 middleware=contract_mw.around(*extra(base)),
                 checkpointer=saver,
@@ -109,10 +121,11 @@ def create_agent_harness(
         with store:
             graph, contract = build()
             return run_options(
-                graph, contract, opts, mode="invoke", rebuild=build, endpoint=store.endpoint
+                graph, contract, opts, mode=mode, rebuild=build, endpoint=store.endpoint
             )
 
-    harness.capabilities = ("timeouts", "write_tools", "crash_restart", "durable_store")  # type: ignore[attr-defined]
+    streams = () if chat_model is None else ("streamed_replies",)
+    harness.capabilities = ("timeouts", "write_tools", "crash_restart", "durable_store", *streams)  # type: ignore[attr-defined]
     return harness
 
 
@@ -212,6 +225,37 @@ def _repaired(text: str) -> str:
     return text
 
 
+def repaired_chunks(chunks: list[Any]) -> Iterator[Any]:
+    """A reply's chunks with each call's argument pieces joined and "repaired"
+    (:func:`_repaired`) into its first chunk, its later pieces emptied: what a lenient
+    streaming client hands on."""
+    joined: dict[int, str] = {}
+    for chunk in chunks:
+        for piece in getattr(chunk.message, "tool_call_chunks", None) or ():
+            index = piece.get("index") or 0
+            joined[index] = joined.get(index, "") + (piece.get("args") or "")
+    seen: set[int] = set()
+    for chunk in chunks:
+        pieces = getattr(chunk.message, "tool_call_chunks", None) or ()
+        if pieces:
+            fixed = []
+            for piece in pieces:
+                index = piece.get("index") or 0
+                args = "" if index in seen else _repaired(joined[index])
+                seen.add(index)
+                fixed.append({**piece, "args": args})
+            chunk.message.tool_call_chunks = fixed
+        yield chunk
+
+
+class RepairingChatModel(ContractChatModel):
+    """A team's streaming chat model wrapper (in process) that joins each call's
+    argument pieces and "repairs" text that is not JSON before LangChain sees them."""
+
+    def _stream(self, *args: Any, **kwargs: Any) -> Iterator[Any]:
+        yield from repaired_chunks(list(super()._stream(*args, **kwargs)))
+
+
 def repairing_stream_client(base_url: str, *, repair: bool = True) -> Any:
     """A team's ``ChatOpenAI`` subclass whose stream joins each call's argument pieces
     and "repairs" text that is not JSON before the message is built (``repair=False``:
@@ -220,27 +264,8 @@ def repairing_stream_client(base_url: str, *, repair: bool = True) -> Any:
 
     class RepairingChatOpenAI(ChatOpenAI):
         def _stream(self, *args: Any, **kwargs: Any) -> Any:
-            chunks = list(super()._stream(*args, **kwargs))
-            if not repair:
-                yield from chunks
-                return
-            joined: dict[int, str] = {}
-            for chunk in chunks:
-                for piece in getattr(chunk.message, "tool_call_chunks", None) or ():
-                    index = piece.get("index") or 0
-                    joined[index] = joined.get(index, "") + (piece.get("args") or "")
-            seen: set[int] = set()
-            for chunk in chunks:
-                pieces = getattr(chunk.message, "tool_call_chunks", None) or ()
-                if pieces:
-                    fixed = []
-                    for piece in pieces:
-                        index = piece.get("index") or 0
-                        args = "" if index in seen else _repaired(joined[index])
-                        seen.add(index)
-                        fixed.append({**piece, "args": args})
-                    chunk.message.tool_call_chunks = fixed
-                yield chunk
+            chunks = super()._stream(*args, **kwargs)
+            yield from (repaired_chunks(list(chunks)) if repair else chunks)
 
     return RepairingChatOpenAI(
         model="replay-model", base_url=base_url, api_key="sk-replay", max_retries=0, timeout=30

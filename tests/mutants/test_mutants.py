@@ -108,11 +108,23 @@ def _framework_mutants() -> tuple[list[Mutant], list[Twin]]:
             "streamed_arguments",
             lambda: fw.stream_column(repair=True),
         ),
+        Mutant(
+            "stream_chat_model_repairs_arguments",
+            "streaming chat model wrapper (ContractChatModel subclass, create_agent streamed)",
+            "a streamed call's argument pieces joined and 'repaired' into JSON before "
+            "LangChain sees them",
+            "streamed_arguments",
+            lambda: fw.create_agent_harness(chat_model=fw.RepairingChatModel),
+        ),
     ]
     twins = [
         Twin("create_agent_plain_subclass", lambda: fw.create_agent_harness(fw.PlainMiddleware)),
         Twin("suite_team_endpoint", lambda: fw.ShopSuite().harness()),
         Twin("stream_client_pieces_as_sent", lambda: fw.stream_column(repair=False)),
+        Twin(
+            "stream_chat_model_pieces_as_sent",
+            lambda: fw.create_agent_harness(chat_model=fw.ContractChatModel),
+        ),
     ]
     return mutants, twins
 

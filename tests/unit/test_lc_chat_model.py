@@ -206,6 +206,56 @@ def test_create_agent_stream_messages_delivers_tool_calls() -> None:
     assert len(fake.calls) == 2
 
 
+def test_stream_in_pieces_joins_to_exactly_what_the_model_sent() -> None:
+    """``chunk_chars``/``interleave_calls``: the text and each call's argument text come
+    in pieces that join, by index, to the text as sent (a malformed one stays so); a
+    call's first piece carries its id and name."""
+    bad = '{"text": "hi",, }'
+    fake = FakeModel(
+        [
+            Completion(
+                text="the answer",
+                tool_calls=(
+                    ToolCall(id="c1", name="echo", arguments={"text": "caf\u00e9 \u2713"}),
+                    ToolCall(id="c2", name="echo", arguments=bad),
+                ),
+                finish_reason="tool_calls",
+            )
+        ]
+    )
+    model = ContractChatModel(model=fake, chunk_chars=3, interleave_calls=True)
+    chunks = list(model.stream([HumanMessage(content="go")]))
+    texts = [c.content for c in chunks if c.content]
+    assert "".join(str(t) for t in texts) == "the answer"
+    assert all(len(str(t)) <= 3 for t in texts)
+    parts = [p for c in chunks for p in c.tool_call_chunks]
+    indexes = [p["index"] for p in parts]
+    assert indexes[:4] == [0, 1, 0, 1]  # by turns
+    joined = {i: "".join(str(p["args"]) for p in parts if p["index"] == i) for i in (0, 1)}
+    assert joined == {0: '{"text": "caf\u00e9 \u2713"}', 1: bad}
+    heads = [p for p in parts if p["id"] is not None]
+    assert [(p["index"], p["id"], p["name"]) for p in heads] == [
+        (0, "c1", "echo"),
+        (1, "c2", "echo"),
+    ]
+    assert all(p["name"] is None for p in parts if p["id"] is None)
+    merged = chunks[0]
+    for chunk in chunks[1:]:
+        merged = merged + chunk
+    assert [tc["args"] for tc in merged.tool_calls] == [{"text": "caf\u00e9 \u2713"}]
+    assert [tc["args"] for tc in merged.invalid_tool_calls] == [bad]
+
+
+def test_stream_without_pieces_sends_each_text_in_one_chunk() -> None:
+    fake = FakeModel([tool_calls(("add", {"a": 1, "b": 2}), ("add", {"a": 3, "b": 4}))])
+    chunks = list(ContractChatModel(model=fake).stream([HumanMessage(content="go")]))
+    parts = [p for c in chunks for p in c.tool_call_chunks]
+    assert [(p["index"], p["args"]) for p in parts] == [
+        (0, '{"a": 1, "b": 2}'),
+        (1, '{"a": 3, "b": 4}'),
+    ]
+
+
 def test_create_agent_ainvoke_runs_the_loop() -> None:
     ran: list[tuple[int, int]] = []
     fake = FakeModel([tool_call("add", {"a": 5, "b": 6}), "11"])

@@ -63,6 +63,7 @@ from typing import Any, Final, Literal
 
 from ..errors import ConfigurationError
 from ..messages import Completion, ToolCall
+from ..streaming import call_pieces, text_pieces
 
 __all__ = [
     "ANTHROPIC_PATH",
@@ -394,10 +395,6 @@ def _arguments_text(call: ToolCall) -> str:
     return json.dumps(call.arguments, ensure_ascii=False)
 
 
-def _pieces(text: str, size: int) -> list[str]:
-    return [text[i : i + size] for i in range(0, len(text), size)] or [""]
-
-
 def _openai_finish(reason: str) -> str:
     return _TO_OPENAI.get(reason, reason)
 
@@ -473,28 +470,26 @@ def _openai_chunks(
 
     yield chunk({"role": "assistant", "content": "", "refusal": None})
     if reply.refusal:
-        for piece in _pieces(reply.refusal, server.chunk_chars):
+        for piece in text_pieces(reply.refusal, server.chunk_chars):
             yield chunk({"refusal": piece})
     if reply.text:
-        for piece in _pieces(reply.text, server.chunk_chars):
+        for piece in text_pieces(reply.text, server.chunk_chars):
             yield chunk({"content": piece})
-    per_call: list[list[dict[str, Any]]] = []
-    for index, call in enumerate(reply.tool_calls):
-        pieces = _pieces(_arguments_text(call), server.chunk_chars)
-        head = {
-            "index": index,
-            "id": None if call.id is None else server.wire_id(call.id, "openai"),
-            "type": "function",
-            "function": {"name": call.name, "arguments": pieces[0]},
-        }
-        rest = [{"index": index, "function": {"arguments": piece}} for piece in pieces[1:]]
-        per_call.append([head, *rest])
-    if server.interleave:  # the calls' pieces by turns: call 0, call 1, call 0, ...
-        turns = max((len(c) for c in per_call), default=0)
-        per_call = [[c[turn] for c in per_call if turn < len(c)] for turn in range(turns)]
-    for deltas in per_call:
-        for delta in deltas:
-            yield chunk({"tool_calls": [delta]})
+    texts = [_arguments_text(call) for call in reply.tool_calls]
+    started: set[int] = set()
+    for index, piece in call_pieces(texts, server.chunk_chars, interleave=server.interleave):
+        if index in started:
+            delta: dict[str, Any] = {"index": index, "function": {"arguments": piece}}
+        else:  # a call's first piece carries its id and name
+            started.add(index)
+            call = reply.tool_calls[index]
+            delta = {
+                "index": index,
+                "id": None if call.id is None else server.wire_id(call.id, "openai"),
+                "type": "function",
+                "function": {"name": call.name, "arguments": piece},
+            }
+        yield chunk({"tool_calls": [delta]})
     yield chunk({}, _openai_finish(reply.finish_reason))
     if include_usage:
         yield {**base, "choices": [], "usage": _openai_usage(reply)}
@@ -580,7 +575,7 @@ def _anthropic_events(server: ReplayServer, reply: Completion) -> Iterator[tuple
             "content_block_start",
             {"type": "content_block_start", "index": index, "content_block": block},
         )
-        for piece in _pieces(text, server.chunk_chars):
+        for piece in text_pieces(text, server.chunk_chars):
             yield (
                 "content_block_delta",
                 {

@@ -17,6 +17,9 @@ Design points, each pinned by a test:
   :mod:`~agent_contract_langchain.streamed`, as on ``ChatOpenAI``), then a last chunk
   (``chunk_position="last"``) with the finish reason and model name in
   ``response_metadata``, the usage (when the model reports any) and the refusal.
+  With ``chunk_chars`` (and ``interleave_calls``) the text and each call's argument
+  text come in pieces of that many characters that join to exactly what the model
+  sent (the contract suite's ``stream`` extras use it).
   ``invoke``/``ainvoke`` without a streaming handler go through
   :meth:`ContractChatModel._generate`, unchanged.
 - Message ids are deterministic and unique within a run:
@@ -52,6 +55,7 @@ from agent_contract.canonical import canonical_bytes
 from agent_contract.errors import ConfigurationError, ModelError
 from agent_contract.messages import Completion, TokenUsage
 from agent_contract.model import Model
+from agent_contract.streaming import call_pieces, text_pieces
 
 from .messages import _REFUSAL_KEY, completion_to_ai_message, from_langchain_messages
 from .streamed import argument_text
@@ -131,6 +135,13 @@ class ContractChatModel(BaseChatModel):
     """Default sampling temperature passed to ``Model.complete``."""
     stop: list[str] | None = None
     """Default stop sequences: the reply's text is cut before the first of them."""
+    chunk_chars: int | None = None
+    """When streaming, the characters per chunk of the reply's text and of each call's
+    argument text (:func:`agent_contract.streaming.text_pieces`); ``None`` (the default)
+    sends the text in one chunk and each call in one chunk."""
+    interleave_calls: bool = False
+    """When streaming, send the calls' argument chunks by turns (call 0, call 1, call 0,
+    ...), each carrying its call's ``index``, as OpenAI's stream may."""
 
     def __init__(self, **kwargs: Any) -> None:
         """Build the chat model; keyword arguments are the fields above.
@@ -274,7 +285,11 @@ class ContractChatModel(BaseChatModel):
         """
         completion = self._complete(messages, stop, kwargs)
         yield from completion_chunks(
-            completion, message_id_for(len(messages), completion), self.model_name
+            completion,
+            message_id_for(len(messages), completion),
+            self.model_name,
+            chunk_chars=self.chunk_chars,
+            interleave=self.interleave_calls,
         )
 
     async def _astream(
@@ -294,20 +309,33 @@ class ContractChatModel(BaseChatModel):
         call = functools.partial(context.run, self._complete, messages, stop, kwargs)
         completion = await asyncio.get_running_loop().run_in_executor(None, call)
         for chunk in completion_chunks(
-            completion, message_id_for(len(messages), completion), self.model_name
+            completion,
+            message_id_for(len(messages), completion),
+            self.model_name,
+            chunk_chars=self.chunk_chars,
+            interleave=self.interleave_calls,
         ):
             yield chunk
 
 
 def completion_chunks(
-    completion: Completion, message_id: str, model_name: str
+    completion: Completion,
+    message_id: str,
+    model_name: str,
+    *,
+    chunk_chars: int | None = None,
+    interleave: bool = False,
 ) -> Iterator[ChatGenerationChunk]:
     """``completion`` as the stream of chunks a provider client yields for it.
 
     In order, each an ``AIMessageChunk`` with id ``message_id``: the text (when there is
-    any); one chunk per tool call, in the order the model issued them, whose one
-    ``tool_call_chunks`` entry carries the call's id, name, ``index`` (its position) and
-    its argument text as sent (:func:`~agent_contract_langchain.streamed.argument_text`); a last chunk
+    any), in pieces of ``chunk_chars`` characters (``None``: one chunk); each tool call's
+    argument text as sent (:func:`~agent_contract_langchain.streamed.argument_text`), in
+    pieces of ``chunk_chars`` (:func:`agent_contract.streaming.call_pieces`: call by call
+    in the order the model issued them, or by turns with ``interleave``), one
+    ``tool_call_chunks`` entry per chunk carrying the call's ``index`` (its position), the
+    first piece of a call also its id and name, so the pieces join (by index) to exactly
+    the text the model sent; a last chunk
     (``chunk_position="last"``) with ``response_metadata`` ``{"finish_reason",
     "model_name"}``, the usage when the completion reports any tokens, and the refusal
     text in ``additional_kwargs["refusal"]``. Every field that langchain-core's chunk
@@ -317,12 +345,18 @@ def completion_chunks(
         ConfigurationError: a call's arguments cannot be written as JSON.
     """
     if completion.text:
-        yield ChatGenerationChunk(message=AIMessageChunk(content=completion.text, id=message_id))
-    for index, call in enumerate(completion.tool_calls):
+        for piece in text_pieces(completion.text, chunk_chars):
+            yield ChatGenerationChunk(message=AIMessageChunk(content=piece, id=message_id))
+    calls = completion.tool_calls
+    texts = [argument_text(call.arguments) for call in calls]
+    started: set[int] = set()
+    for index, piece in call_pieces(texts, chunk_chars, interleave=interleave):
+        first = index not in started
+        started.add(index)
         part = tool_call_chunk(
-            name=call.name,
-            args=argument_text(call.arguments),
-            id=call.id,
+            name=calls[index].name if first else None,
+            args=piece,
+            id=calls[index].id if first else None,
             index=index,
         )
         yield ChatGenerationChunk(

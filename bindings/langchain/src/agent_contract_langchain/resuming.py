@@ -375,12 +375,15 @@ def suite_harness(mode: Mode = "invoke") -> Harness:
     on ``interrupt()`` and resume with :func:`resume_agent`. The scenario's extras
     (middleware, command and pausing tools, earlier turns) are applied (see
     :mod:`agent_contract_langchain.suite_extras`); the harness declares them in its
-    ``capabilities``.
+    ``capabilities``. In the ``stream`` mode it also declares ``streamed_replies``: the
+    scripted model streams each reply in the pieces the scenario's ``stream`` extras
+    name (``_streaming_model``).
     """
 
     def harness(model: Model, tools: list[ToolSpec], options: RunInput) -> RunResult:
         from .suite_store import SuiteStore  # it builds on this module
 
+        chat_model = _streaming_model(model, options) if mode == "stream" else model
         store = SuiteStore(options, mode)  # the durable store: it outlives a crashed instance
         saver = store.saver
 
@@ -391,7 +394,7 @@ def suite_harness(mode: Mode = "invoke") -> Harness:
             else:
                 contract = plan.contract(tools, options.contract, child_runner(plan, mode))
             graph = build_agent(
-                model,
+                chat_model,
                 contract,
                 system=options.system,
                 checkpointer=saver,
@@ -406,8 +409,31 @@ def suite_harness(mode: Mode = "invoke") -> Harness:
                 graph, contract, options, mode=mode, rebuild=build, endpoint=store.endpoint
             )
 
-    harness.capabilities = CAPABILITIES  # type: ignore[attr-defined]
+    capabilities = (*CAPABILITIES, "streamed_replies") if mode == "stream" else CAPABILITIES
+    harness.capabilities = capabilities  # type: ignore[attr-defined]
     return harness
+
+
+def _streaming_model(model: Model | BaseChatModel, options: RunInput) -> Model | BaseChatModel:
+    """``model`` as the :class:`~agent_contract_langchain.chat_model.ContractChatModel`
+    a suite run streams: each reply's text and argument text in the pieces the
+    scenario's ``stream`` extras name
+    (:func:`agent_contract.conformance.wire_check.stream_plan`: ``pieces:<n>``,
+    ``interleaved``), as the replay server sends them over SSE; a scenario with no plan
+    streams each text whole. A LangChain chat model (``check --wire``'s client, whose
+    server cuts the pieces) is used as it is.
+
+    Raises:
+        ConfigurationError: the ``stream`` extras name an unknown item.
+    """
+    from agent_contract.conformance.wire_check import stream_plan  # the suite's, not the runtime's
+
+    from .chat_model import ContractChatModel
+
+    if isinstance(model, BaseChatModel):
+        return model
+    pieces, interleaved = stream_plan(options.extras)
+    return ContractChatModel(model=model, chunk_chars=pieces, interleave_calls=interleaved)
 
 
 # How a suite run carries decisions into a paused run (see run_options).

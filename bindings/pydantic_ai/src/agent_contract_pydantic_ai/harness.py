@@ -56,6 +56,7 @@ from .driving import (
     drive_agent,
     stream_events,
 )
+from .model import contract_model
 
 __all__ = [
     "arun_agent",
@@ -236,9 +237,11 @@ def child_runner(model: Model, mode: Mode = "run", streamed: set[str] | None = N
 def suite_harness(mode: Mode = "run_sync") -> Harness:
     """:func:`run_agent` in ``mode`` as a contract-suite harness (approvals answered by the
     scenario's decider through :func:`resume_agent`). With ``"stream"``, every tool call of
-    the run must have come through the event stream (:func:`check_streamed`)."""
+    the run must have come through the event stream (:func:`check_streamed`), and the
+    scripted model streams in the scenario's pieces (``_streaming_model``)."""
 
     def harness(model: Model, tools: list[ToolSpec], options: RunInput) -> RunResult:
+        run_model = _streaming_model(model, options) if mode == "stream" else model
         streamed: set[str] = set()
         plan = options.sub_agent
         if plan is None:
@@ -247,7 +250,7 @@ def suite_harness(mode: Mode = "run_sync") -> Harness:
             contract = plan.contract(
                 tools, options.contract, child_runner(plan.model, mode, streamed)
             )
-        agent = build_agent(model, contract)
+        agent = build_agent(run_model, contract)
         result = drive_agent(
             agent, options.start(contract), options.messages(), mode=mode, streamed=streamed
         )
@@ -256,12 +259,32 @@ def suite_harness(mode: Mode = "run_sync") -> Harness:
         return settle_approvals(
             result,
             lambda snapshot, approvals, checkpoint=None: resume_agent(
-                model, contract, snapshot, approvals, mode=mode, checkpoint=checkpoint
+                run_model, contract, snapshot, approvals, mode=mode, checkpoint=checkpoint
             ),
             options,
             restart=lambda snapshot, approvals: resume_agent(
-                model, options.contract(tools), snapshot, approvals, mode=mode
+                run_model, options.contract(tools), snapshot, approvals, mode=mode
             ),
         )
 
     return harness
+
+
+def _streaming_model(model: Model | PydanticModel, options: RunInput) -> Model | PydanticModel:
+    """``model`` as the scripted PydanticAI model a ``stream`` suite run drives: each
+    reply's text and argument text streamed in the pieces the scenario's ``stream``
+    extras name (:func:`agent_contract.conformance.wire_check.stream_plan`:
+    ``pieces:<n>``, ``interleaved``), as the replay server sends them over SSE; a
+    scenario with no plan streams as :func:`~agent_contract_pydantic_ai.model.contract_model`
+    does by default. A PydanticAI model (``check --wire``'s client, whose server cuts
+    the pieces) is used as it is.
+
+    Raises:
+        ConfigurationError: the ``stream`` extras name an unknown item.
+    """
+    from agent_contract.conformance.wire_check import stream_plan  # the suite's, not the runtime's
+
+    if isinstance(model, PydanticModel):
+        return model
+    pieces, interleaved = stream_plan(options.extras)
+    return contract_model(model, chunk_chars=pieces, interleave_calls=interleaved)

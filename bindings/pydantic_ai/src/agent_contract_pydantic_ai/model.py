@@ -34,6 +34,7 @@ from pydantic_ai.tools import ToolDefinition
 from agent_contract.errors import ModelError
 from agent_contract.messages import Completion
 from agent_contract.model import Model
+from agent_contract.streaming import call_pieces, text_pieces
 
 from .messages import completion_to_response, finish_fields, from_pydantic_messages
 
@@ -73,6 +74,22 @@ def _json_arguments(arguments: Any) -> str:
     return json.dumps(arguments, ensure_ascii=False, default=repr)
 
 
+def _argument_pieces(
+    completion: Completion, chunk_chars: int | None, interleave: bool
+) -> list[tuple[int, str]]:
+    """The ``(call index, piece)`` of the completion's JSON argument texts, in stream
+    order: pieces of ``chunk_chars`` (:func:`~agent_contract.streaming.call_pieces`),
+    or, without it, each text in two halves (the first may be empty)."""
+    texts = [_json_arguments(call.arguments) for call in completion.tool_calls]
+    if chunk_chars is not None:
+        return call_pieces(texts, chunk_chars, interleave=interleave)
+    return [
+        (index, part)
+        for index, text in enumerate(texts)
+        for part in (text[: len(text) // 2], text[len(text) // 2 :])
+    ]
+
+
 class _FinishingFunctionModel(FunctionModel):
     """A ``FunctionModel`` whose streamed responses carry the completion's finish reason
     and refusal as a provider's do (``FunctionModel`` streams leave them ``None``): the
@@ -102,12 +119,24 @@ class _FinishingFunctionModel(FunctionModel):
             yield streamed
 
 
-def contract_model(model: Model, *, model_name: str = MODEL_NAME) -> FunctionModel:
+def contract_model(
+    model: Model,
+    *,
+    model_name: str = MODEL_NAME,
+    chunk_chars: int | None = None,
+    interleave_calls: bool = False,
+) -> FunctionModel:
     """``model`` as a PydanticAI ``FunctionModel`` (non-streamed and streamed paths).
 
     Args:
         model: any agent-contract model (``FakeModel``, ``DemoModel``, a provider of yours).
         model_name: the name PydanticAI reports for it.
+        chunk_chars: when streaming, the characters per piece of the reply's text and
+            of each call's JSON argument text (:mod:`agent_contract.streaming`: the
+            pieces join to exactly what the model sent); ``None`` (the default): the
+            text whole, each call's arguments in two halves.
+        interleave_calls: when streaming, the calls' argument pieces by turns (call 0,
+            call 1, call 0, ...), each delta keyed by its call's index.
 
     Returns:
         A ``FunctionModel``. It raises :class:`~agent_contract.errors.ModelError` when
@@ -123,16 +152,21 @@ def contract_model(model: Model, *, model_name: str = MODEL_NAME) -> FunctionMod
         completion = _complete(model, messages, info)
         finishing[id(messages)] = completion
         if completion.text:
-            yield completion.text
-        for index, call in enumerate(completion.tool_calls):
-            arguments = _json_arguments(call.arguments)
-            half = len(arguments) // 2
-            yield {
-                index: DeltaToolCall(
-                    name=call.name, json_args=arguments[:half], tool_call_id=call.id or None
-                )
-            }
-            yield {index: DeltaToolCall(json_args=arguments[half:])}
+            for piece in text_pieces(completion.text, chunk_chars):
+                yield piece
+        calls = completion.tool_calls
+        started: set[int] = set()
+        for index, piece in _argument_pieces(completion, chunk_chars, interleave_calls):
+            if index in started:
+                yield {index: DeltaToolCall(json_args=piece)}
+            else:  # a call's first piece carries its name and id
+                started.add(index)
+                call = calls[index]
+                yield {
+                    index: DeltaToolCall(
+                        name=call.name, json_args=piece, tool_call_id=call.id or None
+                    )
+                }
         if not completion.text and not completion.tool_calls:
             yield ""
 

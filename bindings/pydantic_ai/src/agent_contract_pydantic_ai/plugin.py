@@ -90,7 +90,8 @@ def _suite_harness(mode: Mode) -> Harness:
     from .harness import suite_harness
 
     harness = suite_harness(mode)
-    harness.capabilities = CAPABILITIES  # type: ignore[attr-defined]
+    streams = ("streamed_replies",) if mode == "stream" else ()  # its model streams in pieces
+    harness.capabilities = (*CAPABILITIES, *streams)  # type: ignore[attr-defined]
     harness.not_expressible = NOT_EXPRESSIBLE[mode]  # type: ignore[attr-defined]
     return harness
 

@@ -5,8 +5,10 @@ text those pieces join to, and only when it is whole.
 Each scenario's reply is streamed in pieces it names (the ``stream`` extras of
 :mod:`agent_contract.conformance.wire_check`): a column whose client reads a stream
 (``check --wire``'s streamed columns) is sent the pieces; a column whose client does not
-stream reports the scenario ``no form``; an in-process harness that does not declare
-``streamed_replies`` leaves the row ``not checked (not declared)``. What each observes:
+stream reports the scenario ``no form``. In process, the streaming columns
+(``langchain-stream``, ``pydantic-ai-stream``) declare ``streamed_replies``: their scripted
+model streams in the same pieces (:mod:`agent_contract.streaming`); a harness that does
+not declare it leaves the row ``not checked (not declared)``. What each observes:
 
 - ``streamed_call_cut_mid_json``: a call cut inside its JSON by the output limit
   (finish reason ``length``) never runs: the run stops ``truncated_response``, the call
