@@ -6,9 +6,9 @@ run's caller; a tool that declared no context gets none; and a secret handed in 
 run's values (and declared a secret) reaches the tool but never the trace or the tool
 message the model reads.
 
-The core has no secret *handles*: values travel as they are in
-:attr:`~agent_contract.tools.ToolContext.values`, and what keeps them out of the trace
-and the model's view is the run's redaction (``RunInput.secrets``). A *named* secret
+Application values travel as they are in :attr:`~agent_contract.tools.ToolContext.values`,
+and what keeps a secret among them out of the trace and the model's view is the run's
+redaction (``RunInput.secrets``). A *named* secret
 (``RunInput.secrets`` as a mapping ``name -> value``) is handed out by the core only to
 a tool that declared it (``ToolSpec(secrets=(name,))``, ``context.secret(name)``); every
 other tool, and a write's preview (the approval step), sees at most its
@@ -336,7 +336,8 @@ DEFINITION: Final = BoundaryDefinition(
         id="tool_context",
         label="tool context",
         rule=(
-            "the caller and application values reach tools and the approval step, only as declared"
+            "the caller, application values and named secrets reach tools and the approval "
+            "step, only as declared (secrets: to declaring tools, as handles elsewhere)"
         ),
         keep_it=(
             "Start every run with its caller and values (`Contract.start(caller=..., "
