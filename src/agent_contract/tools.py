@@ -32,12 +32,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_VALIDATION_ERRORS",
+    "SECRET_NAME_PATTERN",
     "TOOL_NAME_PATTERN",
     "Effect",
     "Handler",
     "Isolation",
     "OnOversize",
-    "SECRET_NAME_PATTERN",
     "SecretHandle",
     "ToolContext",
     "ToolRegistry",
@@ -102,13 +102,14 @@ def check_secret_names(names: Iterable[object], what: str) -> tuple[str, ...]:
     """
     if isinstance(names, str):
         raise ConfigurationError(f"{what}: secrets must be a sequence of names, not one string")
-    checked = tuple(names)
-    for name in checked:
+    checked: list[str] = []
+    for name in names:
         if not isinstance(name, str) or not SECRET_NAME_PATTERN.match(name):
             raise ConfigurationError(
                 f"{what}: secret name {name!r} must match {SECRET_NAME_PATTERN.pattern}"
             )
-    return checked
+        checked.append(name)
+    return tuple(checked)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -291,9 +292,7 @@ class ToolSpec:
             object.__setattr__(self, "needs_context", True)
         elif self.preview is not None or self.verify is not None:
             raise ConfigurationError(f"tool {self.name!r}: preview/verify are for write tools")
-        object.__setattr__(
-            self, "secrets", check_secret_names(self.secrets, f"tool {self.name!r}")
-        )
+        object.__setattr__(self, "secrets", check_secret_names(self.secrets, f"tool {self.name!r}"))
         if self.secrets and not self.needs_context:
             raise ConfigurationError(
                 f"tool {self.name!r} declares secrets but not needs_context=True "

@@ -47,8 +47,9 @@ def test_a_handle_shows_its_name_never_a_value() -> None:
     assert str(handle) == "<secret api_key>"
     assert repr(handle) == "SecretHandle('api_key')"
     assert json.dumps({"auth": handle}) == '{"auth": "<secret api_key>"}'
-    for copied in (pickle.loads(pickle.dumps(handle)), copy.deepcopy(handle)):
-        assert isinstance(copied, SecretHandle) and copied.name == "api_key"
+    for copied in (pickle.loads(pickle.dumps(handle)), copy.deepcopy(handle)):  # noqa: S301
+        assert isinstance(copied, SecretHandle)
+        assert copied.name == "api_key"
 
 
 @pytest.mark.parametrize("name", ["", "has space", "x" * 65, 3])
@@ -97,11 +98,15 @@ def test_only_the_declaring_tool_gets_the_value_and_nothing_emits_it() -> None:
     keyed, nosy, refusal = seen
     assert dict(keyed.secrets) == {"api_key": "<secret api_key>"}
     assert nosy.secrets == {}
-    assert "'nosy'" in refusal and "'api_key'" in refusal and "did not declare" in refusal
+    assert "'nosy'" in refusal
+    assert "'api_key'" in refusal
+    assert "did not declare" in refusal
     for context in (keyed, nosy):
-        assert KEY not in repr(context) and KEY not in repr(dict(context.values))
+        assert KEY not in repr(context)
+        assert KEY not in repr(dict(context.values))
     contents = [str(m.content) for m in result.messages if m.role == "tool"]
-    assert contents[1] == "refused" and KEY not in contents[0]
+    assert contents[1] == "refused"
+    assert KEY not in contents[0]
     assert KEY not in result.trace.to_jsonl()
 
 
@@ -151,8 +156,10 @@ def test_a_preview_gets_handles_only_and_a_restored_run_keeps_the_secrets() -> N
     (pending,) = paused.pending_approvals
     assert pending.preview == {"text": "x", "signed_with": "<secret api_key>"}
     assert KEY not in repr(pending)
-    assert "handle only" in seen[0] and "'signed'" in seen[0]
-    assert paused.snapshot is not None and KEY not in json.dumps(paused.snapshot)
+    assert "handle only" in seen[0]
+    assert "'signed'" in seen[0]
+    assert paused.snapshot is not None
+    assert KEY not in json.dumps(paused.snapshot)
     approve = Approval(tool_call_id="w1", decision="approve", token=pending.token)
     done = resume(model, contract, paused.snapshot, [approve])
     assert done.stop_reason == "answered"

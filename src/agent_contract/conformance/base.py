@@ -214,7 +214,6 @@ class Scenario:
             extras=dict(self.extras),
         )
 
-
     def _run_secrets(self) -> tuple[str, ...] | dict[str, str]:
         """The ``RunInput.secrets`` of this scenario's run: the planted secret and
         :attr:`secrets`, as a tuple, or (with :attr:`named_secrets`) named ``redact_N``

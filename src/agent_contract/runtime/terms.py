@@ -63,8 +63,8 @@ class Terms:
         """The named secrets, ``name -> value`` (``secrets`` given as a mapping): every
         run of these terms hands a tool the values of those it declared."""
         if isinstance(secrets, Mapping):
-            names = check_secret_names(secrets, "the contract")
-            self.named_secrets = dict(zip(names, (secrets[n] for n in names), strict=True))
+            secret_names = check_secret_names(secrets, "the contract")
+            self.named_secrets = {name: secrets[name] for name in secret_names}
             secrets = tuple(self.named_secrets.values())
         secrets = tuple(secrets)
         self.redaction = base.with_secrets(secrets) if secrets else base

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from ...errors import ConfigurationError
 from ...harnesses import Observation
 from ...testing import FakeModel, tool_call
-from ...errors import ConfigurationError
 from ...tools import SecretHandle, ToolContext, ToolSpec
 from ..base import SUITE_CALLER, Boundary, BoundaryDefinition, Problem, call_then_answer
 from ..checks import check_not_emitted, check_writes
@@ -327,7 +327,9 @@ def _approval_sees_handles(obs: Observation, model: FakeModel, probe: Probe) -> 
         problems.append("the pending approval shows the secret's value")
     preview = pending.preview if isinstance(pending.preview, dict) else {}
     if preview.get("signed_with") != "<secret api_key>":
-        problems.append(f"the preview's signed_with is {preview.get('signed_with')!r}, expected the handle")
+        problems.append(
+            f"the preview's signed_with is {preview.get('signed_with')!r}, expected the handle"
+        )
     return _problems(problems)
 
 
