@@ -138,7 +138,9 @@ KEEP_IT: Final[dict[str, str]] = {
         "`run_agent(..., caller=..., context=...)`): a `needs_context=True` tool gets the "
         "caller, the values and its own `tool_call_id` in its `ToolContext`, a write's "
         "preview and approval act for the caller, a tool without it gets no context; "
-        "declare secret values in `secrets=`."
+        "name secrets (`secrets={name: value}` on the Contract or the run) and declare "
+        "them per tool (`ToolSpec(secrets=(name,))`, `context.secret(name)`): other tools "
+        "and the approval step see only a handle."
     ),
     "checkpoint_integrity": (
         "The app's `RunStore` for the paused run (sealed, encrypted, versioned rows) and "

@@ -145,8 +145,10 @@ KEEP_IT: Final[dict[str, str]] = {
         "`contract.start(caller=..., context=...)` for the capability): a "
         "`needs_context=True` tool gets the caller, the values and its own `tool_call_id` "
         "in its `ToolContext`, a write's preview and approval act for the caller, a tool "
-        "without it gets no context; declare secret values in `secrets=`, where a plain "
-        "`Agent`'s tools see only what `deps` carries."
+        "without it gets no context; name secrets (`secrets={name: value}`) and declare "
+        "them per tool (`ToolSpec(secrets=(name,))`, `context.secret(name)`): other tools "
+        "and the approval step see only a handle, where a plain `Agent`'s tools see "
+        "whatever `deps` carries."
     ),
     "checkpoint_integrity": (
         "Keep the paused run's snapshot (all a paused PydanticAI run needs) in the app's "

@@ -32,11 +32,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_VALIDATION_ERRORS",
+    "SECRET_NAME_PATTERN",
     "TOOL_NAME_PATTERN",
     "Effect",
     "Handler",
     "Isolation",
     "OnOversize",
+    "SecretHandle",
     "ToolContext",
     "ToolRegistry",
     "ToolSpec",
@@ -51,6 +53,63 @@ TOOL_NAME_PATTERN: Final = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 MAX_VALIDATION_ERRORS: Final = 5
 """How many schema violations one invalid-arguments message lists at most."""
+
+SECRET_NAME_PATTERN: Final = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+"""Secret names a run and a tool may use: 1-64 ASCII letters, digits, ``_``, ``.`` or
+``-``."""
+
+
+class SecretHandle(str):
+    """A named secret as everything but its declaring tool sees it: the text
+    ``<secret NAME>`` (so its ``str``, its JSON form and anything built from it show
+    that marker, never the value), with the secret's name in :attr:`name`.
+
+    A tool that declared the secret (``ToolSpec(secrets=("api_key",))``) finds the
+    handle in ``context.secrets["api_key"]`` (it may put it in a preview or a result:
+    a human or the model then sees the marker) and gets the value only by asking
+    ``context.secret("api_key")``. The handle itself holds no value.
+
+    Raises:
+        ConfigurationError: ``name`` does not match :data:`SECRET_NAME_PATTERN`.
+    """
+
+    name: str
+    """The secret's name."""
+
+    def __new__(cls, name: str) -> SecretHandle:
+        if not isinstance(name, str) or not SECRET_NAME_PATTERN.match(name):
+            raise ConfigurationError(
+                f"secret name {name!r} must match {SECRET_NAME_PATTERN.pattern}"
+            )
+        handle = super().__new__(cls, f"<secret {name}>")
+        handle.name = name
+        return handle
+
+    def __repr__(self) -> str:
+        return f"SecretHandle({self.name!r})"
+
+    def __reduce__(self) -> tuple[type[SecretHandle], tuple[str]]:
+        return (SecretHandle, (self.name,))
+
+
+def check_secret_names(names: Iterable[object], what: str) -> tuple[str, ...]:
+    """``names`` as a tuple, each checked against :data:`SECRET_NAME_PATTERN`
+    (``what`` names their owner in the error).
+
+    Raises:
+        ConfigurationError: a name that is not a string matching the pattern, or
+            ``names`` given as one string.
+    """
+    if isinstance(names, str):
+        raise ConfigurationError(f"{what}: secrets must be a sequence of names, not one string")
+    checked: list[str] = []
+    for name in names:
+        if not isinstance(name, str) or not SECRET_NAME_PATTERN.match(name):
+            raise ConfigurationError(
+                f"{what}: secret name {name!r} must match {SECRET_NAME_PATTERN.pattern}"
+            )
+        checked.append(name)
+    return tuple(checked)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -75,6 +134,44 @@ class ToolContext:
     emitter: ProgressEmitter | None = None
     """Sends progress events into the run's trace (and its sink) while the call runs:
     ``context.emitter.progress(done=3)``; ``None`` outside a run."""
+    tool: str | None = None
+    """The name of the tool this context was made for (``None`` outside a run)."""
+    secrets: Mapping[str, SecretHandle] = field(default_factory=dict)
+    """A handle for each secret the tool declared (``ToolSpec.secrets``), by name:
+    safe to show (its text is ``<secret NAME>``); the value is :meth:`secret`'s."""
+    _secret_values: Mapping[str, str] = field(default_factory=dict, repr=False)
+    """The declared secrets' values the run holds (built by the runtime; read them
+    through :meth:`secret`). Empty for a preview: the approval step sees handles only."""
+    _reveals: bool = field(default=True, repr=False)
+    """False for a write's preview, whose context gives handles and never values."""
+
+    def secret(self, name: str) -> str:
+        """The value of the run's secret ``name``, for a tool that declared it.
+
+        Raises:
+            ConfigurationError: the tool did not declare ``name`` in
+                ``ToolSpec.secrets`` (fail closed: an undeclared secret is never
+                handed out), the context is a write's preview (the approval step sees
+                only handles), or the run was started without a secret of that name.
+        """
+        tool = self.tool or "?"
+        if name not in self.secrets:
+            raise ConfigurationError(
+                f"tool {tool!r} did not declare the secret {name!r}; "
+                f"declare it: ToolSpec(..., secrets=({name!r},))"
+            )
+        if not self._reveals:
+            raise ConfigurationError(
+                f"tool {tool!r}: a preview sees the secret {name!r} as a handle only "
+                "(the approval step never gets its value)"
+            )
+        value = self._secret_values.get(name)
+        if value is None:
+            raise ConfigurationError(
+                f"tool {tool!r} declared the secret {name!r} but the run was started "
+                "without it (Contract(secrets={name: value}) or RunInput(secrets={...}))"
+            )
+        return value
 
 
 Handler = Callable[..., Any]
@@ -135,6 +232,10 @@ class ToolSpec:
     ``"error"``: refuse with kind ``result_too_large``."""
     needs_context: bool = False
     """Pass a :class:`ToolContext` as the first positional argument."""
+    secrets: tuple[str, ...] = ()
+    """The names of the run's secrets this tool may read (``context.secret(name)``);
+    its context carries a :class:`SecretHandle` for each. Needs ``needs_context``
+    (a write tool has it). Any other secret is refused to it."""
     isolation: Isolation = "thread"
     """``"thread"``: run on the worker pool; a timed-out call keeps running and its
     outcome is reported unknown. ``"process"``: run in a child process killed at the
@@ -191,6 +292,12 @@ class ToolSpec:
             object.__setattr__(self, "needs_context", True)
         elif self.preview is not None or self.verify is not None:
             raise ConfigurationError(f"tool {self.name!r}: preview/verify are for write tools")
+        object.__setattr__(self, "secrets", check_secret_names(self.secrets, f"tool {self.name!r}"))
+        if self.secrets and not self.needs_context:
+            raise ConfigurationError(
+                f"tool {self.name!r} declares secrets but not needs_context=True "
+                "(its handler reads them from its ToolContext)"
+            )
         if self.check_arguments is not None and (
             not callable(self.check_arguments) or _is_async(self.check_arguments)
         ):

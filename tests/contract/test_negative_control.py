@@ -126,6 +126,9 @@ EXPECTED_BROKEN: dict[str, set[str]] = {
     "approval_names_the_caller": {"tool_context", "write_approval", T},
     "undeclared_tool_gets_no_context": {T},
     "run_values_reach_the_tool_only": {"tool_context"},
+    "declared_secret_reaches_the_tool": {"tool_context", T},
+    "undeclared_tool_gets_no_secret": {"tool_context", T},
+    "approval_sees_secret_handles": {"tool_context", T},
     # no durable store of the contract: the paused run is never stored, tampered with and
     # reopened (not counted on a control, which does not declare durable_store)
     "checkpoint_forged_refused": {"checkpoint_integrity", T},

@@ -129,6 +129,9 @@ EXPECTED_BROKEN: dict[str, set[str]] = {
     "approval_names_the_caller": {"tool_context", "write_approval", T},
     "undeclared_tool_gets_no_context": {T},
     "run_values_reach_the_tool_only": {"tool_context"},
+    "declared_secret_reaches_the_tool": {"tool_context", T},
+    "undeclared_tool_gets_no_secret": {"tool_context", T},
+    "approval_sees_secret_handles": {"tool_context", T},
     # not expressed: the control declares no durable_store (no durable store of the contract)
     "checkpoint_forged_refused": set(),
     "checkpoint_edited_refused": set(),

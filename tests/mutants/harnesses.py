@@ -17,7 +17,7 @@ import inspect
 import json
 import sqlite3
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -613,6 +613,19 @@ def _budget(**changes: Any) -> Callable[[RunInput], RunInput]:
     return swap
 
 
+def secrets_as_values(leak: bool) -> Callable[[RunInput], RunInput]:
+    """A run driver's options: as given (correct), or, with ``leak``, the run's named
+    secrets also copied into its application values (``context``), where every
+    context-aware tool reads them, declared or not."""
+
+    def options(o: RunInput) -> RunInput:
+        if not leak or not isinstance(o.secrets, Mapping):
+            return o
+        return dataclasses.replace(o, context={**(o.context or {}), **o.secrets})
+
+    return options
+
+
 def _call(**kwargs: Any) -> Callable[[], Harness]:
     return lambda: driver(**kwargs)
 
@@ -854,6 +867,13 @@ CORE_MUTANTS: tuple[Mutant, ...] = (
         "tool_context",
         _call(options=lambda o: dataclasses.replace(o, caller=None)),
     ),
+    Mutant(
+        "secrets_in_values",
+        "run driver",
+        "the run's named secrets copied into its application values (every tool sees them)",
+        "tool_context",
+        _call(options=secrets_as_values(True)),
+    ),
     # capabilities
     Mutant(
         "timeouts_undeclared",
@@ -881,6 +901,7 @@ CORE_TWINS: tuple[Twin, ...] = (
     Twin("single_attempt_adapter", _call(tools=retrying(1))),
     Twin("unshielded_async_adapter", _call(tools=shielding(False))),
     Twin("caller_passed_on", _call(options=lambda o: dataclasses.replace(o, caller=o.caller))),
+    Twin("secrets_kept_apart", _call(options=secrets_as_values(False))),
     Twin("child_in_a_child_scope", _call(delegate=in_child_scope)),
     Twin("finish_reason_passed_on", _call(model=lambda m: FinishForgettingModel(m, forget=False))),
     Twin("configured_contract", _call(contract=configured_contract())),

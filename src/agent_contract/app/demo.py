@@ -83,13 +83,16 @@ def start_demo(
     where = DemoFolder.open(folder)
     runner = durable_runner(harness)
     contract = where.contract(
-        budget=options.budget, secrets=options.secrets, create_orders=True, trace_sink=trace_sink
+        budget=options.budget,
+        secrets=options.secret_values,
+        create_orders=True,
+        trace_sink=trace_sink,
     )
     store = where.runs()
-    with where.recorded(store, harness, options.secrets):
+    with where.recorded(store, harness, options.secret_values):
         result = runner.run(model or DemoModel(), contract, options, folder=where.path)
     if result.stop_reason in PAUSE_REASONS:
-        where.record(store, result, harness, options.secrets)
+        where.record(store, result, harness, options.secret_values)
     else:
         where.prune(result.run_id, harness)  # nothing to resume: its checkpoints go
     return DemoRun(result=result, thread_id=result.run_id, folder=where.path)

@@ -168,6 +168,10 @@ class Scenario:
     breaks :attr:`boundary`."""
     secrets: tuple[str, ...] = ()
     """More values to redact, handed to the run beside the planted secret."""
+    named_secrets: Mapping[str, str] = field(default_factory=dict)
+    """The run's named secrets, ``name -> value`` (``RunInput.secrets`` as a mapping,
+    beside the planted secret and :attr:`secrets` under names of their own; empty:
+    ``RunInput.secrets`` is the tuple of values)."""
     context: Mapping[str, Any] = field(default_factory=dict)
     """Application values handed to the run (``RunInput.context``; empty: none)."""
     crash_at: str | None = None
@@ -198,7 +202,7 @@ class Scenario:
             budget=self.budget,
             allowlist=self.allowlist,
             history=self.history,
-            secrets=(PLANTED_SECRET, *self.secrets),
+            secrets=self._run_secrets(),
             caller=SUITE_CALLER,
             context=dict(self.context) or None,
             crash=crash,
@@ -209,6 +213,15 @@ class Scenario:
             answer_format=self.answer_format,
             extras=dict(self.extras),
         )
+
+    def _run_secrets(self) -> tuple[str, ...] | dict[str, str]:
+        """The ``RunInput.secrets`` of this scenario's run: the planted secret and
+        :attr:`secrets`, as a tuple, or (with :attr:`named_secrets`) named ``redact_N``
+        beside the named ones."""
+        values = (PLANTED_SECRET, *self.secrets)
+        if not self.named_secrets:
+            return values
+        return {**{f"redact_{i}": v for i, v in enumerate(values)}, **self.named_secrets}
 
 
 def call_then_answer(

@@ -87,6 +87,10 @@ class Probe:
         timed-out tool really stopped, not only what was reported."""
         self.late_writes: list[str] = []
         self.writes: dict[str, dict[str, Any]] = {}
+        self.secret_reads: list[tuple[str, str]] = []
+        """``(where, outcome)`` of each ``context.secret(...)`` a suite tool asked:
+        ``where`` is the tool (``tool:preview`` for a preview), ``outcome`` is
+        ``"value"`` (the run's value), ``"other value"``, or the refusal's message."""
         self.write_calls = 0
         self.previews = 0
         self.refusals: list[str] = []

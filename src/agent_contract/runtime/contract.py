@@ -39,7 +39,12 @@ class Contract(Terms):
         allowlist: names of the tools this contract lets run; ``None`` allows every
             registered tool. Only allowlisted tools are offered to the model.
         redaction: the redaction policy; ``secrets`` are added to it.
-        secrets: exact values that must never leave a run.
+        secrets: exact values that must never leave a run; as a mapping
+            ``name -> value``, also the named secrets (:attr:`named_secrets`): a tool
+            that declared a name (``ToolSpec(secrets=(name,))``) reads its value with
+            ``context.secret(name)`` in every run and restored run of this contract;
+            every other tool, and a write's preview, sees at most a
+            :class:`~agent_contract.tools.SecretHandle`.
         executor: the worker pool; defaults to the process-wide one.
         expose_exception_text: show (redacted) exception text to the model for tool
             failures that are not ToolErrors. Off by default.
@@ -71,7 +76,7 @@ class Contract(Terms):
         budget: Budget | None = None,
         allowlist: Iterable[str] | None = None,
         redaction: RedactionPolicy | None = None,
-        secrets: Iterable[str] = (),
+        secrets: Iterable[str] | Mapping[str, str] = (),
     ) -> Contract:
         """``tools`` if it is a Contract already (then the options must be unset), else a
         new Contract built from the tools and options. Harness entry points use it.

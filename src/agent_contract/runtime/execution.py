@@ -18,7 +18,7 @@ from ..executor import Invocation, ToolExecutor, arun_with_timeout, run_isolated
 from ..pools import CANCEL_GRACE_SECONDS
 from ..results import ToolResult, classify_exception, error_result, success_result
 from ..text import copy_json
-from ..tools import ToolContext, ToolSpec
+from ..tools import SecretHandle, ToolContext, ToolSpec
 from ..trace import ProgressEmitter
 from .attempts import amend
 from .ledger import PlannedCall, refusal
@@ -88,8 +88,18 @@ def refused_after_stop(run: Run, planned: PlannedCall) -> ToolResult | None:
         )
 
 
-def tool_context(run: Run, call_id: str, *, idempotency_key: str | None = None) -> ToolContext:
-    """The :class:`ToolContext` a handler of call ``call_id`` gets."""
+def tool_context(
+    run: Run,
+    call_id: str,
+    spec: ToolSpec,
+    *,
+    idempotency_key: str | None = None,
+    preview: bool = False,
+) -> ToolContext:
+    """The :class:`ToolContext` the handler (or verify; with ``preview``, the preview)
+    of ``spec``'s call ``call_id`` gets: handles for the secrets ``spec`` declared and,
+    except for a preview, their values the run holds; no other secret."""
+    declared = spec.secrets
     return ToolContext(
         run_id=run.run_id,
         tool_call_id=call_id,
@@ -97,6 +107,12 @@ def tool_context(run: Run, call_id: str, *, idempotency_key: str | None = None) 
         values=run.context,
         idempotency_key=idempotency_key,
         emitter=ProgressEmitter(run.trace, call_id),
+        tool=spec.name,
+        secrets={name: SecretHandle(name) for name in declared},
+        _secret_values=(
+            {} if preview else {n: run.secrets[n] for n in declared if n in run.secrets}
+        ),
+        _reveals=not preview,
     )
 
 
@@ -144,7 +160,7 @@ def submit(
     result (see :meth:`RunState.submit`)."""
     spec = _runnable_spec(planned)
     timeout = timeout_for(run, spec)
-    context = tool_context(run, planned.call_id)
+    context = tool_context(run, planned.call_id, spec)
     if spec.isolation == "process":
         args = (context,) if spec.needs_context else ()
         kwargs = copy.deepcopy(planned.arguments)
@@ -195,7 +211,7 @@ async def aexecute(
 
         return await asyncio.to_thread(lambda: submit(run, planned)())
     timeout = timeout_for(run, spec)
-    context = tool_context(run, planned.call_id)
+    context = tool_context(run, planned.call_id, spec)
     with _interruptible(run, planned, spec):
         invocation = await arun_with_timeout(
             lambda: ainvoke(context),

@@ -60,8 +60,9 @@ class RunOptions(TypedDict, total=False):
     """Tool names that may run (default: all registered)."""
     redaction: RedactionPolicy | None
     """The redaction policy; ``secrets`` are added to it."""
-    secrets: Iterable[str]
-    """Values that must never appear in the trace, tool messages or output."""
+    secrets: Iterable[str] | Mapping[str, str]
+    """Values that must never appear in the trace, tool messages or output; as a
+    mapping ``name -> value``, also the run's named secrets (see ``RunInput.secrets``)."""
     system: str | None
     """An optional system message, sent first."""
     caller: str | None
@@ -98,8 +99,14 @@ class RunInput:
     """Allowed tools; None allows all."""
     history: tuple[Message, ...] = ()
     """Earlier turns, replayed to the model in order before the user message."""
-    secrets: tuple[str, ...] = ()
-    """Values to redact from the trace, tool messages and output."""
+    secrets: tuple[str, ...] | Mapping[str, str] = ()
+    """Values to redact from the trace, tool messages and output. A mapping
+    ``name -> value`` also names them: the run's named secrets, whose values a tool
+    that declared the name (``ToolSpec(secrets=(name,))``) reads with
+    ``context.secret(name)`` and every other tool, the approval step and the trace see
+    at most as a :class:`~agent_contract.tools.SecretHandle` (``<secret name>``); they
+    become the contract's ``named_secrets`` (:meth:`contract`), so a restored run has
+    them too (a snapshot never holds them)."""
     redaction: RedactionPolicy | None = None
     """The redaction policy (None: the default one); ``secrets`` are added to it."""
     system: str | None = None
@@ -155,7 +162,7 @@ class RunInput:
             budget=options.get("budget"),
             allowlist=tuple(allowlist) if allowlist is not None else None,
             history=tuple(options.get("history", ())),
-            secrets=tuple(options.get("secrets", ())),
+            secrets=_secrets(options.get("secrets", ())),
             redaction=options.get("redaction"),
             system=options.get("system"),
             caller=options.get("caller"),
@@ -182,7 +189,7 @@ class RunInput:
                 budget=self.budget,
                 allowlist=self.allowlist,
                 redaction=self.redaction,
-                secrets=self.secrets,
+                secrets=self.secret_values,
             )
         return Contract(
             tools,
@@ -200,6 +207,13 @@ class RunInput:
         caller and context (see :meth:`Contract.start`)."""
         return contract.start(run_id=self.run_id, caller=self.caller, context=self.context)
 
+    @property
+    def secret_values(self) -> tuple[str, ...]:
+        """The values of :attr:`secrets` (the mapping's values, or the tuple itself)."""
+        if isinstance(self.secrets, Mapping):
+            return tuple(self.secrets.values())
+        return self.secrets
+
     def turns(self) -> list[Message]:
         """The input turns: ``history``, then the user message (a driver that gives the
         system message to its framework apart uses these)."""
@@ -209,3 +223,10 @@ class RunInput:
         """The input transcript: the system message (if any), then :meth:`turns`."""
         first = [Message(role="system", content=self.system)] if self.system is not None else []
         return [*first, *self.turns()]
+
+
+def _secrets(secrets: Iterable[str] | Mapping[str, str]) -> tuple[str, ...] | Mapping[str, str]:
+    """A run's ``secrets`` option, frozen: a mapping copied, any other iterable a tuple."""
+    if isinstance(secrets, Mapping):
+        return dict(secrets)
+    return tuple(secrets)

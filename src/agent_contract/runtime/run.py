@@ -132,10 +132,19 @@ class Run:
     facade: Any = None
     """The :class:`~agent_contract.runtime.RunState` wrapping this run (set once, by
     it), so a child scope looked up again is the same object."""
+    secrets: dict[str, str] = field(default_factory=dict, repr=False)
+    """The run's named secrets, ``name -> value`` (its contract's
+    ``named_secrets``; a child scope shares its run's): a tool gets the values of those
+    it declared through its ``ToolContext.secret``; never stored in a snapshot."""
 
     @classmethod
     def create(
-        cls, contract: Terms, *, run_id: str, caller: str | None, context: dict[str, Any]
+        cls,
+        contract: Terms,
+        *,
+        run_id: str,
+        caller: str | None,
+        context: dict[str, Any],
     ) -> Run:
         """A fresh run with an empty trace and ledger (nothing is traced yet)."""
         counters = RunCounters(clock=contract.clock)
@@ -148,6 +157,7 @@ class Run:
             counters=counters,
             trace=trace,
             ledger=CallLedger(contract.redaction, trace),
+            secrets=dict(contract.named_secrets),
         )
 
     def stopped(self) -> Stop | None:
@@ -166,7 +176,7 @@ class Run:
 
         A child keeps its own ledger, history, attempts and decisions (its calls are
         its own), and shares the run's counters (budgets are the run's), trace (its
-        events carry a ``scope`` field), lock, id, caller and context. The caller
+        events carry a ``scope`` field), lock, id, caller, context and secrets. The caller
         holds no lock; this takes the run's.
 
         Raises:
@@ -201,6 +211,7 @@ class Run:
                 lock=self.lock,
                 parent=self,
                 scope=scope,
+                secrets=self.secrets,
             )
             self.children.append(child)
             trace.record("child_started", agent=agent, tools_offered=contract.offered_names())

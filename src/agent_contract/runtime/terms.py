@@ -9,13 +9,13 @@ contract as its terms, so the data of a run never depends on the runs' entry poi
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ..budget import Budget
 from ..errors import ConfigurationError
 from ..executor import ToolExecutor, default_executor
-from ..tools import ToolRegistry, ToolSpec
+from ..tools import ToolRegistry, ToolSpec, check_secret_names
 from ..trace import RedactionPolicy, TraceSink
 from .answers import AnswerFormat
 from .response import Commentary
@@ -39,7 +39,7 @@ class Terms:
         budget: Budget | None = None,
         allowlist: Iterable[str] | None = None,
         redaction: RedactionPolicy | None = None,
-        secrets: Iterable[str] = (),
+        secrets: Iterable[str] | Mapping[str, str] = (),
         executor: ToolExecutor | None = None,
         expose_exception_text: bool = False,
         trace_sink: TraceSink | None = None,
@@ -59,6 +59,13 @@ class Terms:
         else:
             self.allowlist = None
         base = redaction or RedactionPolicy()
+        self.named_secrets: dict[str, str] = {}
+        """The named secrets, ``name -> value`` (``secrets`` given as a mapping): every
+        run of these terms hands a tool the values of those it declared."""
+        if isinstance(secrets, Mapping):
+            secret_names = check_secret_names(secrets, "the contract")
+            self.named_secrets = {name: secrets[name] for name in secret_names}
+            secrets = tuple(self.named_secrets.values())
         secrets = tuple(secrets)
         self.redaction = base.with_secrets(secrets) if secrets else base
         self._executor = executor

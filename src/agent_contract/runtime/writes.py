@@ -82,7 +82,9 @@ def _preview(
     when it times out, raises, or returns something that is not JSON data."""
     if spec.preview is None:  # ToolSpec guarantees it for writes; fail closed anyway
         return None, ("not_allowed", f"write tool {spec.name!r} has no preview")
-    invocation = _run_hook(run, spec.preview, spec, tool_context(run, call_id), arguments)
+    invocation = _run_hook(
+        run, spec.preview, spec, tool_context(run, call_id, spec, preview=True), arguments
+    )
     if invocation.timed_out:
         return None, ("timeout", f"preview of {spec.name!r} timed out")
     if invocation.error is not None:
@@ -257,7 +259,7 @@ def execute_write(run: Run, call_id: str) -> ToolResult:
     name, redaction = spec.name, run.contract.redaction
     check_bound(run, planned, name)
     key = idempotency_key(run.run_id, call_id, name, planned.arguments)
-    context = tool_context(run, call_id, idempotency_key=key)
+    context = tool_context(run, call_id, spec, idempotency_key=key)
     before = _verify(run, spec, context, planned.arguments)
     if before.timed_out or before.error is not None:
         result = _unverifiable(run, spec, call_id, key, before)

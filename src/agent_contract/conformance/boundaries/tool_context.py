@@ -6,23 +6,47 @@ run's caller; a tool that declared no context gets none; and a secret handed in 
 run's values (and declared a secret) reaches the tool but never the trace or the tool
 message the model reads.
 
-The core has no secret *handles*: values travel as they are in
-:attr:`~agent_contract.tools.ToolContext.values`, and what keeps them out of the trace
-and the model's view is the run's redaction (``RunInput.secrets``).
+Application values travel as they are in :attr:`~agent_contract.tools.ToolContext.values`,
+and what keeps a secret among them out of the trace and the model's view is the run's
+redaction (``RunInput.secrets``). A *named* secret
+(``RunInput.secrets`` as a mapping ``name -> value``) is handed out by the core only to
+a tool that declared it (``ToolSpec(secrets=(name,))``, ``context.secret(name)``); every
+other tool, and a write's preview (the approval step), sees at most its
+:class:`~agent_contract.tools.SecretHandle`.
 """
 
 from __future__ import annotations
 
 from typing import Any, Final
 
+from ...errors import ConfigurationError
 from ...harnesses import Observation
 from ...testing import FakeModel, tool_call
-from ...tools import ToolContext, ToolSpec
+from ...tools import SecretHandle, ToolContext, ToolSpec
 from ..base import SUITE_CALLER, Boundary, BoundaryDefinition, Problem, call_then_answer
 from ..checks import check_not_emitted, check_writes
-from ..fixtures import PLANTED_SECRET, TEXT_SCHEMA, Probe, tools_with, transfer_tool
+from ..fixtures import (
+    PLANTED_SECRET,
+    TEXT_SCHEMA,
+    Probe,
+    required_object,
+    tools_with,
+    transfer_tool,
+)
 
-__all__ = ["DEFINITION", "check_context_of", "plain_tool", "vault_tool", "whoami_tool"]
+__all__ = [
+    "DEFINITION",
+    "check_context_of",
+    "keyed_tool",
+    "nosy_tool",
+    "plain_tool",
+    "signed_transfer_tool",
+    "vault_tool",
+    "whoami_tool",
+]
+
+_NAMED: Final = {"api_key": PLANTED_SECRET}
+"""The named secrets the secret scenarios hand to the run."""
 
 _VALUES: Final = {"api_key": PLANTED_SECRET, "region": "eu-west"}
 """The application values the values scenario hands to the run."""
@@ -87,6 +111,99 @@ def plain_tool(probe: Probe) -> ToolSpec:
     )
 
 
+def _read_secret(probe: Probe, where: str, context: ToolContext) -> str | None:
+    """Ask ``context`` for the secret ``api_key`` and note the outcome on the probe
+    (``probe.secret_reads``); the value, or ``None`` when refused."""
+    try:
+        value = context.secret("api_key")
+    except ConfigurationError as exc:
+        with probe.lock:
+            probe.secret_reads.append((where, str(exc)))
+        return None
+    with probe.lock:
+        probe.secret_reads.append((where, "value" if value == PLANTED_SECRET else "other value"))
+    return value
+
+
+def keyed_tool(probe: Probe) -> ToolSpec:
+    """``keyed(text)``: a tool that declared the secret ``api_key``; it reads the value
+    through its context and, carelessly, returns it (redaction must keep it out)."""
+
+    probe.counted.add("keyed")
+
+    def handler(context: ToolContext, text: str) -> str:
+        probe.record("keyed", {"text": text}, context)
+        return f"signed {text} with {_read_secret(probe, 'keyed', context)}"
+
+    return ToolSpec(
+        name="keyed",
+        description="Sign a text with the run's API key.",
+        parameters=TEXT_SCHEMA,
+        handler=handler,
+        needs_context=True,
+        secrets=("api_key",),
+    )
+
+
+def nosy_tool(probe: Probe) -> ToolSpec:
+    """``nosy(text)``: a context-aware tool that declared no secret and asks for
+    ``api_key`` anyway (it must be refused, and find the value nowhere in its context)."""
+
+    probe.counted.add("nosy")
+
+    def handler(context: ToolContext, text: str) -> str:
+        probe.record("nosy", {"text": text}, context)
+        got = _read_secret(probe, "nosy", context)
+        return "got a key" if got is not None else "no key for me"
+
+    return ToolSpec(
+        name="nosy",
+        description="Try to read a secret it never declared.",
+        parameters=TEXT_SCHEMA,
+        handler=handler,
+        needs_context=True,
+    )
+
+
+def signed_transfer_tool(probe: Probe) -> ToolSpec:
+    """``signed_transfer(to, amount)``: a write tool that declared ``api_key``; its
+    preview shows the key's handle (``signed_with``) and asks for the value (which a preview
+    must be refused); the approved write reads the value."""
+
+    def preview(context: ToolContext, to: str, amount: int) -> dict[str, Any]:
+        probe.previews += 1
+        _read_secret(probe, "signed_transfer:preview", context)
+        auth = context.secrets.get("api_key")
+        return {"would_send": amount, "to": to, "requested_by": context.caller, "signed_with": auth}
+
+    def handler(context: ToolContext, to: str, amount: int) -> dict[str, Any]:
+        probe.write_calls += 1
+        _read_secret(probe, "signed_transfer", context)
+        key = context.idempotency_key or ""
+        with probe.lock:
+            probe.writes.setdefault(key, {"to": to, "amount": amount, "caller": context.caller})
+        return {"sent": amount, "to": to}
+
+    def verify(context: ToolContext, to: str, amount: int) -> dict[str, Any] | None:
+        return probe.writes.get(context.idempotency_key or "")
+
+    return ToolSpec(
+        name="signed_transfer",
+        description="Send credits, signed with the run's API key (a write).",
+        parameters=required_object(
+            {
+                "to": {"type": "string", "minLength": 1},
+                "amount": {"type": "integer", "minimum": 1, "maximum": 1000},
+            }
+        ),
+        handler=handler,
+        effect="write",
+        preview=preview,
+        verify=verify,
+        secrets=("api_key",),
+    )
+
+
 def _problems(messages: list[str]) -> list[Problem]:
     return [Problem(boundary="tool_context", message=m) for m in messages]
 
@@ -140,19 +257,98 @@ def _approval_for_caller(obs: Observation, model: FakeModel, probe: Probe) -> li
     return _problems(problems)
 
 
+def _value_in(context: ToolContext) -> list[str]:
+    """Where the planted secret's value shows in ``context`` outside :meth:`secret`:
+    its repr, its plain values, its handles."""
+    places = []
+    if PLANTED_SECRET in repr(context):
+        places.append("its repr")
+    if PLANTED_SECRET in repr(dict(context.values)):
+        places.append("its values")
+    if PLANTED_SECRET in repr(dict(context.secrets)):
+        places.append("its secret handles")
+    return places
+
+
+def _check_secret_reads(expected: dict[str, str]) -> Any:
+    """The suite tools' ``context.secret("api_key")`` outcomes are ``expected``
+    (``where -> "value"``, or ``where -> "refused"``: a refusal whose message names the
+    tool and the secret), and no context shows the value outside ``secret()``."""
+
+    def check(obs: Observation, model: FakeModel, probe: Probe) -> list[Problem]:
+        problems = []
+        reads = dict(probe.secret_reads)
+        for where, want in expected.items():
+            got = reads.get(where)
+            tool = where.split(":")[0]
+            if want == "value" and got != "value":
+                problems.append(f"{where} asked for its declared secret and got: {got!r}")
+            elif want == "refused" and (got in (None, "value", "other value")):
+                problems.append(f"{where} asked for the secret api_key and got: {got!r}")
+            elif want == "refused" and not (tool in str(got) and "api_key" in str(got)):
+                problems.append(f"{where}'s refusal does not name the tool and the secret: {got}")
+        for name, context in probe.contexts:
+            places = _value_in(context)
+            if places:
+                problems.append(f"{name}'s context shows the secret's value in {places}")
+        return _problems(problems)
+
+    return check
+
+
+def _check_handles(name: str, declared: tuple[str, ...]) -> Any:
+    """The tool ``name``'s context carries a :class:`SecretHandle` for each of
+    ``declared`` and no other."""
+
+    def check(obs: Observation, model: FakeModel, probe: Probe) -> list[Problem]:
+        for n, context in probe.contexts:
+            handles = dict(context.secrets) if n == name else None
+            if handles is None:
+                continue
+            kinds = all(isinstance(h, SecretHandle) for h in handles.values())
+            if sorted(handles) != sorted(declared) or not kinds:
+                return _problems(
+                    [f"{name}'s context carries the secret handles {handles}, expected {declared}"]
+                )
+        return []
+
+    return check
+
+
+def _approval_sees_handles(obs: Observation, model: FakeModel, probe: Probe) -> list[Problem]:
+    """The pending approval of ``signed_transfer`` shows the key's handle, never its
+    value (in its preview or anywhere else the human sees)."""
+    seen = [p for p in probe.pending if p.name == "signed_transfer"]
+    if len(seen) != 1:
+        return _problems([f"{len(seen)} pending approvals of signed_transfer, expected 1"])
+    pending = seen[0]
+    problems = []
+    if PLANTED_SECRET in repr(pending):
+        problems.append("the pending approval shows the secret's value")
+    preview = pending.preview if isinstance(pending.preview, dict) else {}
+    if preview.get("signed_with") != "<secret api_key>":
+        problems.append(
+            f"the preview's signed_with is {preview.get('signed_with')!r}, expected the handle"
+        )
+    return _problems(problems)
+
+
 DEFINITION: Final = BoundaryDefinition(
     boundary=Boundary(
         id="tool_context",
         label="tool context",
         rule=(
-            "the caller and application values reach tools and the approval step, only as declared"
+            "the caller, application values and named secrets reach tools and the approval "
+            "step, only as declared (secrets: to declaring tools, as handles elsewhere)"
         ),
         keep_it=(
             "Start every run with its caller and values (`Contract.start(caller=..., "
             "context=...)`, `RunInput.start`): a `needs_context=True` tool gets them in its "
             "`ToolContext` with its own `tool_call_id`, a write's preview, approval token "
             "and idempotent write act for that caller, a tool without `needs_context` gets "
-            "no context; declare secret values in `secrets` so redaction keeps them out."
+            "no context; name secrets (`RunInput(secrets={name: value})`) and declare "
+            "them per tool (`ToolSpec(secrets=(name,))`, `context.secret(name)`): other "
+            "tools and the approval step see only a handle."
         ),
     ),
     scenarios=(
@@ -208,6 +404,70 @@ DEFINITION: Final = BoundaryDefinition(
             context=_VALUES,
             extra=(
                 check_context_of("vault", "call_vault", dict(_VALUES)),
+                check_not_emitted([PLANTED_SECRET], "tool_context"),
+            ),
+        ),
+        call_then_answer(
+            name="declared_secret_reaches_the_tool",
+            boundary="tool_context",
+            description=(
+                "a tool that declared the run's named secret gets its value from its "
+                "context (and a handle beside it); the value never reaches the trace, the "
+                "tool message or the output"
+            ),
+            call=tool_call("keyed", {"text": "doc"}, id="call_keyed"),
+            answer="signed",
+            result=("success", None),
+            tools=tools_with(keyed_tool),
+            named_secrets=_NAMED,
+            extra=(
+                check_context_of("keyed", "call_keyed", {}),
+                _check_handles("keyed", ("api_key",)),
+                _check_secret_reads({"keyed": "value"}),
+                check_not_emitted([PLANTED_SECRET], "tool_context"),
+            ),
+        ),
+        call_then_answer(
+            name="undeclared_tool_gets_no_secret",
+            boundary="tool_context",
+            description=(
+                "a context-aware tool that declared no secret is refused the run's named "
+                "secret (the refusal names the tool and the secret) and finds its value "
+                "nowhere in its context"
+            ),
+            call=tool_call("nosy", {"text": "peek"}, id="call_nosy"),
+            answer="nothing",
+            result=("success", None),
+            tools=tools_with(nosy_tool),
+            named_secrets=_NAMED,
+            extra=(
+                check_context_of("nosy", "call_nosy", {}),
+                _check_handles("nosy", ()),
+                _check_secret_reads({"nosy": "refused"}),
+                check_not_emitted([PLANTED_SECRET], "tool_context"),
+            ),
+        ),
+        call_then_answer(
+            name="approval_sees_secret_handles",
+            boundary="tool_context",
+            description=(
+                "a write that declared a secret: its preview gets the handle and is "
+                "refused the value, the pending approval shows the handle, never the "
+                "value; the approved write gets the value"
+            ),
+            call=tool_call("signed_transfer", {"to": "bob", "amount": 5}, id="call_sign"),
+            answer="sent",
+            result=("success", None),
+            tools=tools_with(signed_transfer_tool),
+            named_secrets=_NAMED,
+            decisions=("approve",),
+            requires=("write_tools",),
+            extra=(
+                _approval_sees_handles,
+                _check_secret_reads(
+                    {"signed_transfer:preview": "refused", "signed_transfer": "value"}
+                ),
+                check_writes([5], previews=1, boundary="tool_context"),
                 check_not_emitted([PLANTED_SECRET], "tool_context"),
             ),
         ),
