@@ -24,7 +24,14 @@ from agent_contract.errors import ConfigurationError
 from agent_contract.messages import Message
 from agent_contract.text import copy_json
 
-__all__ = ["HistoryPrefix", "Unconverted", "memoized", "memoized_all", "read_fields"]
+__all__ = [
+    "CheckedHistory",
+    "HistoryPrefix",
+    "Unconverted",
+    "memoized",
+    "memoized_all",
+    "read_fields",
+]
 
 _CONVERTED: Final[dict[int, tuple[weakref.ref[BaseMessage], tuple[Any, ...], Message]]] = {}
 """By ``id`` of the message: the message (weakly: the entry goes when the message does),
@@ -167,6 +174,133 @@ class HistoryPrefix:
             self._kept, self._converted = kept_tail, converted_tail
         self._seen = tuple(messages)
         return list(self._kept), list(self._converted)
+
+
+_Fields = Callable[[BaseMessage], tuple[Any, ...]]
+_FIELDS: Final[dict[type, _Fields]] = {}
+"""By message class: what :class:`CheckedHistory` compares (every field a conversion
+reads, the whole ``additional_kwargs``: stricter than :func:`read_fields`)."""
+
+
+def _fields_for(kind: type) -> _Fields:
+    names = ["content", "name", "additional_kwargs"]
+    if issubclass(kind, AIMessage):
+        names += ["tool_calls", "invalid_tool_calls"]
+    elif issubclass(kind, ToolMessage):
+        names += ["tool_call_id", "status"]
+    fields = operator.attrgetter(*names)
+    _FIELDS[kind] = fields
+    return fields
+
+
+def _snapshot(message: BaseMessage) -> tuple[Any, ...] | None:
+    """A copy of what :class:`CheckedHistory` compares for ``message`` (containers
+    rebuilt, immutable values shared), or ``None`` when a field cannot be copied (the
+    message is then converted again on every step)."""
+    kind = type(message)
+    try:
+        return tuple(map(copy_json, (_FIELDS.get(kind) or _fields_for(kind))(message)))
+    except Exception:  # noqa: BLE001 - an uncopyable field: never taken over
+        return None
+
+
+class CheckedHistory:
+    """The contract gate's view of a run's history, kept from its last model call: the
+    message objects it checked, a copy of every field their conversion read, and the
+    conversions. The gate must see a message changed in place (it is the last check
+    before the model), so unlike :class:`HistoryPrefix` it trusts no identity alone:
+    a call whose messages start with the same objects in the same places takes the
+    earlier conversions over only when every such message still has its class and its
+    fields compare equal to the copy (one bulk comparison per message class, done in C:
+    several times cheaper than converting through the memo, which reads each message in
+    Python). Only the messages past that prefix are converted (through
+    :func:`memoized`'s rule). Anything else (a message replaced, removed, reordered, an
+    edit in place, a field that cannot be copied or compared) converts every message
+    through the memo, exactly as without this view.
+
+    Not thread-safe: one per run (a run's model calls come one at a time).
+    """
+
+    __slots__ = ("_by_kind", "_converted", "_seen", "_trusted", "_types")
+
+    def __init__(self) -> None:
+        self._seen: tuple[BaseMessage, ...] = ()
+        """The messages of the last call."""
+        self._trusted = True
+        """Whether the copies and conversions below are those of :attr:`_seen`."""
+        self._types: list[type] = []
+        self._converted: list[Message] = []
+        self._by_kind: dict[type, tuple[list[int], list[tuple[Any, ...] | None]]] = {}
+        """By message class: the places of its messages and their copies, in order."""
+
+    def _same_objects(self, messages: Sequence[BaseMessage]) -> bool:
+        """Whether ``messages`` starts with the objects seen last, in the same places."""
+        seen = self._seen
+        return len(messages) >= len(seen) and all(map(operator.is_, seen, messages))
+
+    def _unchanged(self, messages: Sequence[BaseMessage]) -> bool:
+        """Whether every message seen last (the start of ``messages``) still has its
+        class and fields compare equal to their copies."""
+        if list(map(type, messages[: len(self._seen)])) != self._types:
+            return False
+        at = messages.__getitem__
+        try:
+            for kind, (places, snapshots) in self._by_kind.items():
+                if list(map(_FIELDS[kind], map(at, places))) != snapshots:
+                    return False
+        except Exception:  # noqa: BLE001 - a field whose comparison raises: read all again
+            return False
+        return True
+
+    def read(
+        self, messages: Sequence[BaseMessage], convert: Callable[[list[Any]], list[Message]]
+    ) -> list[Message]:
+        """``convert(list(messages))``, where ``convert`` converts message by message
+        through the memo (:func:`memoized_all`); the messages of the prefix that holds
+        (see the class doc) are taken over instead. A new list each call.
+
+        A history that does not start with the objects of the last call (a middleware
+        that trims or rewrites it on every step) is converted whole and not copied: the
+        copies are taken only once the history keeps its objects for two calls.
+
+        Raises:
+            Exception: whatever ``convert`` raises (the view is then left as it was).
+        """
+        same = self._same_objects(messages)
+        if same and self._trusted and self._unchanged(messages):
+            start = len(self._seen)
+            tail = list(messages[start:])
+            converted = convert(tail)
+        else:
+            start, tail = 0, list(messages)
+            converted = convert(tail)
+            self._clear()
+            if not same:  # not copied yet: see the doc
+                self._seen = tuple(tail)
+                return converted
+        snapshots = list(map(_snapshot, tail))
+        if None in snapshots:  # something cannot be copied: nothing is taken over
+            whole = self._converted + converted
+            self._clear()
+            self._seen = tuple(messages)
+            return whole
+        self._converted += converted
+        types = list(map(type, tail))
+        self._types += types
+        by_kind = self._by_kind
+        for place, kind, snapshot in zip(range(start, len(messages)), types, snapshots):
+            places, kept = by_kind.setdefault(kind, ([], []))
+            places.append(place)
+            kept.append(snapshot)
+        self._seen = tuple(messages)
+        self._trusted = True
+        return list(self._converted)
+
+    def _clear(self) -> None:
+        """Forget the copies and conversions (the next call converts every message)."""
+        self._trusted = False
+        self._types, self._converted = [], []
+        self._by_kind = {}
 
 
 class Unconverted(Sequence[Message]):
