@@ -176,30 +176,35 @@ class HistoryPrefix:
         return list(self._kept), list(self._converted)
 
 
-_Fields = Callable[[BaseMessage], tuple[Any, ...]]
-_FIELDS: Final[dict[type, _Fields]] = {}
+_FIELDS: Final[dict[type, tuple[Callable[[Any], tuple[Any, ...]], bool]]] = {}
 """By message class: what :class:`CheckedHistory` compares (every field a conversion
-reads, the whole ``additional_kwargs``: stricter than :func:`read_fields`)."""
+reads, the whole ``additional_kwargs``: stricter than :func:`read_fields`), as
+``(getter, in_dict)``: ``getter(vars(message))`` when ``in_dict`` (pydantic keeps the
+fields in the instance dict, and no class attribute of those names answers instead),
+else ``getter(message)``."""
 
 
-def _fields_for(kind: type) -> _Fields:
+def _fields_for(kind: type) -> tuple[Callable[[Any], tuple[Any, ...]], bool]:
     names = ["content", "name", "additional_kwargs"]
     if issubclass(kind, AIMessage):
         names += ["tool_calls", "invalid_tool_calls"]
     elif issubclass(kind, ToolMessage):
         names += ["tool_call_id", "status"]
-    fields = operator.attrgetter(*names)
-    _FIELDS[kind] = fields
-    return fields
+    shadowed = any(name in vars(klass) for klass in kind.__mro__ for name in names)
+    getter: Callable[[Any], tuple[Any, ...]]
+    getter = operator.attrgetter(*names) if shadowed else operator.itemgetter(*names)
+    _FIELDS[kind] = (getter, not shadowed)
+    return _FIELDS[kind]
 
 
 def _snapshot(message: BaseMessage) -> tuple[Any, ...] | None:
     """A copy of what :class:`CheckedHistory` compares for ``message`` (containers
-    rebuilt, immutable values shared), or ``None`` when a field cannot be copied (the
-    message is then converted again on every step)."""
+    rebuilt, immutable values shared), or ``None`` when a field cannot be read or copied
+    (the message is then converted again on every step)."""
     kind = type(message)
+    getter, in_dict = _FIELDS.get(kind) or _fields_for(kind)
     try:
-        return tuple(map(copy_json, (_FIELDS.get(kind) or _fields_for(kind))(message)))
+        return tuple(map(copy_json, getter(vars(message) if in_dict else message)))
     except Exception:  # noqa: BLE001 - an uncopyable field: never taken over
         return None
 
@@ -246,7 +251,9 @@ class CheckedHistory:
         at = messages.__getitem__
         try:
             for kind, (places, snapshots) in self._by_kind.items():
-                if list(map(_FIELDS[kind], map(at, places))) != snapshots:
+                getter, in_dict = _FIELDS[kind]
+                found = map(vars, map(at, places)) if in_dict else map(at, places)
+                if list(map(getter, found)) != snapshots:
                     return False
         except Exception:  # noqa: BLE001 - a field whose comparison raises: read all again
             return False
