@@ -43,7 +43,9 @@ from agent_contract_langchain.controls.plain_create_agent import plain_tool
 from agent_contract_langchain.harness import run_graph
 
 
-def variants(steps: int, loop: asyncio.AbstractEventLoop) -> dict[str, tuple[Callable[[], Any], Any]]:
+def variants(
+    steps: int, loop: asyncio.AbstractEventLoop
+) -> dict[str, tuple[Callable[[], Any], Any]]:
     """By name: ``(run once, the per-step durations of the last run)``."""
     h = Harnesses(steps, loop=loop, chat="last")
     bare_chat, mw_chat = h.chat_model(), h.chat_model()

@@ -231,7 +231,7 @@ def test_checked_history_does_not_copy_a_history_rewritten_every_step() -> None:
     for start in range(1, 8):
         window = [history[0], *history[start : start + 4]]
         assert view.read(window, convert) == from_langchain_messages(window)
-    assert view._by_kind == {}  # noqa: SLF001 - nothing was copied
+    assert view._by_kind == {}  # nothing was copied
 
 
 class _Opaque:
@@ -250,7 +250,9 @@ class _Ambiguous:
     __hash__ = object.__hash__
 
 
-@pytest.mark.parametrize("value", [_Opaque(), _Ambiguous()], ids=["uncopyable", "comparison raises"])
+@pytest.mark.parametrize(
+    "value", [_Opaque(), _Ambiguous()], ids=["uncopyable", "comparison raises"]
+)
 def test_checked_history_reads_everything_past_a_field_it_cannot_compare(value: Any) -> None:
     view, convert = CheckedHistory(), Counting()
     history = _history(2)

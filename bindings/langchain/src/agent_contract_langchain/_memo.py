@@ -9,6 +9,8 @@ taken then; a message changed in place is converted again.
 :class:`HistoryPrefix` goes one step further for a hook that reads a run's growing
 history on every step: the part it converted last time is taken over whole while the
 message objects are the same ones, in the same places (see its doc for what that trusts).
+:class:`CheckedHistory` does the same for the contract's gate, which trusts no identity
+alone: what it takes over must also still compare equal to a copy of what was read.
 """
 
 from __future__ import annotations
@@ -133,8 +135,8 @@ class HistoryPrefix:
     the cost of a step grow with the run).
 
     What this trusts: a message object already seen is not changed in place. A hook
-    that must see such a change uses :func:`memoized` per message instead (the
-    contract's gate, the last check before the model, does).
+    that must see such a change uses :class:`CheckedHistory` instead (the contract's
+    gate, the last check before the model, does).
 
     Not thread-safe: one per run and hook (a run's model calls come one at a time).
     """
@@ -295,7 +297,7 @@ class CheckedHistory:
         types = list(map(type, tail))
         self._types += types
         by_kind = self._by_kind
-        for place, kind, snapshot in zip(range(start, len(messages)), types, snapshots):
+        for place, (kind, snapshot) in enumerate(zip(types, snapshots, strict=True), start):
             places, kept = by_kind.setdefault(kind, ([], []))
             places.append(place)
             kept.append(snapshot)
