@@ -237,24 +237,23 @@ class CheckedHistory:
         """Whether the copies and conversions below are those of :attr:`_seen`."""
         self._types: list[type] = []
         self._converted: list[Message] = []
-        self._by_kind: dict[type, tuple[list[int], list[tuple[Any, ...] | None]]] = {}
-        """By message class: the places of its messages and their copies, in order."""
+        self._by_kind: dict[type, tuple[list[BaseMessage], list[tuple[Any, ...] | None]]] = {}
+        """By message class: its messages and their copies, in order."""
 
     def _same_objects(self, messages: Sequence[BaseMessage]) -> bool:
         """Whether ``messages`` starts with the objects seen last, in the same places."""
         seen = self._seen
         return len(messages) >= len(seen) and all(map(operator.is_, seen, messages))
 
-    def _unchanged(self, messages: Sequence[BaseMessage]) -> bool:
-        """Whether every message seen last (the start of ``messages``) still has its
-        class and fields compare equal to their copies."""
-        if list(map(type, messages[: len(self._seen)])) != self._types:
+    def _unchanged(self) -> bool:
+        """Whether every message seen last still has its class and its fields compare
+        equal to their copies."""
+        if list(map(type, self._seen)) != self._types:
             return False
-        at = messages.__getitem__
-        try:
-            for kind, (places, snapshots) in self._by_kind.items():
+        try:  # the messages are the objects seen (_same_objects): read those
+            for kind, (seen, snapshots) in self._by_kind.items():
                 getter, in_dict = _FIELDS[kind]
-                found = map(vars, map(at, places)) if in_dict else map(at, places)
+                found = map(vars, seen) if in_dict else seen
                 if list(map(getter, found)) != snapshots:
                     return False
         except Exception:  # noqa: BLE001 - a field whose comparison raises: read all again
@@ -276,7 +275,7 @@ class CheckedHistory:
             Exception: whatever ``convert`` raises (the view is then left as it was).
         """
         same = self._same_objects(messages)
-        if same and self._trusted and self._unchanged(messages):
+        if same and self._trusted and self._unchanged():
             start = len(self._seen)
             tail = list(messages[start:])
             converted = convert(tail)
@@ -297,9 +296,9 @@ class CheckedHistory:
         types = list(map(type, tail))
         self._types += types
         by_kind = self._by_kind
-        for place, (kind, snapshot) in enumerate(zip(types, snapshots, strict=True), start):
-            places, kept = by_kind.setdefault(kind, ([], []))
-            places.append(place)
+        for message, kind, snapshot in zip(tail, types, snapshots, strict=True):
+            found, kept = by_kind.setdefault(kind, ([], []))
+            found.append(message)
             kept.append(snapshot)
         self._seen = tuple(messages)
         self._trusted = True
