@@ -169,3 +169,35 @@ def test_a_message_changed_in_place_is_seen_by_the_gate(mode: Mode, before: bool
     assert len(model.calls) == 2  # the third call, with the rewired result, never happened
     codes = {v["code"] for v in result.trace.of_type("contract_violation")}
     assert "orphan_tool_message" in codes
+
+
+class MutateNestedInPlace(MutateInPlace):
+    """Changes the id of an earlier AIMessage's call inside its ``tool_calls`` list (a
+    nested dict of the same object) once the history holds two results."""
+
+    @staticmethod
+    def _mutate(messages: list[Any]) -> None:
+        results = [m for m in messages if isinstance(m, ToolMessage)]
+        if len(results) == 2:
+            first = next(m for m in messages if isinstance(m, AIMessage) and m.tool_calls)
+            first.tool_calls[0]["id"] = "call_elsewhere"
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("before", [True, False], ids=["before", "after"])
+def test_a_nested_change_in_place_is_seen_by_the_gate(mode: Mode, before: bool) -> None:
+    """The gate takes over what it checked before only while every field its conversion
+    read compares equal to a copy: a call id changed inside a dict of an earlier
+    message's ``tool_calls`` never reaches the model either."""
+    script = [
+        tool_call("echo", {"text": "a"}, id="call_a"),
+        tool_call("echo", {"text": "b"}, id="call_b"),
+        "this answer must never be produced",
+    ]
+    model = FakeModel(script)
+    stack = [MutateNestedInPlace(), "contract"] if before else ["contract", MutateNestedInPlace()]
+    result = _run(stack, mode, model)
+    assert result.stop_reason == "invalid_history"
+    assert len(model.calls) == 2
+    codes = {v["code"] for v in result.trace.of_type("contract_violation")}
+    assert "orphan_tool_message" in codes

@@ -10,7 +10,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from agent_contract.errors import ConfigurationError
 from agent_contract.messages import Message
-from agent_contract_langchain._memo import HistoryPrefix
+from agent_contract_langchain._memo import CheckedHistory, HistoryPrefix
 from agent_contract_langchain.messages import from_langchain, from_langchain_messages
 from agent_contract_langchain.stops import without_stops
 
@@ -104,3 +104,175 @@ def test_history_prefix_is_left_as_it_was_when_a_conversion_raises() -> None:
     kept, _ = view.read([*history, HumanMessage("more")], without_stops, convert)
     assert convert.seen == 1  # the prefix read before the failure is still taken over
     assert len(kept) == 4
+
+
+# -- CheckedHistory: the gate's view (only what is new or changed is converted) ------------
+
+
+def _checked(view: CheckedHistory, messages: list[Any], convert: Counting) -> list[Message]:
+    """``view.read``, asserted to give exactly the full conversion."""
+    got = view.read(messages, convert)
+    assert got == from_langchain_messages(messages)
+    return got
+
+
+def test_checked_history_converts_only_what_was_added() -> None:
+    view, convert = CheckedHistory(), Counting()
+    history = _history(3)
+    _checked(view, history, convert)
+    _checked(view, history, convert)  # the history copied twice: taken over from now on
+    before = convert.seen
+    history += _history(4)[-2:]
+    _checked(view, history, convert)
+    assert convert.seen - before == 2
+
+
+def _edit_content(history: list[Any]) -> None:
+    history[2].content = "changed"
+
+
+def _edit_call_id(history: list[Any]) -> None:
+    history[2].tool_call_id = "call_elsewhere"
+
+
+def _edit_nested_arguments(history: list[Any]) -> None:
+    history[1].tool_calls[0]["args"]["text"] = "changed"
+
+
+def _edit_nested_call_id(history: list[Any]) -> None:
+    history[1].tool_calls[0]["id"] = "call_elsewhere"
+
+
+def _edit_additional_kwargs(history: list[Any]) -> None:
+    history[1].additional_kwargs["agent_contract_escaped"] = 3
+
+
+def _edit_content_list(history: list[Any]) -> None:
+    history[0].content.append({"type": "text", "text": " more"})
+
+
+def _edit_class(history: list[Any]) -> None:
+    history[0].__class__ = type("OtherHuman", (HumanMessage,), {})
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        _edit_content,
+        _edit_call_id,
+        _edit_nested_arguments,
+        _edit_nested_call_id,
+        _edit_additional_kwargs,
+        _edit_content_list,
+        _edit_class,
+    ],
+)
+def test_checked_history_sees_an_edit_in_place(edit: Any) -> None:
+    view, convert = CheckedHistory(), Counting()
+    history = _history(3)
+    history[0] = HumanMessage([{"type": "text", "text": "go"}])
+    for _ in range(3):
+        _checked(view, history, convert)
+    before = convert.seen
+    edit(history)
+    _checked(view, history, convert)  # the same objects, one changed: all read again
+    assert convert.seen - before == len(history)
+    before = convert.seen
+    history += _history(4)[-2:]
+    _checked(view, history, convert)  # the changed message copied again: taken over
+    assert convert.seen - before == 2
+
+
+def _replace_with_equal(history: list[Any]) -> list[Any]:
+    copy = list(history)
+    copy[2] = ToolMessage(history[2].content, tool_call_id=history[2].tool_call_id)
+    return copy
+
+
+def _truncate(history: list[Any]) -> list[Any]:
+    return history[:-2]
+
+
+def _drop_first_turn(history: list[Any]) -> list[Any]:
+    return [history[0], *history[3:]]
+
+
+def _reorder(history: list[Any]) -> list[Any]:
+    return [history[0], history[2], history[1], *history[3:]]
+
+
+def _summarize(history: list[Any]) -> list[Any]:
+    return [HumanMessage("summary of the run so far"), *history[-2:]]
+
+
+@pytest.mark.parametrize(
+    "change", [_replace_with_equal, _truncate, _drop_first_turn, _reorder, _summarize]
+)
+def test_checked_history_reads_everything_when_the_objects_changed(change: Any) -> None:
+    view, convert = CheckedHistory(), Counting()
+    history = _history(3)
+    for _ in range(2):
+        _checked(view, history, convert)
+    changed = change(history)
+    before = convert.seen
+    _checked(view, changed, convert)
+    assert convert.seen - before == len(changed)
+    before = convert.seen
+    _checked(view, changed, convert)  # the same objects twice in a row: copied
+    _checked(view, changed, convert)  # taken over
+    assert convert.seen - before == len(changed)
+
+
+def test_checked_history_does_not_copy_a_history_rewritten_every_step() -> None:
+    """A trimming middleware gives new lists whose start moves on every step: the
+    history is read whole (as the memo reads it), never copied."""
+    view, convert = CheckedHistory(), Counting()
+    history = _history(6)
+    for start in range(1, 8):
+        window = [history[0], *history[start : start + 4]]
+        assert view.read(window, convert) == from_langchain_messages(window)
+    assert view._by_kind == {}  # nothing was copied
+
+
+class _Opaque:
+    """A value that cannot be copied."""
+
+    def __deepcopy__(self, memo: Any) -> Any:
+        raise TypeError("not copyable")
+
+
+class _Ambiguous:
+    """A value whose comparison raises (as a NumPy array's truth value does)."""
+
+    def __eq__(self, other: object) -> bool:
+        raise ValueError("ambiguous")
+
+    __hash__ = object.__hash__
+
+
+@pytest.mark.parametrize(
+    "value", [_Opaque(), _Ambiguous()], ids=["uncopyable", "comparison raises"]
+)
+def test_checked_history_reads_everything_past_a_field_it_cannot_compare(value: Any) -> None:
+    view, convert = CheckedHistory(), Counting()
+    history = _history(2)
+    history[1].additional_kwargs["provider_object"] = value
+    for _ in range(3):
+        assert view.read(history, convert) == from_langchain_messages(history)
+    before = convert.seen
+    history[2].tool_call_id = "call_elsewhere"
+    got = view.read(history, convert)
+    assert got[2].tool_call_id == "call_elsewhere"
+    assert convert.seen - before == len(history)
+
+
+def test_checked_history_is_left_as_it_was_when_a_conversion_raises() -> None:
+    view, convert = CheckedHistory(), Counting()
+    history = _history(2)
+    for _ in range(2):
+        _checked(view, history, convert)
+    with pytest.raises(ConfigurationError):
+        view.read([*history, "not a message"], convert)
+    before = convert.seen
+    _checked(view, history, convert)
+    assert convert.seen == before

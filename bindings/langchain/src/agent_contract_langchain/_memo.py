@@ -9,6 +9,8 @@ taken then; a message changed in place is converted again.
 :class:`HistoryPrefix` goes one step further for a hook that reads a run's growing
 history on every step: the part it converted last time is taken over whole while the
 message objects are the same ones, in the same places (see its doc for what that trusts).
+:class:`CheckedHistory` does the same for the contract's gate, which trusts no identity
+alone: what it takes over must also still compare equal to a copy of what was read.
 """
 
 from __future__ import annotations
@@ -24,7 +26,14 @@ from agent_contract.errors import ConfigurationError
 from agent_contract.messages import Message
 from agent_contract.text import copy_json
 
-__all__ = ["HistoryPrefix", "Unconverted", "memoized", "memoized_all", "read_fields"]
+__all__ = [
+    "CheckedHistory",
+    "HistoryPrefix",
+    "Unconverted",
+    "memoized",
+    "memoized_all",
+    "read_fields",
+]
 
 _CONVERTED: Final[dict[int, tuple[weakref.ref[BaseMessage], tuple[Any, ...], Message]]] = {}
 """By ``id`` of the message: the message (weakly: the entry goes when the message does),
@@ -126,8 +135,8 @@ class HistoryPrefix:
     the cost of a step grow with the run).
 
     What this trusts: a message object already seen is not changed in place. A hook
-    that must see such a change uses :func:`memoized` per message instead (the
-    contract's gate, the last check before the model, does).
+    that must see such a change uses :class:`CheckedHistory` instead (the contract's
+    gate, the last check before the model, does).
 
     Not thread-safe: one per run and hook (a run's model calls come one at a time).
     """
@@ -167,6 +176,139 @@ class HistoryPrefix:
             self._kept, self._converted = kept_tail, converted_tail
         self._seen = tuple(messages)
         return list(self._kept), list(self._converted)
+
+
+_FIELDS: Final[dict[type, tuple[Callable[[Any], tuple[Any, ...]], bool]]] = {}
+"""By message class: what :class:`CheckedHistory` compares (every field a conversion
+reads, the whole ``additional_kwargs``: stricter than :func:`read_fields`), as
+``(getter, in_dict)``: ``getter(vars(message))`` when ``in_dict`` (pydantic keeps the
+fields in the instance dict, and no class attribute of those names answers instead),
+else ``getter(message)``."""
+
+
+def _fields_for(kind: type) -> tuple[Callable[[Any], tuple[Any, ...]], bool]:
+    names = ["content", "name", "additional_kwargs"]
+    if issubclass(kind, AIMessage):
+        names += ["tool_calls", "invalid_tool_calls"]
+    elif issubclass(kind, ToolMessage):
+        names += ["tool_call_id", "status"]
+    shadowed = any(name in vars(klass) for klass in kind.__mro__ for name in names)
+    getter: Callable[[Any], tuple[Any, ...]]
+    getter = operator.attrgetter(*names) if shadowed else operator.itemgetter(*names)
+    _FIELDS[kind] = (getter, not shadowed)
+    return _FIELDS[kind]
+
+
+def _snapshot(message: BaseMessage) -> tuple[Any, ...] | None:
+    """A copy of what :class:`CheckedHistory` compares for ``message`` (containers
+    rebuilt, immutable values shared), or ``None`` when a field cannot be read or copied
+    (the message is then converted again on every step)."""
+    kind = type(message)
+    getter, in_dict = _FIELDS.get(kind) or _fields_for(kind)
+    try:
+        return tuple(map(copy_json, getter(vars(message) if in_dict else message)))
+    except Exception:  # noqa: BLE001 - an uncopyable field: never taken over
+        return None
+
+
+class CheckedHistory:
+    """The contract gate's view of a run's history, kept from its last model call: the
+    message objects it checked, a copy of every field their conversion read, and the
+    conversions. The gate must see a message changed in place (it is the last check
+    before the model), so unlike :class:`HistoryPrefix` it trusts no identity alone:
+    a call whose messages start with the same objects in the same places takes the
+    earlier conversions over only when every such message still has its class and its
+    fields compare equal to the copy (one bulk comparison per message class, done in C:
+    several times cheaper than converting through the memo, which reads each message in
+    Python). Only the messages past that prefix are converted (through
+    :func:`memoized`'s rule). Anything else (a message replaced, removed, reordered, an
+    edit in place, a field that cannot be copied or compared) converts every message
+    through the memo, exactly as without this view.
+
+    Not thread-safe: one per run (a run's model calls come one at a time).
+    """
+
+    __slots__ = ("_by_kind", "_converted", "_seen", "_trusted", "_types")
+
+    def __init__(self) -> None:
+        self._seen: tuple[BaseMessage, ...] = ()
+        """The messages of the last call."""
+        self._trusted = True
+        """Whether the copies and conversions below are those of :attr:`_seen`."""
+        self._types: list[type] = []
+        self._converted: list[Message] = []
+        self._by_kind: dict[type, tuple[list[BaseMessage], list[tuple[Any, ...] | None]]] = {}
+        """By message class: its messages and their copies, in order."""
+
+    def _same_objects(self, messages: Sequence[BaseMessage]) -> bool:
+        """Whether ``messages`` starts with the objects seen last, in the same places."""
+        seen = self._seen
+        return len(messages) >= len(seen) and all(map(operator.is_, seen, messages))
+
+    def _unchanged(self) -> bool:
+        """Whether every message seen last still has its class and its fields compare
+        equal to their copies."""
+        if list(map(type, self._seen)) != self._types:
+            return False
+        try:  # the messages are the objects seen (_same_objects): read those
+            for kind, (seen, snapshots) in self._by_kind.items():
+                getter, in_dict = _FIELDS[kind]
+                found = map(vars, seen) if in_dict else seen
+                if list(map(getter, found)) != snapshots:
+                    return False
+        except Exception:  # noqa: BLE001 - a field whose comparison raises: read all again
+            return False
+        return True
+
+    def read(
+        self, messages: Sequence[BaseMessage], convert: Callable[[list[Any]], list[Message]]
+    ) -> list[Message]:
+        """``convert(list(messages))``, where ``convert`` converts message by message
+        through the memo (:func:`memoized_all`); the messages of the prefix that holds
+        (see the class doc) are taken over instead. A new list each call.
+
+        A history that does not start with the objects of the last call (a middleware
+        that trims or rewrites it on every step) is converted whole and not copied: the
+        copies are taken only once the history keeps its objects for two calls.
+
+        Raises:
+            Exception: whatever ``convert`` raises (the view is then left as it was).
+        """
+        same = self._same_objects(messages)
+        if same and self._trusted and self._unchanged():
+            start = len(self._seen)
+            tail = list(messages[start:])
+            converted = convert(tail)
+        else:
+            start, tail = 0, list(messages)
+            converted = convert(tail)
+            self._clear()
+            if not same:  # not copied yet: see the doc
+                self._seen = tuple(tail)
+                return converted
+        snapshots = list(map(_snapshot, tail))
+        if None in snapshots:  # something cannot be copied: nothing is taken over
+            whole = self._converted + converted
+            self._clear()
+            self._seen = tuple(messages)
+            return whole
+        self._converted += converted
+        types = list(map(type, tail))
+        self._types += types
+        by_kind = self._by_kind
+        for message, kind, snapshot in zip(tail, types, snapshots, strict=True):
+            found, kept = by_kind.setdefault(kind, ([], []))
+            found.append(message)
+            kept.append(snapshot)
+        self._seen = tuple(messages)
+        self._trusted = True
+        return list(self._converted)
+
+    def _clear(self) -> None:
+        """Forget the copies and conversions (the next call converts every message)."""
+        self._trusted = False
+        self._types, self._converted = [], []
+        self._by_kind = {}
 
 
 class Unconverted(Sequence[Message]):

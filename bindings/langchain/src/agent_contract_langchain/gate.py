@@ -160,7 +160,9 @@ class ContractGate(AgentMiddleware):
         if len(messages) > state.view.contract.budget.max_history_messages:
             history: Sequence[Message] = Unconverted(len(messages))  # refused unread
         else:
-            history = from_langchain_messages(messages)
+            # Only what is new or changed since the gate's last step is converted
+            # (a message edited in place is seen: CheckedHistory compares copies).
+            history = notes.checked.read(messages, from_langchain_messages)
         stop = state.check_before_model_call(history)
         if stop is not None:
             state.halt(stop)

@@ -42,7 +42,7 @@ from agent_contract.budget import Budget
 from agent_contract.errors import ConfigurationError
 from agent_contract.runtime import ChildScopeRefused, Contract, RunState, Stop, Terms
 
-from ._memo import HistoryPrefix
+from ._memo import CheckedHistory, HistoryPrefix
 
 __all__ = [
     "RUNS_KEY",
@@ -336,6 +336,8 @@ class RunNotes:
     """Provider calls the gate let through."""
     history: HistoryPrefix = field(default_factory=HistoryPrefix)
     """The history the contract's outer model hook read last (see :class:`HistoryPrefix`)."""
+    checked: CheckedHistory = field(default_factory=CheckedHistory)
+    """The history the contract's gate checked last (see :class:`CheckedHistory`)."""
     offer_checked: bool = False
     """The outer model hook checked this model call's tool offer against the child's
     contract (``check_child_offer``); the gate then does not check it again and clears

@@ -86,6 +86,11 @@ class StreamedCalls(BaseCallbackHandler):
         self._lock = threading.Lock()
         self._runs: dict[UUID, _Run] = {}
 
+    def on_chat_model_start(self, serialized: dict[str, Any], messages: Any, **kwargs: Any) -> None:
+        """Nothing. Defined so that LangChain does not fall back to ``on_llm_start``,
+        which first renders the whole history as text (every step: a cost that grew
+        with the run)."""
+
     def on_llm_new_token(
         self,
         token: str | list[str | dict[str, Any]],

@@ -83,7 +83,8 @@ def prepare_model_call(
         if isinstance(message, ToolMessage) and not is_gate_refusal(message):
             state.layers.refuse_unrun(str(message.tool_call_id), _FOREIGN)
     # The history grows by a turn per step: only what was added since the last
-    # step is read here (the gate re-reads every message, changed in place or not).
+    # step is read here (the gate sees a message changed in place: it compares every
+    # message it takes over with a copy of what it read).
     # A history over the budget's length is refused unconverted (the core reads its
     # length first); the contract's own stop messages count in it here.
     if len(messages) > state.view.contract.budget.max_history_messages:
