@@ -42,6 +42,7 @@ __all__ = [
     "ToolContext",
     "ToolRegistry",
     "ToolSpec",
+    "check_secret_names",
 ]
 
 Effect = Literal["read", "write"]

@@ -120,10 +120,10 @@ def test_an_entry_point_must_name_a_plugin_of_its_name(monkeypatch: pytest.Monke
 
 
 def test_a_missing_framework_names_the_requirement(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The binding is installed, LangGraph's checkpointer is not: the error names the
-    distribution the binding requires, read from its metadata."""
+    """The binding is installed, a LangGraph module it imports is not: the error names
+    the distribution the binding requires, read from its metadata."""
     monkeypatch.delitem(sys.modules, "agent_contract_langchain.resuming", raising=False)
-    monkeypatch.setitem(sys.modules, "langgraph.checkpoint.memory", None)
+    monkeypatch.setitem(sys.modules, "langgraph.types", None)
     with pytest.raises(DependencyMissingError) as caught:
         load_harness("langchain")
     assert caught.value.package == "langgraph"

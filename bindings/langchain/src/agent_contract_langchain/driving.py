@@ -97,24 +97,33 @@ def _check_streamed_calls(streamed: Sequence[Any], produced: Sequence[Any]) -> N
     """Every tool call in the messages this invocation produced must have come through
     the messages stream (a call streamed among ``invalid_tool_calls`` counts: its
     arguments came as JSON text holding an object, which the contract accepts and moves
-    to ``tool_calls``, see :func:`~agent_contract_langchain.messages.with_judged_calls`)."""
-    sent = {
-        call["id"]
-        for message in streamed
-        if isinstance(message, AIMessage | AIMessageChunk)
-        for call in (*message.tool_calls, *message.invalid_tool_calls)
-    }
-    wanted = {
-        call["id"]
-        for message in produced
-        if isinstance(message, AIMessage)
-        for call in message.tool_calls
-    }
-    lost = wanted - sent
+    to ``tool_calls``, see :func:`~agent_contract_langchain.messages.with_judged_calls`).
+
+    A call is matched by its id, or else by its message: a produced message whose calls
+    streamed under its id, as many as it holds, had an id changed in place after it
+    streamed (that edit is the contract's gate to judge, and it refuses it as a broken
+    history); a message holding more calls than it streamed, or one never streamed,
+    lost calls.
+
+    Raises:
+        ConfigurationError: naming the ids of the calls that never came through the stream.
+    """
+    sent: set[Any] = set()
+    by_message: dict[Any, set[Any]] = {}
+    for message in streamed:
+        if isinstance(message, AIMessage | AIMessageChunk):
+            for call in (*message.tool_calls, *message.invalid_tool_calls):
+                sent.add(call["id"])
+                by_message.setdefault(message.id, set()).add(call["id"])
+    lost: list[str] = []
+    for message in produced:
+        if not isinstance(message, AIMessage):
+            continue
+        missing = [call["id"] for call in message.tool_calls if call["id"] not in sent]
+        if missing and len(message.tool_calls) > len(by_message.get(message.id, ())):
+            lost.extend(str(i) for i in missing)
     if lost:
-        raise ConfigurationError(
-            f"tool calls missing from the messages stream: {sorted(str(i) for i in lost)}"
-        )
+        raise ConfigurationError(f"tool calls missing from the messages stream: {sorted(lost)}")
 
 
 def _input_ids(payload: Any) -> set[str]:
