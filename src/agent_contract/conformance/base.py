@@ -21,7 +21,7 @@ from ..runtime import AnswerFormat, Commentary
 from ..tampering import TamperPlan
 from ..testing import FakeModel, Reply
 from ..tools import ToolSpec
-from .fixtures import PLANTED_SECRET, Probe, ScriptedDecider
+from .fixtures import PLANTED_SECRET, Probe, ScriptedDecider, basic_tools
 
 __all__ = [
     "EXTRAS",
@@ -34,6 +34,7 @@ __all__ = [
     "Scenario",
     "SubAgent",
     "call_then_answer",
+    "reply_never_runs",
 ]
 
 
@@ -253,6 +254,40 @@ def call_then_answer(
         stop_reason=stop_reason,
         trajectory=tuple(c.name for c in call.tool_calls),
         results=(result,),
+        **fields,
+    )
+
+
+def reply_never_runs(
+    *,
+    name: str,
+    boundary: str,
+    description: str,
+    reply: Completion,
+    stop_reason: str,
+    **fields: Any,
+) -> Scenario:
+    """A scenario whose only reply must never run (a reply the model did not finish, or
+    whose streamed calls arrived broken): the run stops with ``stop_reason`` after one
+    model call, no tool of :func:`~agent_contract.conformance.fixtures.basic_tools` runs,
+    each call of ``reply`` is answered ``invalid_call``; the second scripted answer is
+    never asked for. ``fields`` are the other fields of :class:`Scenario`.
+
+    Raises:
+        TypeError: ``fields`` names a field this builder sets or one :class:`Scenario`
+            does not have.
+    """
+    return Scenario(
+        name=name,
+        boundary=boundary,
+        description=description,
+        script=(reply, "this answer must never be produced"),
+        tools=basic_tools,
+        stop_reason=stop_reason,
+        trajectory=tuple(c.name for c in reply.tool_calls),
+        results=tuple(("error", "invalid_call") for _ in reply.tool_calls),
+        must_not_run=("echo", "forecast"),
+        model_calls=1,
         **fields,
     )
 

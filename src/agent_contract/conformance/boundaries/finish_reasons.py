@@ -12,7 +12,15 @@ from typing import Any, Final
 from ...harnesses import Observation
 from ...messages import Completion, ToolCall
 from ...testing import FakeModel
-from ..base import Boundary, BoundaryDefinition, Check, Problem, Scenario, call_then_answer
+from ..base import (
+    Boundary,
+    BoundaryDefinition,
+    Check,
+    Problem,
+    Scenario,
+    call_then_answer,
+    reply_never_runs,
+)
 from ..fixtures import PLANTED_SECRET, Probe, basic_tools
 from .response_shape import check_tool_runs
 
@@ -33,20 +41,13 @@ def _emitted(text: str, boundary: str) -> Check:
 def _unfinished(
     name: str, description: str, reply: Completion, stop_reason: str, **fields: Any
 ) -> Scenario:
-    """A scenario whose only reply the model did not finish (its finish reason): the run
-    stops with ``stop_reason``, no tool runs, each call of the reply is answered
-    ``invalid_call``; a second scripted answer is never asked for."""
-    return Scenario(
+    """A scenario whose only reply the model did not finish (its finish reason)."""
+    return reply_never_runs(
         name=name,
         boundary="finish_reasons",
         description=description,
-        script=(reply, "this answer must never be produced"),
-        tools=basic_tools,
+        reply=reply,
         stop_reason=stop_reason,
-        trajectory=tuple(c.name for c in reply.tool_calls),
-        results=tuple(("error", "invalid_call") for _ in reply.tool_calls),
-        must_not_run=("echo", "forecast"),
-        model_calls=1,
         **fields,
     )
 

@@ -31,7 +31,15 @@ from typing import Final
 from ...harnesses import Observation
 from ...messages import Completion, ToolCall
 from ...testing import FakeModel, tool_call
-from ..base import Boundary, BoundaryDefinition, Check, Problem, Scenario, call_then_answer
+from ..base import (
+    Boundary,
+    BoundaryDefinition,
+    Check,
+    Problem,
+    Scenario,
+    call_then_answer,
+    reply_never_runs,
+)
 from ..checks import check_contents, check_model_calls, check_ran
 from ..fixtures import Probe, basic_tools
 
@@ -67,17 +75,12 @@ def check_received(name: str, texts: Sequence[str]) -> Check:
 def _refused(name: str, description: str, reply: Completion, stop_reason: str) -> Scenario:
     """A streamed reply that must never run: the run stops ``stop_reason`` after one
     model call, the call answered ``invalid_call``."""
-    return Scenario(
+    return reply_never_runs(
         name=name,
         boundary=_BOUNDARY,
         description=description,
-        script=(reply, "this answer must never be produced"),
-        tools=basic_tools,
+        reply=reply,
         stop_reason=stop_reason,
-        trajectory=tuple(c.name for c in reply.tool_calls),
-        results=tuple(("error", "invalid_call") for _ in reply.tool_calls),
-        must_not_run=("echo", "forecast"),
-        model_calls=1,
         requires=_NEEDS,
         extras={"stream": ("pieces:3",)},
         extra=(check_ran("echo", 0, _BOUNDARY),),

@@ -17,6 +17,7 @@ other tool, and a write's preview (the approval step), sees at most its
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Final
 
 from ...errors import ConfigurationError
@@ -29,7 +30,6 @@ from ..fixtures import (
     PLANTED_SECRET,
     TEXT_SCHEMA,
     Probe,
-    required_object,
     tools_with,
     transfer_tool,
 )
@@ -184,22 +184,12 @@ def signed_transfer_tool(probe: Probe) -> ToolSpec:
             probe.writes.setdefault(key, {"to": to, "amount": amount, "caller": context.caller})
         return {"sent": amount, "to": to}
 
-    def verify(context: ToolContext, to: str, amount: int) -> dict[str, Any] | None:
-        return probe.writes.get(context.idempotency_key or "")
-
-    return ToolSpec(
+    return replace(
+        transfer_tool(probe),
         name="signed_transfer",
         description="Send credits, signed with the run's API key (a write).",
-        parameters=required_object(
-            {
-                "to": {"type": "string", "minLength": 1},
-                "amount": {"type": "integer", "minimum": 1, "maximum": 1000},
-            }
-        ),
         handler=handler,
-        effect="write",
         preview=preview,
-        verify=verify,
         secrets=("api_key",),
     )
 
