@@ -78,10 +78,7 @@ class SecretHandle(str):
     """The secret's name."""
 
     def __new__(cls, name: str) -> SecretHandle:
-        if not isinstance(name, str) or not SECRET_NAME_PATTERN.match(name):
-            raise ConfigurationError(
-                f"secret name {name!r} must match {SECRET_NAME_PATTERN.pattern}"
-            )
+        check_secret_names((name,), "a secret handle")
         handle = super().__new__(cls, f"<secret {name}>")
         handle.name = name
         return handle
