@@ -198,6 +198,12 @@ def _insert(conn: sqlite3.Connection, table: str, row: tuple[Any, ...]) -> None:
     conn.execute(f"INSERT INTO {table} VALUES ({marks})", row)  # noqa: S608 - fixed names
 
 
+def _check_kind(kind: str) -> None:
+    """Raises ValueError unless ``kind`` is one of :data:`TAMPERINGS`."""
+    if kind not in TAMPERINGS:
+        raise ValueError(f"unknown tampering {kind!r}; expected one of {TAMPERINGS}")
+
+
 def tamper_checkpoints(folder: Path, thread_id: str, kind: str) -> Rows:
     """Tamper with ``thread_id``'s paused LangGraph checkpoint in
     ``folder/checkpoints.sqlite3`` (``SqliteSaver``'s tables: a checkpoint row is
@@ -221,8 +227,7 @@ def tamper_checkpoints(folder: Path, thread_id: str, kind: str) -> Rows:
         ValueError: ``kind`` is not one of :data:`TAMPERINGS`.
         CheckpointError: the thread has no checkpoint.
     """
-    if kind not in TAMPERINGS:
-        raise ValueError(f"unknown tampering {kind!r}; expected one of {TAMPERINGS}")
+    _check_kind(kind)
     original = copy_rows(folder, thread_id, CHECKPOINT_TABLES)
     with closing(sqlite3.connect(folder / CHECKPOINTS_FILE)) as conn, conn:
         newest = conn.execute(_NEWEST, (thread_id,)).fetchone()
@@ -273,8 +278,7 @@ class TamperPlan:
     """
 
     def __init__(self, kind: str) -> None:
-        if kind not in TAMPERINGS:
-            raise ValueError(f"unknown tampering {kind!r}; expected one of {TAMPERINGS}")
+        _check_kind(kind)
         self.kind = kind
         self.reopened = 0
         """How many times the store was reopened after the tampering (a harness that
