@@ -50,7 +50,9 @@ def _events(chunk_chars: int | None, interleave: bool) -> list[Any]:
             return [e async for e in stream]
 
     events = asyncio.run(collect())
-    assert ran == ["first call", "second"]
+    # PydanticAI runs the two calls concurrently (sync tools on worker threads), so the
+    # order they ran in is not fixed; each ran exactly once.
+    assert sorted(ran) == ["first call", "second"]
     return events
 
 
