@@ -10,7 +10,9 @@ difference. To run a flag mode in parallel, start the workers with the flags:
 
 from __future__ import annotations
 
+import os
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -36,3 +38,55 @@ def pytest_configure(config: pytest.Config) -> None:
             f"(optimize, warnoptions), the controller with {wanted}: start the workers with "
             '--dist load --tx "N*popen//python=PYTHON FLAGS" (see tests/conftest.py)'
         )
+
+
+# -- a throwaway PostgreSQL server (devtools/postgres.py) ---------------------------------
+
+REQUIRE_POSTGRES_ENV = "AGENT_CONTRACT_REQUIRE_POSTGRES"
+"""Set (CI does): a machine without PostgreSQL server binaries fails the PostgreSQL tests
+instead of skipping them."""
+_NO_SERVER = (
+    "no PostgreSQL server binaries (initdb, pg_ctl) on PATH, in $AGENT_CONTRACT_PG_BIN or "
+    "in /usr/lib/postgresql/*/bin (Debian's postgresql package)"
+)
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster() -> Iterator[Any]:
+    """A throwaway PostgreSQL server for this test session (one per pytest-xdist worker):
+    a new cluster on a unix socket in a temporary folder, stopped and removed at the end.
+    Skipped when the machine has no server binaries, unless
+    ``$AGENT_CONTRACT_REQUIRE_POSTGRES`` is set (then it fails)."""
+    from devtools.postgres import server_binaries, throwaway_cluster
+
+    if server_binaries() is None:
+        if os.environ.get(REQUIRE_POSTGRES_ENV):
+            pytest.fail(f"{REQUIRE_POSTGRES_ENV} is set, but there are {_NO_SERVER}")
+        pytest.skip(_NO_SERVER)
+    with throwaway_cluster() as cluster:
+        yield cluster
+
+
+@pytest.fixture
+def postgres_url(postgres_cluster: Any) -> str:
+    """The URL of a new, empty PostgreSQL database on the session's server."""
+    return str(postgres_cluster.new_database())
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_url(request: pytest.FixtureRequest) -> str | None:
+    """Each store in turn: ``None`` (the data folder's SQLite files, the default), then a
+    new PostgreSQL database's URL (``--store``, ``$AGENT_CONTRACT_STORE``)."""
+    if request.param == "sqlite":
+        return None
+    return str(request.getfixturevalue("postgres_url"))
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """One line when PostgreSQL tests were skipped for want of a server (counted from the
+    skip reports, so it holds under pytest-xdist too)."""
+    skipped = [
+        r for r in terminalreporter.stats.get("skipped", []) if _NO_SERVER in str(r.longrepr)
+    ]
+    if skipped:
+        terminalreporter.write_line(f"{len(skipped)} PostgreSQL tests skipped: {_NO_SERVER}")

@@ -19,7 +19,6 @@ import functools
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Final, Literal, Protocol
 
 from .approval import Approval
@@ -29,6 +28,7 @@ from .loop import resume, run_child, run_input
 from .model import Model
 from .runstore import RunStore
 from .runtime import Checkpoint, Contract, Decider, RunInput, RunResult, RunState
+from .stores import Store
 from .tampering import OpenStore
 from .tools import ToolContext, ToolSpec
 
@@ -289,11 +289,13 @@ def capabilities_of(harness: object) -> frozenset[str]:
 class DurableRunner(Protocol):
     """How a harness runs an agent durably: a run that pauses for approval is resumed
     later, in another process, from its stored snapshot (``agent-contract run`` and
-    ``approve``). ``folder`` is the data folder, where a runner may keep state of its
-    own (a framework's checkpointer)."""
+    ``approve``). ``store`` is where the data folder's state lives (SQLite files in the
+    folder, or a PostgreSQL database: :class:`~agent_contract.stores.Store`; its key
+    files in ``store.folder``), where a runner may keep state of its own (a framework's
+    checkpointer)."""
 
     def run(
-        self, model: Model, contract: Contract, options: RunInput, *, folder: Path
+        self, model: Model, contract: Contract, options: RunInput, *, store: Store
     ) -> RunResult:
         """Run ``model`` on ``options`` under ``contract`` (``options.contract(tools)``:
         the durable runner reads no contract setting from ``options``).
@@ -310,7 +312,7 @@ class DurableRunner(Protocol):
         approvals: Sequence[Approval],
         *,
         checkpoint: Checkpoint,
-        folder: Path,
+        store: Store,
     ) -> RunResult:
         """Continue a paused run with human decisions (``checkpoint`` stores the
         snapshot before any write runs).
@@ -323,7 +325,7 @@ class DurableRunner(Protocol):
 
 @dataclass(frozen=True)
 class SnapshotRunner:
-    """A :class:`DurableRunner` whose only state is the contract's snapshot (``folder`` is
+    """A :class:`DurableRunner` whose only state is the contract's snapshot (``store`` is
     not used): the offline loop's, and any harness's whose framework keeps nothing between
     runs (PydanticAI's). It calls the harness's two functions."""
 
@@ -334,7 +336,7 @@ class SnapshotRunner:
     :func:`agent_contract.loop.resume`."""
 
     def run(
-        self, model: Model, contract: Contract, options: RunInput, *, folder: Path
+        self, model: Model, contract: Contract, options: RunInput, *, store: Store
     ) -> RunResult:
         """:attr:`run_input` on ``model``, ``contract`` and ``options``.
 
@@ -351,7 +353,7 @@ class SnapshotRunner:
         approvals: Sequence[Approval],
         *,
         checkpoint: Checkpoint,
-        folder: Path,
+        store: Store,
     ) -> RunResult:
         """:attr:`resume_run` (``checkpoint`` stores the snapshot before any write runs).
 

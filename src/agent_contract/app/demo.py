@@ -90,7 +90,7 @@ def start_demo(
     )
     store = where.runs()
     with where.recorded(store, harness, options.secret_values):
-        result = runner.run(model or DemoModel(), contract, options, folder=where.path)
+        result = runner.run(model or DemoModel(), contract, options, store=where.store)
     if result.stop_reason in PAUSE_REASONS:
         where.record(store, result, harness, options.secret_values)
     else:
@@ -240,7 +240,7 @@ def _approve_locked(
     runner = durable_runner(harness)
     with where.recorded(store, harness, secrets):
         result = runner.resume(
-            DemoModel(), contract, snapshot, approvals, checkpoint=checkpoint, folder=where.path
+            DemoModel(), contract, snapshot, approvals, checkpoint=checkpoint, store=where.store
         )
     where.record(store, result, harness, secrets)
     return result

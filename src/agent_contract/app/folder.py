@@ -43,6 +43,7 @@ from ..registry import durable_runner, harness_names
 from ..runstore import FINISHED_PREFIX, RunStore
 from ..runtime import Contract, RunInterrupted, RunResult
 from ..sealing import folder_key, subkey
+from ..stores import Store, open_store
 from ..tools import ToolSpec
 from ..trace import TraceSink
 from .builtin_tools import calculator_tool, policy_lookup_tool
@@ -140,14 +141,20 @@ def _check_readable(path: Path) -> None:
 
 @dataclass(frozen=True)
 class DemoFolder:
-    """An opened data folder: its path and key (see the module doc)."""
+    """An opened data folder: its path, its key and where its state lives (see the
+    module doc)."""
 
     path: Path
     key: bytes
+    store: Store
 
     @classmethod
     def open(
-        cls, explicit: str | os.PathLike[str] | None = None, *, create: bool = True
+        cls,
+        explicit: str | os.PathLike[str] | None = None,
+        *,
+        create: bool = True,
+        store_url: str | None = None,
     ) -> DemoFolder:
         """The data folder, made private and given a key when new.
 
@@ -157,6 +164,9 @@ class DemoFolder:
                 a ``run`` stored) refuses a missing folder, or one with no run store,
                 and creates nothing there, so a mistyped path is an error, never a new,
                 empty data folder.
+            store_url: where the folder's state lives (``--store``; default
+                ``$AGENT_CONTRACT_STORE``, else SQLite files in the folder:
+                :func:`~agent_contract.stores.open_store`).
 
         Raises:
             CheckpointError: the folder is unsafe (a symlink, another user's, writable by
@@ -169,7 +179,7 @@ class DemoFolder:
         folder = data_dir(explicit)
         if create:
             path = private_folder(folder)
-            return cls(path, folder_key(path))
+            return cls(path, folder_key(path), open_store(path, store_url))
         hint = (
             f"is --data-dir or ${DATA_DIR_ENV} mistyped? Only `agent-contract run` creates "
             "a data folder"
@@ -190,7 +200,8 @@ class DemoFolder:
                 path=str(path / RUNS_FILE),
                 reason="missing",
             )
-        return cls(path, folder_key(path))  # a run store without a key: refused by it
+        # (a run store without a key: refused by it)
+        return cls(path, folder_key(path), open_store(path, store_url))
 
     def runs(self) -> RunStore:
         """The run store (``runs.sqlite3``)."""
@@ -260,7 +271,7 @@ class DemoFolder:
         runner = durable_runner(harness)
         forget = getattr(runner, "forget", None)
         if callable(forget):
-            forget(run_id, folder=self.path)
+            forget(run_id, store=self.store)
 
     def collect(self, *, older_than_seconds: float, now: float) -> dict[str, int]:
         """``agent-contract gc``: delete the summaries of runs that finished at least
@@ -300,7 +311,7 @@ class DemoFolder:
                 continue
             kept = getattr(runner, "kept", None)
             if callable(kept):
-                found |= set(kept(folder=self.path)) - recorded
+                found |= set(kept(store=self.store)) - recorded
         return found
 
     @contextmanager

@@ -40,6 +40,7 @@ from agent_contract.errors import PAUSE_REASONS, CheckpointError
 from agent_contract.model import Model
 from agent_contract.runtime import Checkpoint, Contract, RunInput, RunInterrupted, RunResult
 from agent_contract.sealing import folder_key
+from agent_contract.stores import Store
 
 from .harness import run_agent_input
 from .resuming import resume_or_reconcile
@@ -54,6 +55,7 @@ from .sealed import (
 
 __all__ = [
     "CHECKPOINT_FILE",
+    "CHECKPOINT_STORE",
     "LOCK_TIMEOUT_SECONDS",
     "async_sqlite_checkpointer",
     "forget",
@@ -166,7 +168,9 @@ async def async_sqlite_checkpointer(
 
 # -- the durable runner ------------------------------------------------------------------
 
-CHECKPOINT_FILE: Final = "checkpoints.sqlite3"
+CHECKPOINT_STORE: Final = "checkpoints"
+"""The checkpoints' store name (:meth:`~agent_contract.stores.Store.database`)."""
+CHECKPOINT_FILE: Final = f"{CHECKPOINT_STORE}.sqlite3"
 """LangGraph's checkpointer file in the data folder (see
 :func:`~agent_contract_langchain.plugin.sqlite_agent_runner`)."""
 
@@ -180,7 +184,7 @@ def _sealed(result: RunResult, conn: Any, key: bytes) -> RunResult:
     return dataclasses.replace(result, snapshot=snapshot)
 
 
-def run(model: Model, contract: Contract, options: RunInput, *, folder: Path) -> RunResult:
+def run(model: Model, contract: Contract, options: RunInput, *, store: Store) -> RunResult:
     """:func:`~agent_contract_langchain.harness.run_agent_input` with the sealed
     checkpointer (:func:`sqlite_checkpointer` on ``folder/checkpoints.sqlite3``).
 
@@ -188,8 +192,8 @@ def run(model: Model, contract: Contract, options: RunInput, *, folder: Path) ->
         CheckpointError: the checkpoint file cannot be opened.
         RunInterrupted: a signal interrupted the run (its snapshot sealed).
     """
-    key = folder_key(folder)
-    with sqlite_checkpointer(folder / CHECKPOINT_FILE, key=key) as saver:
+    key = folder_key(store.folder)
+    with sqlite_checkpointer(store.sqlite_file(CHECKPOINT_STORE), key=key) as saver:
         try:
             result = run_agent_input(model, contract, options, checkpointer=saver)
         except RunInterrupted as exc:
@@ -204,7 +208,7 @@ def resume(
     approvals: Sequence[Approval],
     *,
     checkpoint: Checkpoint,
-    folder: Path,
+    store: Store,
 ) -> RunResult:
     """Check the paused checkpoint's seal, then
     :func:`~agent_contract_langchain.resuming.resume_or_reconcile`.
@@ -215,10 +219,10 @@ def resume(
             read.
         RunInterrupted: a signal interrupted the run (its snapshot sealed).
     """
-    key = folder_key(folder, create=False)
+    key = folder_key(store.folder, create=False)
     run_id = str(snapshot.get("run_id", ""))
     sealed = snapshot.get(SEAL_KEY)
-    with sqlite_checkpointer(folder / CHECKPOINT_FILE, key=key) as saver:
+    with sqlite_checkpointer(store.sqlite_file(CHECKPOINT_STORE), key=key) as saver:
         check_paused(saver.conn, run_id, sealed, key, resumed=bool(snapshot.get(RESUMED_KEY)))
 
         def keep(data: dict[str, Any]) -> None:
@@ -235,18 +239,18 @@ def resume(
         return _sealed(result, saver.conn, key)
 
 
-def forget(run_id: str, *, folder: Path) -> None:
+def forget(run_id: str, *, store: Store) -> None:
     """Drop every checkpoint and pending write of thread ``run_id`` (a finished run)."""
-    path = folder / CHECKPOINT_FILE
+    path = store.sqlite_file(CHECKPOINT_STORE)
     if not path.exists():
         return
     with sqlite_checkpointer(path) as saver:
         saver.delete_thread(run_id)
 
 
-def kept(*, folder: Path) -> list[str]:
-    """The thread ids ``folder/checkpoints.sqlite3`` holds checkpoints for."""
-    path = folder / CHECKPOINT_FILE
+def kept(*, store: Store) -> list[str]:
+    """The thread ids the store's checkpoints are kept for."""
+    path = store.sqlite_file(CHECKPOINT_STORE)
     if not path.exists():
         return []
     with sqlite_checkpointer(path) as saver:
