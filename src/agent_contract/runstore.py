@@ -1,5 +1,7 @@
-"""Durable storage of paused runs: one SQLite file, one authenticated row per thread
-(and a sealed record of its newest version).
+"""Durable storage of paused runs: one authenticated row per thread (and a sealed record of
+its newest version), in the store's database (:mod:`agent_contract.stores`): the data
+folder's ``runs.sqlite3``, or the ``runs`` and ``run_versions`` tables of a PostgreSQL
+database, with the same seals, encryption and refusals on both.
 
 A paused run (``pending_approval``, ``interrupted``) is stored as its JSON snapshot under
 a thread id; a finished run keeps its summary. Every row is sealed with an HMAC-SHA256
@@ -26,8 +28,8 @@ bumps both in one transaction; :meth:`RunStore.load_run` refuses a row whose ver
 not the newest one recorded (an older row put back: ``restored``), a row newer than the
 record (the record was deleted or rolled back: ``deleted``), and a version record that
 fails its seal. What this does not cover: rolling back a thread's row *and* its version
-record together (restoring ``runs.sqlite3`` as a whole, or the whole folder, from an
-earlier copy): nothing left in the folder is newer than what was put back.
+record together (restoring ``runs.sqlite3`` or the PostgreSQL database as a whole, or the
+whole folder, from an earlier copy): nothing left in the folder is newer than what was put back.
 A row written before versions existed (no :data:`VERSION_FIELD`) counts as version 0:
 it is read while no version record of its thread exists.
 
@@ -42,29 +44,19 @@ from __future__ import annotations
 
 import base64
 import binascii
-import fcntl
-import hashlib
 import json
 import os
-import sqlite3
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from .datafolder import (
-    BUSY_TIMEOUT_SECONDS,
-    FILE_MODE,
-    DataFolderError,
-    connect,
-    failure,
-    private_folder,
-    transaction,
-)
+from .datafolder import BUSY_TIMEOUT_SECONDS, DataFolderError, private_folder
 from .errors import CheckpointError
-from .sealing import decrypt, encrypt, folder_key, seal, subkey, verify
+from .sealing import decrypt, encrypt, seal, store_key, subkey, verify
+from .stores import Connection, Database, Store
 
 __all__ = [
     "CIPHER_LABEL",
@@ -100,6 +92,8 @@ one more per save; inside the encrypted, sealed text)."""
 VERSIONS_LABEL: Final = "runs-versions/v1"
 """The seal's first part in a ``run_versions`` row (under the ``runs/v1`` sub-key)."""
 _COLUMNS: Final = ("thread_id", "harness", "snapshot", "updated_at", "mac")
+_EPOCH: Final = {"sqlite": "REAL", "postgresql": "DOUBLE PRECISION"}
+"""The column type of epoch seconds (PostgreSQL's ``REAL`` is 4 bytes: whole seconds lost)."""
 
 
 class RollbackError(CheckpointError):
@@ -144,80 +138,117 @@ class StoredRun:
 
 
 class RunStore:
-    """Paused runs in a SQLite file (created on first use, private).
+    """Paused runs in the store's database (tables created on first use; a SQLite file
+    is private).
 
     Args:
-        path: the database file, in the data folder.
-        key: the data folder's key (default: read from, or created in, ``path``'s folder).
+        location: the run store's :class:`~agent_contract.stores.Database`
+            (``Store.database("runs")``), or the path of a SQLite file (``runs.sqlite3``
+            in a data folder: the same as ``Store.sqlite(folder).database("runs")``).
+        key: the data folder's key (default: read from, or created in, the data
+            folder: :func:`~agent_contract.sealing.folder_key`).
 
     Raises:
-        CheckpointError: the file cannot be opened, is locked or corrupt, or was written
-            by an older version without seals.
+        CheckpointError: the store cannot be opened, is locked, unreachable or corrupt,
+            or was written by an older version without seals.
     """
 
-    def __init__(self, path: str | Path, *, key: bytes | None = None) -> None:
-        self.path = Path(path)
-        folder = private_folder(self.path.parent)
-        root = key if key is not None else folder_key(folder)
+    def __init__(
+        self, location: Database | str | os.PathLike[str], *, key: bytes | None = None
+    ) -> None:
+        if isinstance(location, Database):
+            self.database = location
+        else:
+            path = Path(location)
+            if not path.name.endswith(".sqlite3"):
+                raise CheckpointError(
+                    f"a run store file is named NAME.sqlite3, not {str(path)!r}", path=str(path)
+                )
+            self.database = Store.sqlite(path.parent).database(path.name[: -len(".sqlite3")])
+        self.where = self.database.where
+        if self.database.dialect == "sqlite":
+            private_folder(self.database.store.sqlite_file(self.database.name).parent)
+        root = key if key is not None else store_key(self.database.store)
         self._key = subkey(root, RUNS_LABEL)
         self._cipher = subkey(root, CIPHER_LABEL)
-        with self._db(write=False) as db:
-            columns = tuple(row[1] for row in db.execute("PRAGMA table_info(runs)"))
+        columns, versioned = self._layout()
         if not columns:  # a new store (a crowd of readers takes no write lock here)
             self._create()
-            with self._db(write=False) as db:
-                columns = tuple(row[1] for row in db.execute("PRAGMA table_info(runs)"))
+            columns, versioned = self._layout()
         if columns != _COLUMNS:
             raise CheckpointError(
-                f"the run store {str(self.path)!r} was written by an older agent-contract "
+                f"the run store {self.where!r} was written by an older agent-contract "
                 "without authentication (or is not a run store); its runs are refused. "
                 "Finish or discard them with that version, or use a new data folder",
-                path=str(self.path),
+                path=self.where,
             )
-        with self._db(write=False) as db:
-            versioned = db.execute(
-                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'run_versions'"
-            ).fetchone()
-        if versioned is None:  # a store from before versions: add the table
+        if not versioned:  # a store from before versions: add the table
             self._create()
+
+    @property
+    def path(self) -> Path:
+        """The SQLite file (``runs.sqlite3``).
+
+        Raises:
+            ConfigurationError: the store is PostgreSQL (no file).
+        """
+        return self.database.store.sqlite_file(self.database.name)
+
+    def _layout(self) -> tuple[tuple[str, ...], bool]:
+        """``(columns of runs, whether run_versions exists)`` (a read: no lock taken)."""
+        with self._db(write=False) as db:
+            if self.database.dialect == "sqlite":
+                columns = tuple(row[1] for row in db.execute("PRAGMA table_info(runs)").fetchall())
+                versioned = db.execute(
+                    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'run_versions'"
+                ).fetchone()
+            else:
+                columns = tuple(
+                    row[0]
+                    for row in db.execute(
+                        "SELECT column_name FROM information_schema.columns WHERE table_schema "
+                        "= current_schema() AND table_name = 'runs' ORDER BY ordinal_position"
+                    ).fetchall()
+                )
+                versioned = db.execute(
+                    "SELECT 1 FROM information_schema.tables WHERE table_schema = "
+                    "current_schema() AND table_name = 'run_versions'"
+                ).fetchone()
+        return columns, versioned is not None
 
     def _create(self) -> None:
         """Create the ``runs`` and ``run_versions`` tables where they are missing."""
-        with self._db() as db:
+        epoch = _EPOCH[self.database.dialect]
+        with self._db(lock="runs:schema") as db:
             db.execute(
                 "CREATE TABLE IF NOT EXISTS runs (thread_id TEXT PRIMARY KEY, harness TEXT NOT "
-                "NULL, snapshot TEXT NOT NULL, updated_at REAL NOT NULL, mac TEXT NOT NULL)"
+                f"NULL, snapshot TEXT NOT NULL, updated_at {epoch} NOT NULL, mac TEXT NOT NULL)"
             )
             db.execute(
                 "CREATE TABLE IF NOT EXISTS run_versions (thread_id TEXT PRIMARY KEY, "
-                "version INTEGER NOT NULL, harness TEXT NOT NULL, updated_at REAL NOT NULL, "
+                f"version INTEGER NOT NULL, harness TEXT NOT NULL, updated_at {epoch} NOT NULL, "
                 "mac TEXT NOT NULL)"
             )
 
     @contextmanager
-    def _db(self, *, write: bool = True) -> Iterator[sqlite3.Connection]:
-        """One transaction (a write one unless ``write`` is false), its failures named
-        (locked, read-only, corrupt).
+    def _db(self, *, write: bool = True, lock: str | None = None) -> Iterator[Connection]:
+        """One transaction (a write one unless ``write`` is false; on PostgreSQL, under
+        the advisory lock ``lock`` when given), its failures named (locked, read-only,
+        corrupt, unavailable).
 
         Raises:
             CheckpointError: the store is corrupt; a :class:`DataFolderError` when it is
-                locked past the timeout, read-only or unsafe.
+                locked past the timeout, read-only, unsafe or unreachable.
         """
         try:
-            conn = connect(self.path)
+            with self.database.transaction(write=write, lock=lock) as db:
+                yield db
         except DataFolderError as exc:
             raise self._named(exc) from exc
-        try:
-            with transaction(conn, write=write) as db:
-                yield db
-        except sqlite3.DatabaseError as exc:
-            raise self._named(failure(exc, repr(str(self.path)), self.path)) from exc
-        finally:
-            conn.close()
 
     def _named(self, exc: DataFolderError) -> CheckpointError:
         """``exc`` in the run store's words."""
-        where = str(self.path)
+        where = self.where
         if exc.reason == "corrupt":
             return CheckpointError(f"run store is corrupt: {exc}", path=where)
         if exc.reason == "locked":
@@ -228,12 +259,16 @@ class RunStore:
             return DataFolderError(
                 f"run store cannot be written: {exc}", path=where, reason="readonly"
             )
+        if exc.reason == "unavailable":
+            return DataFolderError(
+                f"run store cannot be reached: {exc}", path=where, reason="unavailable"
+            )
         return exc
 
     def _seal(self, thread_id: str, harness: str, text: str) -> str:
         return seal(self._key, thread_id, harness, text)
 
-    def _newest(self, db: sqlite3.Connection, thread_id: str) -> tuple[int, str, float]:
+    def _newest(self, db: Connection, thread_id: str) -> tuple[int, str, float]:
         """``(version, harness column, updated_at)`` of the thread's version record, its
         seal checked (``updated_at``, epoch seconds, is not sealed: it only dates the
         record in a refusal's message); ``(0, "", 0.0)`` when it has none.
@@ -252,12 +287,13 @@ class RunStore:
             isinstance(version, int)
             and isinstance(harness, str)
             and isinstance(updated, int | float)
+            and not isinstance(version, bool)
             and verify(self._key, mac, VERSIONS_LABEL, thread_id, str(version), harness)
         ):
             raise RollbackError(
                 f"the version record of run {thread_id!r} failed authentication: the run "
                 "store was changed outside agent-contract; the run is refused",
-                path=str(self.path),
+                path=self.where,
                 thread_id=thread_id,
                 found="forged",
                 row_version=-1,
@@ -285,7 +321,7 @@ class RunStore:
         record = dict(snapshot)
         if secrets:
             record[SECRETS_FIELD] = sorted(set(secrets))
-        with self._db() as db:
+        with self._db(lock=f"run:{thread_id}") as db:
             # Read the newest version and write the next one in one write transaction:
             # two savers of a thread cannot write the same version.
             version = self._newest(db, thread_id)[0] + 1
@@ -364,9 +400,7 @@ class RunStore:
             ).fetchone()
             newest = self._newest(db, thread_id)
         if row is None:
-            raise CheckpointError(
-                f"no paused run {thread_id!r} in {self.path}", path=str(self.path)
-            )
+            raise CheckpointError(f"no paused run {thread_id!r} in {self.where}", path=self.where)
         harness, text, mac = row
         if not (
             isinstance(harness, str)
@@ -376,22 +410,20 @@ class RunStore:
             raise CheckpointError(
                 f"the stored run {thread_id!r} failed authentication: the run store was "
                 "changed outside agent-contract (or sealed with another key); it is refused",
-                path=str(self.path),
+                path=self.where,
             )
         try:
             snapshot = json.loads(self.decode(text))
         except ValueError as exc:
-            raise CheckpointError(
-                f"snapshot of {thread_id!r} is corrupt", path=str(self.path)
-            ) from exc
+            raise CheckpointError(f"snapshot of {thread_id!r} is corrupt", path=self.where) from exc
         if not isinstance(snapshot, dict):
-            raise CheckpointError(f"snapshot of {thread_id!r} is corrupt", path=str(self.path))
+            raise CheckpointError(f"snapshot of {thread_id!r} is corrupt", path=self.where)
         secrets = snapshot.pop(SECRETS_FIELD, [])
         if not (isinstance(secrets, list) and all(isinstance(x, str) for x in secrets)):
-            raise CheckpointError(f"snapshot of {thread_id!r} is corrupt", path=str(self.path))
+            raise CheckpointError(f"snapshot of {thread_id!r} is corrupt", path=self.where)
         version = snapshot.pop(VERSION_FIELD, 0)
         if not isinstance(version, int) or isinstance(version, bool) or version < 0:
-            raise CheckpointError(f"snapshot of {thread_id!r} is corrupt", path=str(self.path))
+            raise CheckpointError(f"snapshot of {thread_id!r} is corrupt", path=self.where)
         self._check_newest(thread_id, harness, version, newest)
         return StoredRun(harness, snapshot, tuple(secrets))
 
@@ -442,7 +474,7 @@ class RunStore:
         recorded ``latest`` (``found``: ``"restored"`` or ``"deleted"``)."""
         return RollbackError(
             message,
-            path=str(self.path),
+            path=self.where,
             thread_id=thread_id,
             found=found,
             row_version=version,
@@ -477,52 +509,19 @@ class RunStore:
 
     @contextmanager
     def exclusive(self, thread_id: str) -> Iterator[None]:
-        """Hold the thread's lock for a resume: one process at a time decides and writes.
-
-        An OS file lock (``flock``) on a private file in ``locks/`` next to the store:
-        released by the kernel when the holder exits, even if it is killed, so a crash
-        never leaves a stale lock behind. The holder removes the file before it lets go
-        (a process that opened the old file checks, once it holds the lock, that the file
-        is still the one in place, and tries again otherwise), so lock files do not pile
-        up, one per thread ever resumed.
+        """Hold the thread's lock for a resume: one process at a time decides and writes
+        (:meth:`~agent_contract.stores.Database.session_lock`: an OS file lock in
+        ``locks/`` next to a SQLite store, a session-level advisory lock on PostgreSQL;
+        either is released when its holder exits, even if it is killed, so a crash never
+        leaves a stale lock behind).
 
         Raises:
             CheckpointError: another process holds the lock (a concurrent ``approve``),
-                or the lock file cannot be made.
+                or the lock cannot be taken (a lock file that cannot be made, a server
+                that cannot be reached).
         """
-        folder = private_folder(self.path.parent / "locks")
-        name = hashlib.sha256(thread_id.encode("utf-8")).hexdigest()[:32]
-        path = folder / f"{name}.lock"
-        fd = self._lock(path, thread_id)
-        try:
+        busy = (
+            f"run {thread_id!r} is being resumed by another process; try again when it has finished"
+        )
+        with self.database.session_lock(f"run:{thread_id}", busy=busy):
             yield
-        finally:
-            with suppress(FileNotFoundError):
-                os.unlink(path)
-            os.close(fd)  # releases the flock
-
-    def _lock(self, path: Path, thread_id: str) -> int:
-        """An open, locked file descriptor on ``path`` (the file in place)."""
-        flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
-        for _ in range(100):
-            try:
-                fd = os.open(path, flags, FILE_MODE)
-            except OSError as exc:
-                raise failure(exc, f"cannot make the lock file {str(path)!r}", path) from exc
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError as exc:
-                os.close(fd)
-                raise CheckpointError(
-                    f"run {thread_id!r} is being resumed by another process; try again "
-                    "when it has finished",
-                    path=str(self.path),
-                ) from exc
-            try:
-                same = os.fstat(fd).st_ino == os.stat(path, follow_symlinks=False).st_ino
-            except FileNotFoundError:
-                same = False
-            if same:
-                return fd
-            os.close(fd)  # the holder removed it meanwhile: lock the new one
-        raise CheckpointError(f"cannot lock run {thread_id!r}", path=str(self.path))

@@ -21,9 +21,11 @@ What this protects against: another local user, or anything else that can write 
 data folder's files but not read its key. It does not protect against the owner's own
 account. Losing the key makes the stored runs unreadable: they are refused (fail
 closed), never trusted. A key is never made where sealed state already exists (a
-non-empty ``*.sqlite3`` file in the folder): a lost key is its own error (reason
-``"missing_key"``) that names the key file and says to restore it from a backup, never
-a fresh key whose seals every stored row then fails.
+non-empty ``*.sqlite3`` file in the folder holding sealed rows; with a PostgreSQL store,
+a sealed table of the database holding a row: :func:`store_key`): a lost key is its own
+error (reason ``"missing_key"``) that names the key file and says where to get it back
+(a backup; for a PostgreSQL store, the folder of the process that made the rows), never a
+fresh key whose seals every stored row then fails.
 """
 
 from __future__ import annotations
@@ -34,22 +36,26 @@ import os
 import secrets
 import sqlite3
 import stat
+from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
 from typing import Final
 
 from .datafolder import DataFolderError, private_folder
+from .stores import Store
 
 __all__ = [
     "KEY_BYTES",
     "KEY_FILE",
     "NONCE_BYTES",
+    "POSTGRES_SEALED_TABLES",
     "SEALED_SUFFIX",
     "SEALED_TABLES",
     "decrypt",
     "encrypt",
     "folder_key",
     "seal",
+    "store_key",
     "subkey",
     "verify",
 ]
@@ -62,6 +68,10 @@ SEALED_TABLES: Final = ("runs", "run_versions", "checkpoints", "writes")
 """The tables whose rows are sealed with the folder's key: the run store's ``runs`` and
 ``run_versions`` and a sealed checkpointer's ``checkpoints`` and ``writes``. A file with none of them holding a
 row (the demo's order store, a new empty file) is not sealed state."""
+POSTGRES_SEALED_TABLES: Final = (*SEALED_TABLES, "checkpoint_writes", "checkpoint_blobs")
+"""The tables of a PostgreSQL store whose rows are sealed: :data:`SEALED_TABLES` and
+LangGraph's ``PostgresSaver`` tables (``checkpoints``, ``checkpoint_writes``,
+``checkpoint_blobs``) that the sealed checkpointer writes."""
 KEY_BYTES: Final = 32
 """The key's size in bytes."""
 NONCE_BYTES: Final = 12
@@ -72,7 +82,9 @@ def folder_key(folder: str | os.PathLike[str], *, create: bool = True) -> bytes:
     """The data folder's key, created on first use when ``create``.
 
     A key is created only in a folder that holds no sealed state yet (no non-empty file
-    ending in :data:`SEALED_SUFFIX`): a new key could authenticate none of it.
+    ending in :data:`SEALED_SUFFIX` holding sealed rows): a new key could authenticate
+    none of it. (With a PostgreSQL store use :func:`store_key`, which checks the
+    database too.)
 
     Raises:
         DataFolderError: the key file is missing (``create=False``: reason
@@ -81,6 +93,44 @@ def folder_key(folder: str | os.PathLike[str], *, create: bool = True) -> bytes:
             :data:`KEY_BYTES` long.
     """
     where = private_folder(folder)
+    return _key(where, create=create, sealed=lambda: _sealed_state(where))
+
+
+def store_key(store: Store, *, create: bool = True) -> bytes:
+    """The key of ``store``'s data folder (``store.folder``), created on first use when
+    ``create``, and only where no sealed state exists: on SQLite as :func:`folder_key`
+    (the data folder's files, and those of the folder the URL names when it is another
+    one); on PostgreSQL no key is made while the database holds a row in one of
+    :data:`POSTGRES_SEALED_TABLES` (those rows were sealed with the key of the folder
+    that made them: copy its key file here instead).
+
+    Raises:
+        DataFolderError: as :func:`folder_key`; beside a PostgreSQL store holding sealed
+            rows, reason ``"missing_key"`` (naming the key file, the tables, and saying
+            to copy the key files from the folder that made them); the database cannot
+            be read (reason ``"unavailable"``, ``"locked"``, ...: nothing is created).
+    """
+    where = private_folder(store.folder)
+    if store.dialect == "sqlite":
+        other = store.sqlite_file("runs").parent
+
+        def files() -> tuple[list[str], str]:
+            found, advice = _sealed_state(where)
+            if other.absolute() != where.absolute() and other.is_dir():
+                found += [str(other / name) for name in _sealed_files(other)]
+            return found, advice
+
+        return _key(where, create=create, sealed=files)
+    return _key(where, create=create, sealed=lambda: _sealed_tables(store))
+
+
+def _key(where: Path, *, create: bool, sealed: Callable[[], tuple[list[str], str]]) -> bytes:
+    """The key in folder ``where``, made when missing, ``create`` and ``sealed()``
+    (``(what holds sealed state, how to get the key back)``) names nothing.
+
+    Raises:
+        DataFolderError: see :func:`folder_key`.
+    """
     path = where / KEY_FILE
     try:
         return _read(path)
@@ -92,15 +142,15 @@ def folder_key(folder: str | os.PathLike[str], *, create: bool = True) -> bytes:
                 path=str(path),
                 reason="missing",
             ) from None
-    sealed = _sealed_files(where)
-    if sealed:
+    found, advice = sealed()
+    if found:
         raise DataFolderError(
-            f"the data folder's key {str(path)!r} is missing, but the folder holds sealed "
-            f"state ({', '.join(sealed)}) that only that key can authenticate: restore "
-            f"{KEY_FILE} from a backup into the folder (mode 0600) and run the command "
-            "again; a new key is not created here (it could read none of the stored runs). "
-            "A folder written by an older agent-contract without authentication never "
-            "had a key: finish or discard its runs with that version, or use a new folder",
+            f"the data folder's key {str(path)!r} is missing, but {', '.join(found)} holds "
+            f"sealed state that only that key can authenticate: {advice} and run the "
+            "command again; a new key is not created here (it could read none of the "
+            "stored runs). A folder written by an older agent-contract without "
+            "authentication never had a key: finish or discard its runs with that "
+            "version, or use a new folder",
             path=str(path),
             reason="missing_key",
         )
@@ -109,6 +159,40 @@ def folder_key(folder: str | os.PathLike[str], *, create: bool = True) -> bytes:
         return _read(path)
     except FileNotFoundError as exc:  # pragma: no cover - removed between create and read
         raise DataFolderError(f"the key file {str(path)!r} vanished", path=str(path)) from exc
+
+
+def _sealed_state(folder: Path) -> tuple[list[str], str]:
+    """What in data folder ``folder`` holds sealed rows, and how to get its key back."""
+    found = _sealed_files(folder)
+    names = [f"the folder ({', '.join(found)})"] if found else []
+    return names, f"restore {KEY_FILE} from a backup into the folder (mode 0600)"
+
+
+def _sealed_tables(store: Store) -> tuple[list[str], str]:
+    """The tables of PostgreSQL ``store`` that hold sealed rows, and how to get the key.
+
+    Raises:
+        DataFolderError: the database cannot be read.
+    """
+    with store.database("runs").transaction(write=False) as db:
+        present = [
+            str(row[0])
+            for row in db.execute(
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = "
+                "current_schema() ORDER BY table_name"
+            ).fetchall()
+            if row[0] in POSTGRES_SEALED_TABLES
+        ]
+        holding = [
+            table
+            for table in present
+            if db.execute(f'SELECT 1 FROM "{table}" LIMIT 1').fetchone() is not None  # noqa: S608 - fixed names
+        ]
+    found = [f"the store {store.where} (tables {', '.join(holding)})"] if holding else []
+    return found, (
+        f"copy the key files ({KEY_FILE}) from the data folder of the process that made "
+        "those rows into this folder (mode 0600)"
+    )
 
 
 def _sealed_files(folder: Path) -> list[str]:

@@ -274,6 +274,36 @@ class Database:
             return str(self.store.sqlite_file(self.name))
         return self.store.where
 
+    @property
+    def errors(self) -> tuple[type[Exception], ...]:
+        """The driver's error classes a statement may raise inside
+        :meth:`transaction` (``sqlite3.Error``, or psycopg's ``Error``), to catch them
+        without importing the driver of the other dialect.
+
+        Raises:
+            DependencyMissingError: a PostgreSQL store without psycopg installed.
+        """
+        if self.dialect == "sqlite":
+            return (sqlite3.Error,)
+        return (_psycopg().Error,)
+
+    @staticmethod
+    def unique_violation(exc: BaseException) -> bool:
+        """Whether ``exc`` (or an error in its ``__cause__`` chain) is a
+        unique-constraint violation: a concurrent insert of the same primary key
+        (SQLite's ``IntegrityError`` on a UNIQUE/PRIMARY KEY, PostgreSQL's SQLSTATE
+        23505)."""
+        error: BaseException | None = exc
+        for _ in range(16):  # a cause chain is short; never loop on a cycle
+            if error is None:
+                return False
+            if getattr(error, "sqlstate", None) == "23505":
+                return True
+            if isinstance(error, sqlite3.IntegrityError) and "UNIQUE" in str(error):
+                return True
+            error = error.__cause__
+        return False
+
     def exists(self) -> bool:
         """Whether the database is there (SQLite: the file exists; PostgreSQL: always,
         the server holds it; a store checks its tables).

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from typing import Any, Final
 
-__all__ = ["SAMPLE_ORDERS", "SCHEMA", "create_tables", "has_tables"]
+from ...stores import Connection, Dialect
+
+__all__ = ["SAMPLE_ORDERS", "SCHEMA", "create_tables", "has_tables", "schema"]
 
 SAMPLE_ORDERS: Final[tuple[dict[str, Any], ...]] = (
     {
@@ -85,13 +86,22 @@ CREATE TABLE IF NOT EXISTS refunds (
     created_at REAL NOT NULL
 );
 """
-"""The two tables: ``orders`` and ``refunds`` (keyed by the idempotency key)."""
+"""The two tables: ``orders`` and ``refunds`` (keyed by the idempotency key), as SQLite
+reads them (PostgreSQL: ``created_at`` is ``DOUBLE PRECISION``, epoch seconds; its
+``REAL`` is 4 bytes)."""
 
 
-def create_tables(db: sqlite3.Connection, *, samples: bool) -> None:
+def schema(dialect: Dialect) -> str:
+    """:data:`SCHEMA` for ``dialect`` (``"sqlite"`` or ``"postgresql"``)."""
+    if dialect == "sqlite":
+        return SCHEMA
+    return SCHEMA.replace("created_at REAL", "created_at DOUBLE PRECISION")
+
+
+def create_tables(db: Connection, *, samples: bool, dialect: Dialect = "sqlite") -> None:
     """Create the tables if missing and, when ``samples`` and ``orders`` is empty, add
     :data:`SAMPLE_ORDERS` (``db`` is inside a write transaction)."""
-    for statement in SCHEMA.split(";"):
+    for statement in schema(dialect).split(";"):
         if statement.strip():
             db.execute(statement)
     if samples and db.execute("SELECT COUNT(*) FROM orders").fetchone()[0] == 0:
@@ -116,12 +126,13 @@ def create_tables(db: sqlite3.Connection, *, samples: bool) -> None:
         )
 
 
-def has_tables(db: sqlite3.Connection) -> bool:
+def has_tables(db: Connection, dialect: Dialect = "sqlite") -> bool:
     """Whether the store already has its two tables (a read: no write lock taken)."""
-    names = {
-        str(row[0])
-        for row in db.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('orders', 'refunds')"
-        )
-    }
+    query = (
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('orders', 'refunds')"
+        if dialect == "sqlite"
+        else "SELECT table_name FROM information_schema.tables WHERE table_schema = "
+        "current_schema() AND table_name IN ('orders', 'refunds')"
+    )
+    names = {str(row[0]) for row in db.execute(query).fetchall()}
     return names == {"orders", "refunds"}

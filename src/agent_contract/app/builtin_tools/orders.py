@@ -1,4 +1,4 @@
-"""Order tools on a real SQLite store: ``lookup_order`` (read) and ``refund_order`` (write).
+"""Order tools on a real store (SQLite or PostgreSQL, :mod:`agent_contract.stores`): ``lookup_order`` (read) and ``refund_order`` (write).
 
 The contract, written before the code:
 
@@ -30,30 +30,26 @@ refundable), ``unauthorized`` (no caller), ``not_found`` (missing or foreign ord
 the whole trace is capped by the run's ``Budget.max_trace_bytes``.
 
 **Refunds** (a write): ``preview`` reads what would change; the runtime asks a human to
-approve; the write runs in one SQLite transaction keyed by the runtime's idempotency
-key (``refunds.idempotency_key`` is the primary key), so a retry or a resume applies it
-at most once; ``verify`` reads the refund back by that key.
+approve; the write runs in one transaction keyed by the runtime's idempotency key
+(``refunds.idempotency_key`` is the primary key), so a retry or a resume applies it at
+most once: SQLite's write lock covers the file, PostgreSQL's advisory lock
+``order:<order id>`` serializes the read-check-write of one order, and a concurrent
+insert of the same key that still gets through is a unique violation, answered with the
+refund already applied; ``verify`` reads the refund back by that key.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
-import sqlite3
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Final, cast
+from typing import Any, Final
 
-from ...datafolder import (
-    BUSY_TIMEOUT_SECONDS,
-    DataFolderError,
-    check_file,
-    connect,
-    failure,
-    transaction,
-)
+from ...datafolder import BUSY_TIMEOUT_SECONDS, DataFolderError
 from ...errors import (
     InvalidArgumentsError,
     NotFoundError,
@@ -62,6 +58,7 @@ from ...errors import (
     UnauthorizedError,
 )
 from ...results import ToolOutput
+from ...stores import Connection, Cursor, Database, Store
 from ...tools import ToolContext, ToolSpec
 from .order_data import SAMPLE_ORDERS, create_tables, has_tables
 
@@ -105,8 +102,8 @@ def _unusable(exc: DataFolderError) -> ToolError:
     """The tool error for a store failure: ``transient`` when it is locked past the
     timeout, else :class:`StoreUnusableError` named for its reason (the model reads
     the message, so it names the reason, not the path; the path is in ``details``)."""
-    if exc.reason == "locked":
-        return TransientError("the order store is busy; retry later")
+    if exc.reason in ("locked", "unavailable"):
+        return TransientError("the order store is busy or unreachable; retry later")
     message = _UNUSABLE.get(exc.reason, "the order store cannot be used")
     return StoreUnusableError(message, details={"path": exc.path, "reason": exc.reason})
 
@@ -135,78 +132,126 @@ def _caller(context: ToolContext) -> str:
     return context.caller
 
 
+Row = dict[str, Any]
+"""A row as the order store reads it: ``{column: value}`` (on both stores)."""
+
+
+def _row(cursor: Cursor) -> Row | None:
+    """The next row of ``cursor`` as a dict, or ``None``."""
+    values = cursor.fetchone()
+    if values is None:
+        return None
+    names = [column[0] for column in getattr(cursor, "description", None) or ()]
+    return dict(zip(names, values, strict=True))
+
+
 class OrderStore:
-    """The order database: a private SQLite file in the data folder.
+    """The order database: a private SQLite file in the data folder, or the ``orders``
+    and ``refunds`` tables of a PostgreSQL store.
 
     Args:
-        path: the database file.
-        create: create a missing file, with the sample orders (an explicit first
+        location: the store's :class:`~agent_contract.stores.Database`
+            (``Store.database("orders")``), or the path of a SQLite file
+            (``orders.sqlite3``).
+        create: create a missing store, with the sample orders (an explicit first
             ``run``, ``agent-contract init``); ``False`` (``approve``, ``resume``) never
             creates one: a missing store is an error, and the write never goes to a
             fresh copy.
     """
 
-    def __init__(self, path: str | Path, *, create: bool = True) -> None:
-        self.path = Path(path)
+    def __init__(self, location: Database | str | os.PathLike[str], *, create: bool = True) -> None:
+        if isinstance(location, Database):
+            self.database = location
+        else:
+            path = Path(location)
+            name = path.name.removesuffix(".sqlite3")
+            if name == path.name:
+                raise ValueError(f"an order store file is named NAME.sqlite3, not {str(path)!r}")
+            self.database = Store.sqlite(path.parent).database(name)
         self.create = create
         self._ready = False
 
+    @property
+    def path(self) -> Path:
+        """The SQLite file (``orders.sqlite3``).
+
+        Raises:
+            ConfigurationError: the store is PostgreSQL (no file).
+        """
+        return self.database.store.sqlite_file(self.database.name)
+
     def _ensure(self) -> None:
-        """Create the file, the tables and the sample data on first use (if allowed).
+        """Create the store, the tables and the sample data on first use (if allowed).
 
         Raises:
             StoreUnusableError: the store is missing (and may not be created), unsafe,
                 corrupt or cannot be written.
-            TransientError: it is locked past the timeout.
+            TransientError: it is locked past the timeout, or the server is unreachable.
         """
         if self._ready:
             return
+        dialect = self.database.dialect
         try:
-            existed = check_file(self.path)
+            ready = False
+            # SQLite: the file is the store (a file without tables gets them, and no
+            # sample orders); PostgreSQL: the tables are.
+            existed = self.database.exists()
+            if existed:
+                with self._transaction(write=False, create=False) as db:
+                    ready = has_tables(db, dialect)
+                existed = ready or dialect == "sqlite"
             if not existed and not self.create:
                 raise StoreUnusableError(
                     "the order store is missing; it is not re-created here (it held the "
                     "orders this run saw)",
-                    details={"path": str(self.path)},
+                    details={"path": self.database.where},
                 )
-            conn = connect(self.path)
+            if not ready:  # a crowd reads; only a new store writes
+                with self._transaction(write=True, lock="orders:schema", create=True) as db:
+                    create_tables(db, samples=not existed, dialect=dialect)
         except DataFolderError as exc:
             raise _unusable(exc) from exc
-        try:
-            if not (existed and has_tables(conn)):  # a crowd reads; only a new store writes
-                with transaction(conn):
-                    create_tables(conn, samples=not existed)
-        except sqlite3.DatabaseError as exc:
-            raise _unusable(failure(exc, "order store", self.path)) from exc
-        finally:
-            conn.close()
         self._ready = True
 
     @contextmanager
-    def _connect(self, *, write: bool = False) -> Iterator[sqlite3.Connection]:
-        """One transaction (``BEGIN IMMEDIATE`` when it writes), its failures named:
-        busy past the timeout is ``transient``; a corrupt or unusable store is not."""
+    def _transaction(
+        self, *, write: bool, lock: str | None = None, create: bool = False
+    ) -> Iterator[Connection]:
+        """One transaction on the store; a driver error inside it becomes a
+        :class:`DataFolderError` (reason ``"other"``), raised from it."""
+        errors = self.database.errors
+        try:
+            with self.database.transaction(write=write, lock=lock, create=create) as db:
+                yield db
+        except DataFolderError:
+            raise
+        except errors as exc:
+            raise DataFolderError(
+                f"order store {self.database.where}: {exc}",
+                path=self.database.where,
+                reason="other",
+            ) from exc
+
+    @contextmanager
+    def _connect(self, *, write: bool = False, lock: str | None = None) -> Iterator[Connection]:
+        """One transaction (``BEGIN IMMEDIATE`` when it writes on SQLite; under the
+        advisory lock ``lock`` on PostgreSQL), its failures named: busy past the timeout
+        (or an unreachable server) is ``transient``; a corrupt or unusable store is
+        not."""
         self._ensure()
         try:
-            db = connect(self.path, create=False)
+            with self._transaction(write=write, lock=lock) as db:
+                yield db
         except DataFolderError as exc:
             raise _unusable(exc) from exc
-        try:
-            db.row_factory = sqlite3.Row
-            with transaction(db, write=write):
-                yield db
-        except sqlite3.DatabaseError as exc:
-            raise _unusable(failure(exc, "order store", self.path)) from exc
-        finally:
-            db.close()
 
-    def _own_order(self, db: sqlite3.Connection, caller: str, order_id: str) -> sqlite3.Row:
-        row = db.execute("SELECT * FROM orders WHERE order_id = ?", (order_id,)).fetchone()
-        if not isinstance(row, sqlite3.Row) or row["owner"] != caller:
+    def _own_order(self, db: Connection, caller: str, order_id: str) -> Row:
+        row = _row(db.execute("SELECT * FROM orders WHERE order_id = ?", (order_id,)))
+        if row is None or row["owner"] != caller:
             raise NotFoundError(f"order {order_id} not found")
         return row
 
-    def _read_own_order(self, context: ToolContext, order_id: str) -> sqlite3.Row:
+    def _read_own_order(self, context: ToolContext, order_id: str) -> Row:
         """The caller's order ``order_id``, read in a read-only transaction (the checks
         and errors of :meth:`lookup`)."""
         check_order_id(order_id)
@@ -260,32 +305,45 @@ class OrderStore:
         key = context.idempotency_key
         if not key:
             raise InvalidArgumentsError("a refund needs the runtime's idempotency key")
-        with self._connect(write=True) as db:
-            existing = _refund_by_key(db, key)
-            if existing is not None:
-                return _refund_record(existing, replayed=True)
-            row = self._own_order(db, caller, order_id)
-            plan = _refund_plan(row, amount_cents, reason)
-            db.execute(
-                "INSERT INTO refunds (idempotency_key, order_id, amount_cents, reason, caller, "
-                "run_id, tool_call_id, created_at) VALUES (?,?,?,?,?,?,?,?)",
-                (
-                    key,
-                    order_id,
-                    amount_cents,
-                    reason,
-                    caller,
-                    context.run_id,
-                    context.tool_call_id,
-                    time.time(),
-                ),
-            )
-            db.execute(
-                "UPDATE orders SET refunded_cents = refunded_cents + ?, status = ? "
-                "WHERE order_id = ?",
-                (amount_cents, plan["status_after"], order_id),
-            )
-            created = cast(sqlite3.Row, _refund_by_key(db, key))  # inserted just above
+        try:
+            with self._connect(write=True, lock=f"order:{order_id}") as db:
+                existing = _refund_by_key(db, key)
+                if existing is not None:
+                    return _refund_record(existing, replayed=True)
+                row = self._own_order(db, caller, order_id)
+                plan = _refund_plan(row, amount_cents, reason)
+                db.execute(
+                    "INSERT INTO refunds (idempotency_key, order_id, amount_cents, reason, "
+                    "caller, run_id, tool_call_id, created_at) VALUES (?,?,?,?,?,?,?,?)",
+                    (
+                        key,
+                        order_id,
+                        amount_cents,
+                        reason,
+                        caller,
+                        context.run_id,
+                        context.tool_call_id,
+                        time.time(),
+                    ),
+                )
+                db.execute(
+                    "UPDATE orders SET refunded_cents = refunded_cents + ?, status = ? "
+                    "WHERE order_id = ?",
+                    (amount_cents, plan["status_after"], order_id),
+                )
+                created = _refund_by_key(db, key)
+        except ToolError as exc:
+            # A concurrent insert of the same key won (this transaction rolled back as a
+            # whole): that refund is the one applied; answer with it.
+            if not Database.unique_violation(exc):
+                raise
+            with self._connect() as db:
+                created = _refund_by_key(db, key)
+            if created is None:  # the winner's refund is committed: it is there
+                raise TransientError("the refund's outcome is unknown; retry later") from exc
+            return _refund_record(created, replayed=True)
+        if created is None:  # inserted just above, in the same transaction
+            raise TransientError("the refund's outcome is unknown; retry later")
         return _refund_record(created, replayed=False)
 
     def verify_refund(
@@ -312,13 +370,12 @@ class OrderStore:
             return int(db.execute(query, (order_id,)).fetchone()[0])
 
 
-def _refund_by_key(db: sqlite3.Connection, key: str) -> sqlite3.Row | None:
+def _refund_by_key(db: Connection, key: str) -> Row | None:
     """The refund row written with idempotency ``key``, or ``None``."""
-    row = db.execute("SELECT * FROM refunds WHERE idempotency_key = ?", (key,)).fetchone()
-    return row if isinstance(row, sqlite3.Row) else None
+    return _row(db.execute("SELECT * FROM refunds WHERE idempotency_key = ?", (key,)))
 
 
-def _visible(row: sqlite3.Row) -> dict[str, Any]:
+def _visible(row: Row) -> dict[str, Any]:
     currency = row["currency"]
     return {
         "order_id": row["order_id"],
@@ -332,7 +389,7 @@ def _visible(row: sqlite3.Row) -> dict[str, Any]:
     }
 
 
-def _private(row: sqlite3.Row) -> dict[str, Any]:
+def _private(row: Row) -> dict[str, Any]:
     return {
         "owner": row["owner"],
         "email": row["email"],
@@ -341,7 +398,7 @@ def _private(row: sqlite3.Row) -> dict[str, Any]:
     }
 
 
-def _refund_plan(row: sqlite3.Row, amount_cents: int, reason: str) -> dict[str, Any]:
+def _refund_plan(row: Row, amount_cents: int, reason: str) -> dict[str, Any]:
     if isinstance(amount_cents, bool) or not isinstance(amount_cents, int) or amount_cents < 1:
         raise InvalidArgumentsError("amount_cents must be a positive whole number of cents")
     refundable = row["total_cents"] - row["refunded_cents"]
@@ -363,7 +420,7 @@ def _refund_plan(row: sqlite3.Row, amount_cents: int, reason: str) -> dict[str, 
     }
 
 
-def _refund_record(row: sqlite3.Row, *, replayed: bool) -> dict[str, Any]:
+def _refund_record(row: Row, *, replayed: bool) -> dict[str, Any]:
     return {
         "refund_id": row["idempotency_key"],
         "order_id": row["order_id"],
