@@ -523,5 +523,7 @@ class RunStore:
         busy = (
             f"run {thread_id!r} is being resumed by another process; try again when it has finished"
         )
-        with self.database.session_lock(f"run:{thread_id}", busy=busy):
+        # Not the name save() locks (``run:<id>``): PostgreSQL's session and transaction
+        # advisory locks share one space, and the holder saves while it holds this one.
+        with self.database.session_lock(f"resume:{thread_id}", busy=busy):
             yield

@@ -11,6 +11,12 @@ Commands:
 - ``approve THREAD_ID --decision approve|reject|edit``: decide a run paused for
   approval (``run 'refund order A-1001' --caller alice``) and resume it, in a new
   process; see :mod:`agent_contract.app.demo` for the data folder.
+- ``run``, ``approve``, ``resume`` and ``gc`` take ``--store URL`` (default
+  ``$AGENT_CONTRACT_STORE``, else the data folder's SQLite files): with
+  ``postgresql://...`` every run, decision, order and checkpoint lives in that database,
+  the data folder keeps only the key file, and any process with the URL and a copy of
+  the key file approves or resumes any run (:mod:`agent_contract.stores`). The hints
+  the commands print repeat ``--store`` without its password.
 - ``resume THREAD_ID``: continue a stored run that a signal interrupted (Ctrl-C,
   SIGTERM): the run is stored paused ``interrupted`` and the command exits 130 or 143.
 - ``self-test``: deterministic built-in checks, one line each.
@@ -46,6 +52,7 @@ import contextlib
 import getpass
 import json
 import os
+import shlex
 import sys
 import traceback
 from collections.abc import Sequence
@@ -70,9 +77,11 @@ from ..exitcodes import (
 )
 from ..registry import command_entry_points, harness_names, harness_plugin, missing_bindings
 from ..runtime import RunInterrupted, RunResult
+from ..stores import redacted_url
 from .arguments import argument_problem, command_parser
 from .check_command import add_check_command
 from .demo import DATA_DIR_ENV, approve_demo, resume_demo, start_demo
+from .folder import add_store_argument
 from .gc_command import add_gc_command
 from .matrix.command import add_matrix_command
 from .matrix.target import matrix_targets, missing_target
@@ -123,9 +132,18 @@ def _budget(args: argparse.Namespace) -> Budget:
     )
 
 
-def _pending_text(result: RunResult, data_dir: str | None) -> str:
+def _where(args: argparse.Namespace) -> str:
+    """`` --data-dir DIR --store URL`` as the command was given them (for the hints it
+    prints), the URL without its password."""
+    folder = f" --data-dir {shlex.quote(args.data_dir)}" if args.data_dir else ""
+    if getattr(args, "store", None):
+        folder += f" --store {shlex.quote(redacted_url(args.store))}"
+    return folder
+
+
+def _pending_text(result: RunResult, args: argparse.Namespace) -> str:
     lines = []
-    folder = f" --data-dir {data_dir}" if data_dir else ""
+    folder = _where(args)
     for pending in result.pending_approvals:
         lines.append(f"pending approval: {pending.name} [{pending.tool_call_id}]")
         lines.append(f"  preview: {json.dumps(pending.preview, ensure_ascii=False)}")
@@ -145,7 +163,7 @@ def _report(result: RunResult, args: argparse.Namespace, out: TextIO) -> int:
     else:
         text = _summary(result)
         if result.stop_reason == "pending_approval":
-            text += "\n" + _pending_text(result, args.data_dir)
+            text += "\n" + _pending_text(result, args)
         out.write(redact(text) + "\n")
     if args.trace:
         out.write(result.trace.to_jsonl())
@@ -162,6 +180,7 @@ def _cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             secrets=args.secret,
             caller=args.caller,
             folder=args.data_dir,
+            store=args.store,
             trace_sink=sink,
         )
     return _report(demo.result, args, out)
@@ -198,6 +217,7 @@ def _cmd_approve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             budget=_budget(args),
             secrets=args.secret,
             folder=args.data_dir,
+            store=args.store,
             trace_sink=sink,
         )
     return _report(result, args, out)
@@ -210,6 +230,7 @@ def _cmd_resume(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             budget=_budget(args),
             secrets=args.secret,
             folder=args.data_dir,
+            store=args.store,
             trace_sink=sink,
         )
     return _report(result, args, out)
@@ -218,7 +239,7 @@ def _cmd_resume(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def _interrupted(exc: RunInterrupted, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Report a run a signal interrupted (it is stored, paused ``interrupted``)."""
     _report(exc.result, args, out)
-    folder = f" --data-dir {args.data_dir}" if args.data_dir else ""
+    folder = _where(args)
     err.write(
         f"interrupted: run {exc.result.run_id} is stored; continue it with: agent-contract "
         f"resume {exc.result.run_id}{folder}\n"
@@ -253,6 +274,7 @@ def _add_common(run_p: argparse.ArgumentParser) -> None:
         help=f"orders and paused runs (default: ${DATA_DIR_ENV}, else "
         "$XDG_DATA_HOME/agent-contract or ~/.local/share/agent-contract)",
     )
+    add_store_argument(run_p)
     run_p.add_argument("--max-steps", type=_positive, default=8, help="model steps (default 8)")
     run_p.add_argument("--max-tool-calls", type=_positive, default=8, help="tool calls (default 8)")
     run_p.add_argument(

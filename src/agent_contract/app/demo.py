@@ -60,6 +60,7 @@ def start_demo(
     secrets: Sequence[str] = (),
     caller: str | None = None,
     folder: str | os.PathLike[str] | None = None,
+    store: str | None = None,
     model: Model | None = None,
     trace_sink: TraceSink | None = None,
 ) -> DemoRun:
@@ -71,8 +72,11 @@ def start_demo(
     The demo's front door (``agent-contract run`` calls it): it builds the run's
     :class:`~agent_contract.runtime.RunInput` (``text``, ``budget``, ``secrets``,
     ``caller``), which the harness's durable runner takes. A run that pauses for
-    approval is stored in the data folder under its run id. ``trace_sink`` (``run
-    --otel``) receives the run's trace events as they are recorded.
+    approval is stored under its run id in the store: ``store`` (a store URL, ``run
+    --store``), else ``$AGENT_CONTRACT_STORE``, else the data folder ``folder``'s SQLite
+    files (:func:`~agent_contract.stores.open_store`); the folder holds the key either
+    way. ``trace_sink`` (``run --otel``) receives the run's trace events as they are
+    recorded.
 
     Raises:
         DependencyMissingError: the harness's binding or framework is not installed.
@@ -80,7 +84,7 @@ def start_demo(
         CheckpointError: the data folder's stores cannot be read.
     """
     options = RunInput(user=text, budget=budget, secrets=tuple(secrets), caller=caller)
-    where = DemoFolder.open(folder)
+    where = DemoFolder.open(folder, store_url=store)
     runner = durable_runner(harness)
     contract = where.contract(
         budget=options.budget,
@@ -88,11 +92,11 @@ def start_demo(
         create_orders=True,
         trace_sink=trace_sink,
     )
-    store = where.runs()
-    with where.recorded(store, harness, options.secret_values):
+    runs = where.runs()
+    with where.recorded(runs, harness, options.secret_values):
         result = runner.run(model or DemoModel(), contract, options, store=where.store)
     if result.stop_reason in PAUSE_REASONS:
-        where.record(store, result, harness, options.secret_values)
+        where.record(runs, result, harness, options.secret_values)
     else:
         where.prune(result.run_id, harness)  # nothing to resume: its checkpoints go
     return DemoRun(result=result, thread_id=result.run_id, folder=where.path)
@@ -109,6 +113,7 @@ def approve_demo(
     budget: Budget | None = None,
     secrets: Sequence[str] = (),
     folder: str | os.PathLike[str] | None = None,
+    store: str | None = None,
     trace_sink: TraceSink | None = None,
 ) -> RunResult:
     """Decide the pending approval(s) of a stored run and resume it in this process.
@@ -122,6 +127,9 @@ def approve_demo(
         budget: limits for the rest of the run; they can tighten, never loosen, the
             limits the run started with (stored in its snapshot), so a budget holds
             across resumes whatever the approver passes.
+        store: the store URL (``approve --store``; default ``$AGENT_CONTRACT_STORE``,
+            else the data folder's SQLite files); with PostgreSQL, ``folder`` needs only
+            a copy of the key file of the folder that ran the run.
         trace_sink: receives the resumed run's events as they are recorded (``approve
             --otel``); the events restored from the stored run are not sent again.
 
@@ -134,13 +142,13 @@ def approve_demo(
             that does not fit (nothing is recorded then).
         AmbiguousEditError: an ``edit`` without ``call_id`` while several calls wait.
     """
-    where = DemoFolder.open(folder, create=False)
-    store = where.runs()
-    with store.exclusive(thread_id):
+    where = DemoFolder.open(folder, create=False, store_url=store)
+    runs = where.runs()
+    with runs.exclusive(thread_id):
         # Load under the lock: a concurrent approve that got here first has recorded its
         # decision, so this one is checked against it (and refused if it differs).
         return _approve_locked(
-            store,
+            runs,
             where,
             thread_id,
             decision,
@@ -160,6 +168,7 @@ def resume_demo(
     budget: Budget | None = None,
     secrets: Sequence[str] = (),
     folder: str | os.PathLike[str] | None = None,
+    store: str | None = None,
     trace_sink: TraceSink | None = None,
 ) -> RunResult:
     """Continue a stored run with no new decision: a run ``interrupted`` (Ctrl-C,
@@ -168,16 +177,16 @@ def resume_demo(
     decision pauses the run again (``pending_approval``: decide it with
     :func:`approve_demo`).
 
-    ``trace_sink``: as :func:`approve_demo`.
+    ``store``, ``trace_sink``: as :func:`approve_demo`.
 
     Raises:
         CheckpointError, ApprovalError: as :func:`approve_demo`.
     """
-    where = DemoFolder.open(folder, create=False)
-    store = where.runs()
-    with store.exclusive(thread_id):
+    where = DemoFolder.open(folder, create=False, store_url=store)
+    runs = where.runs()
+    with runs.exclusive(thread_id):
         return _approve_locked(
-            store, where, thread_id, None, budget=budget, secrets=secrets, trace_sink=trace_sink
+            runs, where, thread_id, None, budget=budget, secrets=secrets, trace_sink=trace_sink
         )
 
 

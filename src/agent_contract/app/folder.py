@@ -15,6 +15,12 @@ The folder is ``--data-dir DIR``, else ``$AGENT_CONTRACT_DATA_DIR``, else
   ``checkpoints.sqlite3``), pruned when its run finishes;
 - ``locks/``: a lock file while a run is being resumed (removed afterwards).
 
+With a PostgreSQL store (``--store postgresql://...`` or ``$AGENT_CONTRACT_STORE``:
+:mod:`agent_contract.stores`) the folder holds the key file only: the orders, the runs,
+the checkpoints and the resume locks (advisory locks) are in the database, and no SQLite
+file is written. A second process or machine with the same URL and a copy of the key
+file approves and resumes the same runs.
+
 Retention: a finished run's checkpoints are dropped when it finishes; its summary stays
 in ``runs.sqlite3`` until ``agent-contract gc`` (default: summaries older than
 :data:`GC_DAYS` days; paused runs are kept until they are decided).
@@ -23,27 +29,27 @@ in ``runs.sqlite3`` until ``agent-contract gc`` (default: summaries older than
 from __future__ import annotations
 
 import os
-import sqlite3
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from ..budget import Budget
-from ..datafolder import DataFolderError, check_file, connect, failure, private_folder, transaction
+from ..datafolder import DataFolderError, private_folder
 from ..errors import (
     PAUSE_REASONS,
     CheckpointError,
     ConfigurationError,
     DependencyMissingError,
+    ToolError,
 )
 from ..faults import crashpoint
 from ..registry import durable_runner, harness_names
 from ..runstore import FINISHED_PREFIX, RunStore
 from ..runtime import Contract, RunInterrupted, RunResult
-from ..sealing import folder_key, subkey
-from ..stores import Store, open_store
+from ..sealing import store_key, subkey
+from ..stores import STORE_ENV, Database, Store, open_store
 from ..tools import ToolSpec
 from ..trace import TraceSink
 from .builtin_tools import calculator_tool, policy_lookup_tool
@@ -57,7 +63,9 @@ __all__ = [
     "GC_DAYS",
     "ORDERS_FILE",
     "RUNS_FILE",
+    "STORE_HELP",
     "DemoFolder",
+    "add_store_argument",
     "data_dir",
     "demo_tools",
     "folder_problem",
@@ -108,10 +116,17 @@ def folder_problem(folder: str | os.PathLike[str]) -> str | None:
     return None
 
 
-def demo_tools(folder: Path | None = None, *, create: bool = True) -> list[ToolSpec]:
-    """The demo agent's tools; the order tools use ``folder/orders.sqlite3`` (created
-    with the sample orders when missing, unless ``create`` is false)."""
-    store = OrderStore((folder or data_dir()) / ORDERS_FILE, create=create)
+def demo_tools(folder: Path | Store | None = None, *, create: bool = True) -> list[ToolSpec]:
+    """The demo agent's tools; the order tools use the store's order database
+    (``folder/orders.sqlite3`` for a folder path; a :class:`~agent_contract.stores.Store`'s
+    ``database("orders")``), created with the sample orders when missing, unless
+    ``create`` is false."""
+    where = folder if isinstance(folder, Store) else Store.sqlite(folder or data_dir())
+    return _tools(OrderStore(where.database("orders"), create=create))
+
+
+def _tools(store: OrderStore) -> list[ToolSpec]:
+    """The demo agent's tools, the order tools on ``store``."""
     return [
         calculator_tool(),
         policy_lookup_tool(),
@@ -120,23 +135,41 @@ def demo_tools(folder: Path | None = None, *, create: bool = True) -> list[ToolS
     ]
 
 
-def _check_readable(path: Path) -> None:
-    """Check that the existing order store opens as a database (one read; no write lock
-    taken, nothing created): ``approve`` and ``resume`` check it before a decision is
-    recorded, so a store that can never be used leaves the run paused.
+def _check_readable(database: Database) -> None:
+    """Check that the existing order store opens as a database with its tables (one
+    read; no write lock taken, nothing created): ``approve`` and ``resume`` check it
+    before a decision is recorded, so a store that can never be used leaves the run
+    paused.
 
     Raises:
-        DataFolderError: missing, unsafe, not a database (reason ``"corrupt"``), cannot
-            be opened, or locked past the timeout (reason ``"locked"``).
+        DataFolderError: missing (a SQLite file, or PostgreSQL's tables: reason
+            ``"missing"``), unsafe, not a database (reason ``"corrupt"``), cannot be
+            opened or reached, or locked past the timeout (reason ``"locked"``).
     """
-    conn = connect(path, create=False)
-    try:
-        with transaction(conn, write=False):
-            has_tables(conn)
-    except sqlite3.DatabaseError as exc:
-        raise failure(exc, repr(str(path)), path) from exc
-    finally:
-        conn.close()
+    with database.transaction(write=False, create=False) as db:
+        present = has_tables(db, database.dialect)
+    if not present and database.dialect == "postgresql":
+        raise DataFolderError(
+            f"the store {database.where} has no order tables", path=database.where, reason="missing"
+        )
+
+
+def _has_runs(store: Store) -> bool:
+    """Whether ``store`` holds a run store: ``runs.sqlite3``, or PostgreSQL's ``runs``
+    table (a read; nothing created).
+
+    Raises:
+        DataFolderError: the file is unsafe, or the database cannot be read.
+    """
+    database = store.database("runs")
+    if store.dialect == "sqlite":
+        return database.exists()
+    with database.transaction(write=False) as db:
+        found = db.execute(
+            "SELECT 1 FROM information_schema.tables WHERE table_schema = current_schema() "
+            "AND table_name = 'runs'"
+        ).fetchone()
+    return found is not None
 
 
 @dataclass(frozen=True)
@@ -179,7 +212,8 @@ class DemoFolder:
         folder = data_dir(explicit)
         if create:
             path = private_folder(folder)
-            return cls(path, folder_key(path), open_store(path, store_url))
+            store = open_store(path, store_url)
+            return cls(path, store_key(store), store)
         hint = (
             f"is --data-dir or ${DATA_DIR_ENV} mistyped? Only `agent-contract run` creates "
             "a data folder"
@@ -194,18 +228,24 @@ class DemoFolder:
                 path=str(folder),
                 reason="missing",
             ) from None
-        if not check_file(path / RUNS_FILE):
+        store = open_store(path, store_url)
+        if not _has_runs(store):
+            if store.dialect == "sqlite":
+                missing, where = f"no {RUNS_FILE}", str(store.sqlite_file("runs"))
+            else:
+                missing, where = "its store has no runs table", store.where
             raise DataFolderError(
-                f"{str(path)!r} holds no stored runs (no {RUNS_FILE}): {hint}",
-                path=str(path / RUNS_FILE),
+                f"{str(path)!r} holds no stored runs ({missing}): {hint}"
+                + ("" if store.dialect == "sqlite" else " (or is --store mistyped?)"),
+                path=where,
                 reason="missing",
             )
         # (a run store without a key: refused by it)
-        return cls(path, folder_key(path), open_store(path, store_url))
+        return cls(path, store_key(store), store)
 
     def runs(self) -> RunStore:
-        """The run store (``runs.sqlite3``)."""
-        return RunStore(self.path / RUNS_FILE, key=self.key)
+        """The run store (``runs.sqlite3``, or the PostgreSQL store's ``runs`` tables)."""
+        return RunStore(self.store.database("runs"), key=self.key)
 
     def contract(
         self,
@@ -223,12 +263,12 @@ class DemoFolder:
                 corrupt (not a database) or cannot be opened; or the
                 order store is a symlink or not a regular file.
         """
-        orders = self.path / ORDERS_FILE
-        if not check_file(orders) and not create_orders:
+        orders = self.store.database("orders")
+        if not create_orders and not orders.exists():
             raise CheckpointError(
-                f"the order store {str(orders)!r} is missing: the paused run's orders are "
+                f"the order store {orders.where!r} is missing: the paused run's orders are "
                 "gone, so nothing is approved or written (it is never re-created here)",
-                path=str(orders),
+                path=orders.where,
             )
         if not create_orders:
             try:
@@ -238,11 +278,17 @@ class DemoFolder:
                     raise DataFolderError(
                         f"the order store cannot be used, so nothing is decided or written "
                         f"and the run stays paused: {exc}",
-                        path=str(orders),
+                        path=orders.where,
                         reason=exc.reason,
                     ) from exc
+        order_store = OrderStore(orders, create=create_orders)
+        if create_orders:
+            # Make a new store's tables now, outside the tools' time limits; a failure is
+            # left to the tool calls, which report it in their own words.
+            with suppress(ToolError):
+                order_store.ensure()
         return Contract(
-            demo_tools(self.path, create=create_orders),
+            _tools(order_store),
             budget=budget,
             secrets=secrets,
             signing_key=subkey(self.key, APPROVAL_LABEL),
@@ -310,8 +356,12 @@ class DemoFolder:
             except (ConfigurationError, DependencyMissingError):
                 continue
             kept = getattr(runner, "kept", None)
-            if callable(kept):
+            if not callable(kept):
+                continue
+            try:
                 found |= set(kept(store=self.store)) - recorded
+            except ConfigurationError:
+                continue  # a runner that cannot keep state in this kind of store kept none
         return found
 
     @contextmanager
@@ -325,3 +375,17 @@ class DemoFolder:
         except RunInterrupted as exc:
             self.record(store, exc.result, harness, secrets)
             raise
+
+
+STORE_HELP: Final = (
+    "where runs, approvals, orders and checkpoints are stored: sqlite:///FOLDER (SQLite "
+    "files; default: the data folder) or postgresql://[user[:password]@]host[:port]/db "
+    "(one database shared by every process and machine; the data folder then holds only "
+    f"the key file, which each of them needs a copy of); default ${STORE_ENV}"
+)
+"""The ``--store`` option's help."""
+
+
+def add_store_argument(parser: Any) -> None:
+    """Add ``--store URL`` (see :data:`STORE_HELP`) to the ``argparse`` parser ``parser``."""
+    parser.add_argument("--store", default=None, metavar="URL", help=STORE_HELP)

@@ -1,7 +1,8 @@
 """``agent-contract gc``: drop finished runs' leftovers from the data folder.
 
 A finished run's checkpoints are pruned when it finishes; ``gc`` prunes any a crash left
-behind, and deletes finished runs' summaries from ``runs.sqlite3`` once they are
+behind, and deletes finished runs' summaries from the run store (``runs.sqlite3``, or
+the ``--store`` / ``$AGENT_CONTRACT_STORE`` PostgreSQL database) once they are
 ``--older-than DAYS`` old (default :data:`~agent_contract.app.folder.GC_DAYS`). Paused
 runs are never touched (see :meth:`agent_contract.app.folder.DemoFolder.collect`).
 """
@@ -14,7 +15,7 @@ import time
 from typing import Any, TextIO
 
 from .demo import DATA_DIR_ENV
-from .folder import GC_DAYS, DemoFolder
+from .folder import GC_DAYS, DemoFolder, add_store_argument
 
 __all__ = ["add_gc_command"]
 
@@ -33,7 +34,7 @@ def _days(value: str) -> float:
 
 def _cmd_gc(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Collect, print the counts; exit 0 (a store that cannot be used: exit 8)."""
-    counts = DemoFolder.open(args.data_dir, create=False).collect(
+    counts = DemoFolder.open(args.data_dir, create=False, store_url=args.store).collect(
         older_than_seconds=args.older_than * _SECONDS_PER_DAY, now=time.time()
     )
     if args.json:
@@ -63,4 +64,5 @@ def add_gc_command(sub: Any) -> None:
     )
     gc_p.add_argument("--json", action="store_true", help="print one JSON object")
     gc_p.add_argument("--data-dir", default=None, help=f"the data folder (default ${DATA_DIR_ENV})")
+    add_store_argument(gc_p)
     gc_p.set_defaults(handler=_cmd_gc)

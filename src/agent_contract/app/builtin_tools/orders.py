@@ -180,8 +180,10 @@ class OrderStore:
         """
         return self.database.store.sqlite_file(self.database.name)
 
-    def _ensure(self) -> None:
-        """Create the store, the tables and the sample data on first use (if allowed).
+    def ensure(self) -> None:
+        """Create the store, the tables and the sample data on first use (if allowed);
+        each tool call does it first, and a caller may do it earlier (outside the tools'
+        time limits: a new PostgreSQL database takes a few connections).
 
         Raises:
             StoreUnusableError: the store is missing (and may not be created), unsafe,
@@ -238,7 +240,7 @@ class OrderStore:
         advisory lock ``lock`` on PostgreSQL), its failures named: busy past the timeout
         (or an unreachable server) is ``transient``; a corrupt or unusable store is
         not."""
-        self._ensure()
+        self.ensure()
         try:
             with self._transaction(write=write, lock=lock) as db:
                 yield db
