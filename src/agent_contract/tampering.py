@@ -42,6 +42,7 @@ from typing import Any, Final, Protocol, TypeVar
 from .errors import CheckpointError
 from .runstore import RunStore
 from .sealing import seal
+from .stores import Database, Store
 
 __all__ = [
     "CHECKPOINTS_FILE",
@@ -79,28 +80,57 @@ Rows = dict[str, list[tuple[Any, ...]]]
 _R = TypeVar("_R")
 
 
+def _store(where: Path | Store) -> Store:
+    """``where`` as a store: a data folder path is its SQLite files."""
+    return where if isinstance(where, Store) else Store.sqlite(where)
+
+
+def _tables(db: Database, names: tuple[str, ...]) -> tuple[str, ...]:
+    """Which of ``names`` exist in ``db`` (none when its SQLite file is missing)."""
+    if not db.exists():
+        return ()
+    query = (
+        "SELECT name FROM sqlite_master WHERE type = 'table'"
+        if db.dialect == "sqlite"
+        else "SELECT table_name FROM information_schema.tables WHERE table_schema = "
+        "current_schema()"
+    )
+    with db.transaction(write=False, create=False) as conn:
+        present = {str(row[0]) for row in conn.execute(query).fetchall()}
+    return tuple(t for t in names if t in present)
+
+
 def copy_rows(
-    folder: Path, thread_id: str, tables: Mapping[str, tuple[str, ...]] = RUN_TABLES
+    folder: Path | Store, thread_id: str, tables: Mapping[str, tuple[str, ...]] = RUN_TABLES
 ) -> Rows:
-    """Every row of ``thread_id`` in ``tables`` (by file of ``folder``; a missing file is
-    skipped), as plain SQL sees them."""
+    """Every row of ``thread_id`` in ``tables`` (by file name, ``runs.sqlite3``: of the
+    data folder ``folder``, or of a :class:`~agent_contract.stores.Store`'s databases,
+    PostgreSQL's tables included; a missing file or table is skipped), as plain SQL sees
+    them."""
+    store = _store(folder)
     saved: Rows = {}
     for name, names in tables.items():
-        if not (folder / name).exists():
+        db = store.database(name.removesuffix(".sqlite3"))
+        present = _tables(db, names)
+        if not present:
             continue
-        with closing(sqlite3.connect(folder / name)) as conn:
-            for table in names:
+        with db.transaction(write=False, create=False) as conn:
+            for table in present:
                 sql = f"SELECT * FROM {table} WHERE thread_id = ?"  # noqa: S608 - fixed names
-                saved[f"{name}/{table}"] = conn.execute(sql, (thread_id,)).fetchall()
+                saved[f"{name}/{table}"] = [
+                    tuple(row) for row in conn.execute(sql, (thread_id,)).fetchall()
+                ]
     return saved
 
 
-def put_back(folder: Path, thread_id: str, saved: Rows) -> None:
-    """Replace ``thread_id``'s rows with the ``saved`` copy (from :func:`copy_rows`), as
-    another local user could."""
+def put_back(folder: Path | Store, thread_id: str, saved: Rows) -> None:
+    """Replace ``thread_id``'s rows with the ``saved`` copy (from :func:`copy_rows`, of
+    the same ``folder`` or store), as another local user (or anyone who can write the
+    database but not read the key) could."""
+    store = _store(folder)
     for where, rows in saved.items():
         name, table = where.split("/")
-        with closing(sqlite3.connect(folder / name)) as conn, conn:
+        with store.database(name.removesuffix(".sqlite3")).transaction(create=False) as conn:
             conn.execute(f"DELETE FROM {table} WHERE thread_id = ?", (thread_id,))  # noqa: S608
             for row in rows:
                 marks = ",".join("?" * len(row))
@@ -162,7 +192,7 @@ def _tampered(
     if kind == "grafted":
         store.save(other, snapshot, harness=harness)  # another run, sealed by the store
     original = copy_rows(folder, thread_id)
-    with closing(sqlite3.connect(folder / RUNS_FILE)) as conn, conn:
+    with Store.sqlite(folder).database("runs").transaction(create=False) as conn:
         if kind == "forged":
             text = json.dumps(snapshot, ensure_ascii=False, sort_keys=True)
             mac = seal(secrets.token_bytes(32), thread_id, harness, text)
