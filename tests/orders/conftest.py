@@ -36,6 +36,7 @@ from agent_contract.results import ToolOutput
 from agent_contract.runstore import RUNS_LABEL, RunStore
 from agent_contract.runtime import Contract, RunResult
 from agent_contract.sealing import folder_key, seal, subkey
+from agent_contract.stores import STORE_ENV, Database, Store, open_store
 from agent_contract.tools import ToolContext
 from agent_contract_langchain.durable import sqlite_checkpointer
 from agent_contract_langchain.harness import run_agent
@@ -60,6 +61,41 @@ def _isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(DATA_DIR_ENV, str(tmp_path / "data"))
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
     monkeypatch.delenv(CRASH_ENV, raising=False)
+    monkeypatch.delenv(STORE_ENV, raising=False)
+
+
+STORES = ("sqlite", "postgresql")
+
+
+@pytest.fixture(params=STORES)
+def store_kind(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each store in turn for a test that proves a durable guarantee: ``"sqlite"`` (the
+    data folder's files), then ``"postgresql"`` (a new database, named by
+    ``$AGENT_CONTRACT_STORE`` for everything the test runs: ``start_demo``, the CLI in
+    this process and in children, and :class:`DataFolder`'s reads)."""
+    if request.param == "postgresql":
+        monkeypatch.setenv(STORE_ENV, str(request.getfixturevalue("postgres_url")))
+    return str(request.param)
+
+
+EXCLUDED: frozenset[tuple[str, str]] = frozenset(
+    {
+        ("langchain", "postgresql"),  # langchain on PostgreSQL: helper B's checkpointer
+    }
+)
+"""(harness, store) pairs not run yet: the one place to switch one on."""
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Deselect the :data:`EXCLUDED` (harness, store) pairs."""
+    kept, dropped = [], []
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        pair = (params.get("harness", params.get("harness_name")), params.get("store_kind"))
+        (dropped if pair in EXCLUDED else kept).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
 
 
 @pytest.fixture
@@ -73,9 +109,40 @@ def folder(tmp_path: Path) -> Path:
 
 @dataclass(frozen=True)
 class DataFolder:
-    """Read-only views of a data folder, each through a fresh, closed connection."""
+    """Views of a data folder's stores, each through a fresh, closed connection: its
+    SQLite files, or the PostgreSQL database ``$AGENT_CONTRACT_STORE`` names (read when
+    a view is used, so :func:`store_kind` decides)."""
 
     path: Path
+
+    @property
+    def store(self) -> Store:
+        return open_store(self.path)
+
+    def _database(self, db: Path | str) -> Database:
+        """The store database of ``db`` (a file path such as ``runs_db``, or a name)."""
+        name = db.name if isinstance(db, Path) else db
+        return self.store.database(name.removesuffix(".sqlite3"))
+
+    def has_table(self, db: Path | str, table: str) -> bool:
+        """Whether store ``db`` exists and has ``table``."""
+        database = self._database(db)
+        if not database.exists():
+            return False
+        query = (
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name = ?"
+            if database.dialect == "sqlite"
+            else "SELECT table_name FROM information_schema.tables WHERE table_schema = "
+            "current_schema() AND table_name = ?"
+        )
+        with database.transaction(write=False, create=False) as conn:
+            return conn.execute(query, (table,)).fetchone() is not None
+
+    def execute(self, db: Path | str, sql: str, *params: Any) -> None:
+        """Run one writing statement on store ``db`` with plain SQL, as another local
+        user (or anyone who can write the database without the key) could."""
+        with self._database(db).transaction(create=False) as conn:
+            conn.execute(sql, params)
 
     @property
     def orders_db(self) -> Path:
@@ -89,20 +156,20 @@ class DataFolder:
     def checkpoints_db(self) -> Path:
         return self.path / "checkpoints.sqlite3"
 
-    def query(self, db: Path, sql: str, *params: Any) -> list[tuple[Any, ...]]:
-        with closing(sqlite3.connect(db)) as conn:
-            return list(conn.execute(sql, params).fetchall())
+    def query(self, db: Path | str, sql: str, *params: Any) -> list[tuple[Any, ...]]:
+        with self._database(db).transaction(write=False, create=False) as conn:
+            return [tuple(row) for row in conn.execute(sql, params).fetchall()]
 
     def refund_rows(self, order_id: str | None = None) -> list[dict[str, Any]]:
         """The refunds table (all, or one order's), as dicts."""
-        if not self.orders_db.exists():
+        if not self.has_table(self.orders_db, "refunds"):
             return []
         names = ("idempotency_key", "order_id", "amount_cents", "reason", "caller", "run_id")
         sql = f"SELECT {', '.join(names)} FROM refunds"  # noqa: S608 - fixed column names
         rows = (
-            self.query(self.orders_db, sql + " WHERE order_id = ? ORDER BY rowid", order_id)
+            self.query(self.orders_db, sql + " WHERE order_id = ? ORDER BY created_at", order_id)
             if order_id is not None
-            else self.query(self.orders_db, sql + " ORDER BY rowid")
+            else self.query(self.orders_db, sql + " ORDER BY created_at")
         )
         return [dict(zip(names, row, strict=True)) for row in rows]
 
@@ -121,18 +188,21 @@ class DataFolder:
         """Replace a stored run's row with ``text``, sealed with the folder's key (what
         only agent-contract itself, or a holder of the key, can do)."""
         key = subkey(folder_key(self.path), RUNS_LABEL)
-        with closing(sqlite3.connect(self.runs_db)) as conn, conn:
-            conn.execute(
-                "UPDATE runs SET harness = ?, snapshot = ?, mac = ? WHERE thread_id = ?",
-                (harness, text, seal(key, thread_id, harness, text), thread_id),
-            )
+        self.execute(
+            self.runs_db,
+            "UPDATE runs SET harness = ?, snapshot = ?, mac = ? WHERE thread_id = ?",
+            harness,
+            text,
+            seal(key, thread_id, harness, text),
+            thread_id,
+        )
 
     def runs(self) -> dict[str, tuple[str, dict[str, Any]]]:
         """``{thread_id: (harness column, snapshot)}`` from runs.sqlite3."""
-        if not self.runs_db.exists():
+        if not self.has_table(self.runs_db, "runs"):
             return {}
         rows = self.query(self.runs_db, "SELECT thread_id, harness, snapshot FROM runs")
-        store = RunStore(self.runs_db, key=folder_key(self.path))  # rows are encrypted
+        store = RunStore(self.store.database("runs"), key=folder_key(self.path))  # encrypted
         return {t: (h, json.loads(store.decode(s))) for t, h, s in rows}
 
 

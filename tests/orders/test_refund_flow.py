@@ -89,7 +89,9 @@ def test_write_pauses_with_a_preview_and_writes_nothing(
     assert snapshot["usage"]["tool_calls"] == 2
 
 
-def test_approve_writes_once_and_verifies(harness: str, folder: Path, data: Any) -> None:
+def test_approve_writes_once_and_verifies(
+    harness: str, store_kind: str, folder: Path, data: Any
+) -> None:
     demo = pause(harness, folder)
     (pending,) = demo.result.pending_approvals
     result = approve_demo(demo.thread_id, "approve", decided_by="ops", folder=folder)
@@ -126,7 +128,9 @@ def test_approve_writes_once_and_verifies(harness: str, folder: Path, data: Any)
 # -- reject, edit ------------------------------------------------------------------------------
 
 
-def test_reject_never_runs_and_binds_a_rejection(harness: str, folder: Path, data: Any) -> None:
+def test_reject_never_runs_and_binds_a_rejection(
+    harness: str, store_kind: str, folder: Path, data: Any
+) -> None:
     demo = pause(harness, folder)
     (pending,) = demo.result.pending_approvals
     result = approve_demo(demo.thread_id, "reject", reason="not eligible", folder=folder)
@@ -151,7 +155,9 @@ def test_reject_never_runs_and_binds_a_rejection(harness: str, folder: Path, dat
     assert "(rejected)" in (result.output or "")
 
 
-def test_edit_runs_once_with_the_edited_arguments(harness: str, folder: Path, data: Any) -> None:
+def test_edit_runs_once_with_the_edited_arguments(
+    harness: str, store_kind: str, folder: Path, data: Any
+) -> None:
     demo = pause(harness, folder)
     (pending,) = demo.result.pending_approvals
     edited = {"order_id": "A-1001", "amount_cents": 1000, "reason": "partial"}

@@ -21,7 +21,8 @@ from agent_contract import tampering
 from agent_contract.app.demo import DemoRun, start_demo
 from agent_contract.runstore import RollbackError, RunStore
 from agent_contract.sealing import folder_key
-from agent_contract.tampering import Rows, put_back
+from agent_contract.stores import open_store
+from agent_contract.tampering import Rows
 
 Invoke = Callable[..., tuple[int, str, str]]
 
@@ -39,20 +40,19 @@ def pause(harness: str, folder: Path, order: str = "A-1001") -> DemoRun:
 
 
 def copy_rows(folder: Path, thread_id: str) -> Rows:
-    """Every row of ``thread_id`` in the run's own tables (:data:`THREAD_TABLES`)."""
-    return tampering.copy_rows(folder, thread_id, THREAD_TABLES)
+    """Every row of ``thread_id`` in the run's own tables (:data:`THREAD_TABLES`), in
+    the folder's store (``$AGENT_CONTRACT_STORE``: see ``store_kind``)."""
+    return tampering.copy_rows(open_store(folder), thread_id, THREAD_TABLES)
 
 
-def has_table(db: Path, table: str) -> bool:
-    with closing(sqlite3.connect(db)) as conn:
-        found = conn.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
-        ).fetchone()
-    return found is not None
+def put_back(folder: Path, thread_id: str, saved: Rows) -> None:
+    """:func:`agent_contract.tampering.put_back` in the folder's store."""
+    tampering.put_back(open_store(folder), thread_id, saved)
 
 
 def stored(folder: Path, thread_id: str) -> tuple[str, dict[str, Any]]:
-    run = RunStore(folder / "runs.sqlite3", key=folder_key(folder)).load_run(thread_id)
+    store = open_store(folder)
+    run = RunStore(store.database("runs"), key=folder_key(folder)).load_run(thread_id)
     return run.harness, run.snapshot
 
 
@@ -60,7 +60,7 @@ def stored(folder: Path, thread_id: str) -> tuple[str, dict[str, Any]]:
 
 
 def test_rows_put_back_after_a_reject_are_refused(
-    harness: str, folder: Path, data: Any, invoke: Invoke
+    harness: str, store_kind: str, folder: Path, data: Any, invoke: Invoke
 ) -> None:
     """Save the paused run's rows, reject, put the rows back: ``approve`` is refused
     (exit 8, naming the older copy) and the rejected refund never runs."""
@@ -90,7 +90,7 @@ def test_rows_put_back_after_a_reject_are_refused(
 
 
 def test_a_deleted_version_record_is_refused(
-    harness: str, folder: Path, data: Any, invoke: Invoke
+    harness: str, store_kind: str, folder: Path, data: Any, invoke: Invoke
 ) -> None:
     """The same, with the newer record deleted as well (the run store's record of the
     thread's newest version: the one that holds the reject): still refused."""
@@ -99,9 +99,8 @@ def test_a_deleted_version_record_is_refused(
     code, out, err = invoke("approve", demo.thread_id, "--decision", "reject")
     assert code == 0, out + err
     put_back(folder, demo.thread_id, saved)
-    if has_table(data.runs_db, "run_versions"):
-        with closing(sqlite3.connect(data.runs_db)) as conn, conn:
-            conn.execute("DELETE FROM run_versions WHERE thread_id = ?", (demo.thread_id,))
+    if data.has_table(data.runs_db, "run_versions"):
+        data.execute(data.runs_db, "DELETE FROM run_versions WHERE thread_id = ?", demo.thread_id)
 
     code, out, err = invoke("approve", demo.thread_id, "--decision", "approve")
     assert code == 8, out + err
@@ -110,14 +109,14 @@ def test_a_deleted_version_record_is_refused(
 
 
 def test_a_decision_row_deleted_after_a_crash_is_refused(
-    folder: Path, data: Any, invoke: Invoke
+    store_kind: str, folder: Path, data: Any, invoke: Invoke
 ) -> None:
     """An approve that recorded a reject and stopped before the run went on leaves a
     newer row (the decision); putting the paused row back in its place is refused, and
     the rejected refund never runs."""
     demo = pause("offline", folder)
     saved = copy_rows(folder, demo.thread_id)
-    store = RunStore(data.runs_db, key=folder_key(folder))
+    store = RunStore(data.store.database("runs"), key=folder_key(folder))
     _, snapshot = store.load(demo.thread_id)
     (call_id,) = (item["call"]["id"] for item in snapshot["batch"])
     decided = {**snapshot, "decisions": {call_id: {"decision": "reject", "reason": ""}}}

@@ -49,11 +49,12 @@ def edited(snapshot: dict[str, Any], **changes: Any) -> dict[str, Any]:
 
 def raw_edit(data: Any, thread_id: str, snapshot: dict[str, Any]) -> None:
     """Rewrite the stored snapshot with plain SQL, as another local user could."""
-    with closing(sqlite3.connect(data.runs_db)) as conn, conn:
-        conn.execute(
-            "UPDATE runs SET snapshot = ? WHERE thread_id = ?",
-            (json.dumps(snapshot, sort_keys=True), thread_id),
-        )
+    data.execute(
+        data.runs_db,
+        "UPDATE runs SET snapshot = ? WHERE thread_id = ?",
+        json.dumps(snapshot, sort_keys=True),
+        thread_id,
+    )
 
 
 # -- the issue's attacks: the refund amount, another customer's order ---------------------------
@@ -77,7 +78,7 @@ def forged(snapshot: Any, attack: str) -> Any:
 
 @pytest.mark.parametrize("attack", sorted(ATTACKS))
 def test_an_edited_run_store_is_refused(
-    attack: str, harness: str, folder: Path, data: Any, invoke: Invoke
+    attack: str, harness: str, store_kind: str, folder: Path, data: Any, invoke: Invoke
 ) -> None:
     demo = pause(harness, folder)
     _, snapshot = data.runs()[demo.thread_id]
@@ -93,7 +94,7 @@ def test_an_edited_run_store_is_refused(
 
 @pytest.mark.parametrize("attack", sorted(ATTACKS))
 def test_an_edit_sealed_with_the_key_is_refused_by_the_binding(
-    attack: str, harness: str, folder: Path, data: Any, invoke: Invoke
+    attack: str, harness: str, store_kind: str, folder: Path, data: Any, invoke: Invoke
 ) -> None:
     """Past the seal, the approval token is recomputed from the arguments and caller
     about to run, and the stored token (the one the human's approve carries) differs."""
@@ -205,14 +206,16 @@ def test_a_planted_row_read_through_the_checkpointer_is_refused(
 # -- an old, unauthenticated folder --------------------------------------------------------------
 
 
-def test_an_old_unauthenticated_run_store_is_refused(folder: Path, invoke: Invoke) -> None:
+def test_an_old_unauthenticated_run_store_is_refused(
+    store_kind: str, folder: Path, data: Any, invoke: Invoke
+) -> None:
     folder.mkdir(mode=0o700, parents=True)
-    with closing(sqlite3.connect(folder / "runs.sqlite3")) as conn, conn:
-        conn.execute(
-            "CREATE TABLE runs (thread_id TEXT PRIMARY KEY, harness TEXT NOT NULL, "
-            "snapshot TEXT NOT NULL, updated_at REAL NOT NULL)"
-        )
-        conn.execute("INSERT INTO runs VALUES ('run-old', 'offline', '{}', 0)")
+    data.execute(
+        "runs",
+        "CREATE TABLE runs (thread_id TEXT PRIMARY KEY, harness TEXT NOT NULL, "
+        "snapshot TEXT NOT NULL, updated_at REAL NOT NULL)",
+    )
+    data.execute("runs", "INSERT INTO runs VALUES ('run-old', 'offline', '{}', 0)")
     code, out, err = invoke("approve", "run-old", "--decision", "approve")
     assert code == 8, out + err
     assert "without authentication" in err
