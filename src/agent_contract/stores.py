@@ -72,6 +72,7 @@ __all__ = [
     "Database",
     "Dialect",
     "Store",
+    "connection_options",
     "open_store",
     "parse_store_url",
     "redacted_url",
@@ -255,6 +256,20 @@ def _lock_id(name: str) -> int:
     return int.from_bytes(hashlib.sha256(name.encode("utf-8")).digest()[:8], "big", signed=True)
 
 
+def connection_options() -> dict[str, Any]:
+    """The settings of every PostgreSQL connection a store opens (``psycopg.connect``'s
+    keyword arguments): a connect timeout and a lock wait of
+    :func:`~agent_contract.datafolder.lock_timeout` seconds (whole seconds for the connect
+    timeout, at least 1), and an idle-in-transaction limit of four times that, so a
+    holder that hangs lets go."""
+    timeout_ms = max(1, int(lock_timeout() * 1000))
+    return {
+        "connect_timeout": max(1, int(lock_timeout())),
+        "options": f"-c lock_timeout={timeout_ms} -c idle_in_transaction_session_timeout="
+        f"{timeout_ms * 4}",
+    }
+
+
 @dataclass(frozen=True)
 class Database:
     """The database of one store (see :meth:`Store.database`)."""
@@ -347,14 +362,8 @@ class Database:
         Raises:
             DataFolderError: the server cannot be reached or refused (``"unavailable"``).
         """
-        timeout_ms = max(1, int(lock_timeout() * 1000))
         try:
-            return psycopg.connect(
-                self.store.url,
-                connect_timeout=max(1, int(lock_timeout())),
-                options=f"-c lock_timeout={timeout_ms} -c idle_in_transaction_session_timeout="
-                f"{timeout_ms * 4}",
-            )
+            return psycopg.connect(self.store.url, **connection_options())
         except psycopg.Error as exc:
             raise self._failure(exc, "unavailable") from exc
 
