@@ -50,6 +50,7 @@ from agent_contract.model import Model
 from agent_contract.runtime import Checkpoint, Contract, RunInput, RunInterrupted, RunResult
 from agent_contract.sealing import folder_key
 from agent_contract.stores import Store, connection_options, parse_store_url, redacted_url
+from agent_contract.tampering import CHECKPOINT_STORE
 
 from .harness import run_agent_input
 from .resuming import resume_or_reconcile
@@ -415,8 +416,6 @@ async def async_postgres_checkpointer(
 
 # -- the durable runner ------------------------------------------------------------------
 
-CHECKPOINT_STORE: Final = "checkpoints"
-"""The checkpoints' store name (:meth:`~agent_contract.stores.Store.database`)."""
 CHECKPOINT_FILE: Final = f"{CHECKPOINT_STORE}.sqlite3"
 """LangGraph's checkpointer file in the data folder (see
 :func:`~agent_contract_langchain.plugin.sqlite_agent_runner`)."""
