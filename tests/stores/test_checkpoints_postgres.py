@@ -148,9 +148,7 @@ REFUSED = {
 
 
 @pytest.mark.parametrize("kind", TAMPERINGS)
-def test_a_tampered_checkpoint_is_refused_and_the_approval_kept(
-    kind: str, pg_store: Store
-) -> None:
+def test_a_tampered_checkpoint_is_refused_and_the_approval_kept(kind: str, pg_store: Store) -> None:
     thread = pause(pg_store)
     undo = tamper_checkpoints(pg_store, thread, kind)
     with pytest.raises(CheckpointError, match=REFUSED[kind]):
@@ -325,4 +323,3 @@ def test_an_approval_under_ainvoke_resumes_in_a_new_process(
         "harness": "langchain-ainvoke",
     }
     assert not list(folder.glob("*.sqlite3"))
-
