@@ -323,3 +323,18 @@ def test_an_approval_under_ainvoke_resumes_in_a_new_process(
         "harness": "langchain-ainvoke",
     }
     assert not list(folder.glob("*.sqlite3"))
+
+
+def test_a_schema_named_in_the_url_holds_the_tables(postgres_url: str) -> None:
+    """``?options=-csearch_path%3D...`` (a schema per deployment) is kept next to the
+    store's own lock settings."""
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute("CREATE SCHEMA deploy_a")
+    url = postgres_url + "&options=-csearch_path%3Ddeploy_a"
+    with postgres_checkpointer(url, key=bytes(32)) as saver:
+        timeout = saver.conn.execute("SHOW lock_timeout").fetchone()["lock_timeout"]
+    assert timeout != "0"  # the store's lock wait is set too
+    assert query(postgres_url, "SELECT to_regclass('deploy_a.checkpoints') IS NOT NULL") == [
+        (True,)
+    ]
+    assert query(postgres_url, "SELECT to_regclass('public.checkpoints')") == [(None,)]

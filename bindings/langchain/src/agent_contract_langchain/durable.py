@@ -364,7 +364,11 @@ def postgres_checkpointer(
     saver_class, _ = _saver_classes()
     try:
         conn = psycopg.connect(
-            url, autocommit=True, prepare_threshold=0, row_factory=dict_row, **connection_options()
+            url,
+            autocommit=True,
+            prepare_threshold=0,
+            row_factory=dict_row,
+            **connection_options(url),
         )
     except psycopg.Error as exc:
         raise _pg_failure(_PG_OPEN, url, exc) from exc
@@ -399,7 +403,11 @@ async def async_postgres_checkpointer(
     _, saver_class = _saver_classes()
     try:
         conn = await psycopg.AsyncConnection.connect(
-            url, autocommit=True, prepare_threshold=0, row_factory=dict_row, **connection_options()
+            url,
+            autocommit=True,
+            prepare_threshold=0,
+            row_factory=dict_row,
+            **connection_options(url),
         )
     except psycopg.Error as exc:
         raise _pg_failure(_PG_OPEN, url, exc) from exc
