@@ -338,3 +338,41 @@ def test_a_schema_named_in_the_url_holds_the_tables(postgres_url: str) -> None:
         (True,)
     ]
     assert query(postgres_url, "SELECT to_regclass('public.checkpoints')") == [(None,)]
+
+
+# -- the contract suite's checkpoint-integrity boundary on PostgreSQL ------------------------
+
+
+@pytest.mark.parametrize("harness", ["langchain", "langchain-async"])
+@pytest.mark.parametrize("kind", TAMPERINGS)
+def test_the_suite_tampers_with_postgresql_checkpoints(
+    harness: str, kind: str, postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The suite harnesses keep a tampered scenario's graph in a scratch schema of the
+    store's database (sync and async modes): the sealed rows there are tampered with, the
+    resume refuses them, and the untampered resume applies the approval once."""
+    from agent_contract import tampering
+    from agent_contract.conformance import SCENARIOS, run_scenario
+    from agent_contract.registry import load_harness
+
+    monkeypatch.setenv(STORE_ENV, postgres_url)
+    tampered: list[Any] = []
+
+    def spy(where: Any, thread_id: str, tampering_kind: str) -> Any:
+        tampered.append(where)
+        return real(where, thread_id, tampering_kind)
+
+    real = tampering.tamper_checkpoints
+    monkeypatch.setattr(tampering, "tamper_checkpoints", spy)
+    (scenario,) = [s for s in SCENARIOS if s.name == f"checkpoint_{kind}_refused"]
+    outcome = run_scenario(scenario, load_harness(harness), harness)
+    assert outcome.holds, outcome.problems  # each reopening refused; the write ran once
+    (where,) = tampered
+    assert isinstance(where, Store)
+    assert where.dialect == "postgresql"
+    assert "search_path%3Dagent_contract_suite_" in where.url
+    schemas = query(
+        postgres_url,
+        "SELECT nspname FROM pg_namespace WHERE nspname LIKE 'agent_contract_suite_%%'",
+    )
+    assert schemas == []  # the scratch schema is dropped
