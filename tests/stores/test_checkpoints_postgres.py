@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sqlite3
 import subprocess
 import sys
@@ -376,3 +377,45 @@ def test_the_suite_tampers_with_postgresql_checkpoints(
         "SELECT nspname FROM pg_namespace WHERE nspname LIKE 'agent_contract_suite_%%'",
     )
     assert schemas == []  # the scratch schema is dropped
+
+
+# -- agent-contract check --store --------------------------------------------------------------
+
+
+def test_check_store_sets_the_store_url_while_the_suite_runs(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agent_contract.app.check_command import store_for_check
+
+    monkeypatch.delenv(STORE_ENV, raising=False)
+    with store_for_check(postgres_url):
+        assert os.environ[STORE_ENV] == postgres_url
+    assert STORE_ENV not in os.environ
+    monkeypatch.setenv(STORE_ENV, "sqlite:///elsewhere")
+    with store_for_check(postgres_url):
+        assert os.environ[STORE_ENV] == postgres_url
+    assert os.environ[STORE_ENV] == "sqlite:///elsewhere"
+
+
+@pytest.mark.parametrize(
+    ("url", "code", "said"),
+    [
+        ("mysql://h/db", 2, "not a store URL"),
+        ("postgresql://ops:hunter2@127.0.0.1:1/nothing", 8, "cannot be reached"),
+    ],
+)
+def test_check_refuses_a_store_it_cannot_use_before_any_scenario(
+    url: str, code: int, said: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+
+    from agent_contract.app import cli
+    from agent_contract.conformance import runner
+
+    ran: list[Any] = []
+    monkeypatch.setattr(runner, "run_scenario", lambda *a, **k: ran.append(a))
+    out, err = io.StringIO(), io.StringIO()
+    assert cli.main(["check", "--harness", "offline", "--store", url], out=out, err=err) == code
+    assert said in err.getvalue()
+    assert "hunter2" not in err.getvalue()
+    assert ran == []

@@ -134,9 +134,11 @@ class SuiteStore:
         with ExitStack() as stack:
             self._folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix=_PREFIX)))
             self._key = folder_key(self._folder)
-            store = open_store(self._folder)
+            store = open_store(self._folder)  # $AGENT_CONTRACT_STORE or the folder
             if store.dialect == "postgresql":
                 store = stack.enter_context(_scratch_schema(store))
+            else:  # a folder of the scenario's own, whatever a sqlite:/// URL names
+                store = Store.sqlite(self._folder)
             self._store = store
             opened = stack.enter_context(checkpointer_for(store, key=self._key))
             self.saver = _sync_backed(opened)
