@@ -16,8 +16,9 @@ row is made, as another local user could (plain SQL on the file, no key):
 - ``grafted``: the sealed row of another run put in place of the paused run's.
 
 :func:`tamper_checkpoints` does the same four to a paused LangGraph checkpoint in a data
-folder's ``checkpoints.sqlite3`` (``SqliteSaver``'s tables, plain SQL, no framework
-import), for a harness whose framework keeps checkpoints of its own
+folder's ``checkpoints.sqlite3`` (``SqliteSaver``'s tables) or a PostgreSQL store's
+``PostgresSaver`` tables (plain SQL through :mod:`agent_contract.stores`, no framework
+import; :func:`restore_checkpoints` undoes it), for a harness whose framework keeps checkpoints of its own
 (:meth:`TamperPlan.reopen_checkpoints`). :func:`copy_rows` and :func:`put_back` copy a
 thread's rows out of a data folder's SQLite files and put them back (the rollback tests
 use them on the LangGraph checkpoint file too). A :class:`TamperPlan` is the contract suite's checkpoint-integrity hook

@@ -1,5 +1,5 @@
-"""A file-backed LangGraph checkpointer whose failures are typed, and the ``langchain``
-harness's durable runner over it.
+"""LangGraph checkpointers whose failures are typed and whose values are sealed, on SQLite
+or PostgreSQL, and the ``langchain`` harness's durable runner over them.
 
 ``sqlite_checkpointer(path)`` opens LangGraph's ``SqliteSaver`` on a private SQLite file,
 its values sealed and read with an allowlist of types (:mod:`.sealed`), and
@@ -10,17 +10,28 @@ otherwise cannot be read raises :class:`~agent_contract.errors.CheckpointError` 
 is opened, instead of a LangGraph or sqlite3 error later, and never silently starts a
 fresh thread.
 
+``postgres_checkpointer(url, key=...)`` and ``async_postgres_checkpointer(url, key=...)``
+do the same with LangGraph's ``PostgresSaver`` / ``AsyncPostgresSaver`` on a
+``postgresql://`` store (:mod:`agent_contract.stores`; the ``postgres`` extra): its tables
+(``checkpoints``, ``checkpoint_blobs``, ``checkpoint_writes``, ``checkpoint_migrations``)
+are set up on open, every channel value is sealed in ``checkpoint_blobs`` (none left as
+plain JSON in a ``checkpoints`` row, where LangGraph would keep strings and numbers), the
+key stays in the data folder, and an unreachable server fails at open, before anything
+runs, naming the store without its password. :func:`checkpointer_for` opens the right one
+for a :class:`~agent_contract.stores.Store`.
+
 **The durable runner.** This module is the runner
 (:func:`~agent_contract_langchain.plugin.sqlite_agent_runner` hands it on when it is used,
 so that the plugin module imports no framework): :func:`run`, :func:`resume`,
-:func:`forget` and :func:`kept`. A run keeps its graph in ``folder/checkpoints.sqlite3``
-(sealed values, an allowlist of types: :mod:`.sealed`). When it pauses, the paused
-checkpoint's seal is added to the run's snapshot (which the app stores authenticated); a
-resume first checks that seal (:func:`~agent_contract_langchain.sealed.check_paused`), so
-a deleted, rolled-back or edited checkpoint, and one added under it before any decision
-was recorded (a graft), is refused before LangGraph reads anything. A
-finished run's checkpoints are dropped (:func:`forget`); :func:`kept` lists the threads
-the file holds, for ``agent-contract gc``.
+:func:`forget` and :func:`kept`, on either store (:func:`checkpointer_for`: the data
+folder's ``checkpoints.sqlite3``, or the PostgreSQL database). When a run pauses, the
+paused checkpoint's seal is added to the run's snapshot (which the app stores
+authenticated); a resume first checks that seal
+(:func:`~agent_contract_langchain.sealed.check_paused`: on PostgreSQL over the row, the
+blobs it names and its writes), so a deleted, rolled-back or edited checkpoint, and one
+added under it before any decision was recorded (a graft), is refused before LangGraph
+reads anything. A finished run's checkpoints are dropped (:func:`forget`); :func:`kept`
+lists the threads the store holds, for ``agent-contract gc``.
 """
 
 from __future__ import annotations

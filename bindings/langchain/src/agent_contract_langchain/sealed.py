@@ -40,7 +40,10 @@ errors: ``docs/APPROVALS.md``, "Your own types in the LangChain checkpointer").
 
 A value's tag does not say where the row sits (its thread, its checkpoint, or whether a
 newer row was deleted): the row columns and the metadata are plain. So when a run pauses,
-:func:`seal_paused` seals the thread's newest checkpoint row and its pending writes, and
+:func:`seal_paused` seals the thread's newest checkpoint row and its pending writes (on
+PostgreSQL the ``checkpoints`` row, whose JSONB is plain, the ``checkpoint_blobs`` rows
+its channel versions name, and its ``checkpoint_writes``: everything a resume reads; one
+set of rules, a row reader per store), and
 the seal travels in the run's own (authenticated) snapshot; :func:`check_paused` refuses
 a resume when that row is gone or changed, a write sealed with it is gone or changed, or
 the checkpoint has moved on where it could not have.
