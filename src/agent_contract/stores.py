@@ -72,6 +72,7 @@ __all__ = [
     "Database",
     "Dialect",
     "Store",
+    "connection_options",
     "open_store",
     "parse_store_url",
     "redacted_url",
@@ -255,6 +256,29 @@ def _lock_id(name: str) -> int:
     return int.from_bytes(hashlib.sha256(name.encode("utf-8")).digest()[:8], "big", signed=True)
 
 
+def connection_options(url: str) -> dict[str, Any]:
+    """The settings of every PostgreSQL connection a store opens on ``url``
+    (``psycopg.connect(url, **connection_options(url))``): a connect timeout and a lock
+    wait of :func:`~agent_contract.datafolder.lock_timeout` seconds (whole seconds for the
+    connect timeout, at least 1), and an idle-in-transaction limit of four times that, so
+    a holder that hangs lets go. The URL's own ``options`` (``-csearch_path=...``: a
+    schema per deployment) are kept, before these (a keyword argument would replace
+    them)."""
+    timeout_ms = max(1, int(lock_timeout() * 1000))
+    psycopg = _psycopg()
+    from psycopg.conninfo import conninfo_to_dict
+
+    try:
+        own = str(conninfo_to_dict(url).get("options") or "")
+    except psycopg.Error:  # a URL psycopg cannot parse fails at connect, named there
+        own = ""
+    ours = f"-c lock_timeout={timeout_ms} -c idle_in_transaction_session_timeout={timeout_ms * 4}"
+    return {
+        "connect_timeout": max(1, int(lock_timeout())),
+        "options": f"{own} {ours}".strip(),
+    }
+
+
 @dataclass(frozen=True)
 class Database:
     """The database of one store (see :meth:`Store.database`)."""
@@ -377,14 +401,8 @@ class Database:
         Raises:
             DataFolderError: the server cannot be reached or refused (``"unavailable"``).
         """
-        timeout_ms = max(1, int(lock_timeout() * 1000))
         try:
-            return psycopg.connect(
-                self.store.url,
-                connect_timeout=max(1, int(lock_timeout())),
-                options=f"-c lock_timeout={timeout_ms} -c idle_in_transaction_session_timeout="
-                f"{timeout_ms * 4}",
-            )
+            return psycopg.connect(self.store.url, **connection_options(self.store.url))
         except psycopg.Error as exc:
             raise self._failure(exc, "unavailable") from exc
 

@@ -16,8 +16,9 @@ row is made, as another local user could (plain SQL on the file, no key):
 - ``grafted``: the sealed row of another run put in place of the paused run's.
 
 :func:`tamper_checkpoints` does the same four to a paused LangGraph checkpoint in a data
-folder's ``checkpoints.sqlite3`` (``SqliteSaver``'s tables, plain SQL, no framework
-import), for a harness whose framework keeps checkpoints of its own
+folder's ``checkpoints.sqlite3`` (``SqliteSaver``'s tables) or a PostgreSQL store's
+``PostgresSaver`` tables (plain SQL through :mod:`agent_contract.stores`, no framework
+import; :func:`restore_checkpoints` undoes it), for a harness whose framework keeps checkpoints of its own
 (:meth:`TamperPlan.reopen_checkpoints`). :func:`copy_rows` and :func:`put_back` copy a
 thread's rows out of a data folder's SQLite files and put them back (the rollback tests
 use them on the LangGraph checkpoint file too). A :class:`TamperPlan` is the contract suite's checkpoint-integrity hook
@@ -34,7 +35,7 @@ import json
 import secrets
 import sqlite3
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import closing
 from pathlib import Path
 from typing import Any, Final, Protocol, TypeVar
@@ -42,11 +43,13 @@ from typing import Any, Final, Protocol, TypeVar
 from .errors import CheckpointError
 from .runstore import RunStore
 from .sealing import seal
-from .stores import Database, Store
+from .stores import Connection, Database, Store
 
 __all__ = [
     "CHECKPOINTS_FILE",
+    "CHECKPOINT_STORE",
     "CHECKPOINT_TABLES",
+    "PG_CHECKPOINT_COLUMNS",
     "RUNS_FILE",
     "RUN_TABLES",
     "TAMPERINGS",
@@ -56,6 +59,7 @@ __all__ = [
     "TamperPlan",
     "copy_rows",
     "put_back",
+    "restore_checkpoints",
     "tamper_checkpoints",
 ]
 
@@ -70,6 +74,9 @@ row put back with its record would be the newest again)."""
 CHECKPOINTS_FILE: Final = "checkpoints.sqlite3"
 """A LangGraph ``SqliteSaver``'s file in a data folder (the LangChain binding's sealed
 checkpointer keeps a paused graph there)."""
+CHECKPOINT_STORE: Final = "checkpoints"
+"""The LangGraph checkpoints' store name (:meth:`~agent_contract.stores.Store.database`:
+``checkpoints.sqlite3``, or ``PostgresSaver``'s tables in a PostgreSQL store)."""
 CHECKPOINT_TABLES: Final[Mapping[str, tuple[str, ...]]] = {
     CHECKPOINTS_FILE: ("checkpoints", "writes")
 }
@@ -234,11 +241,19 @@ def _check_kind(kind: str) -> None:
         raise ValueError(f"unknown tampering {kind!r}; expected one of {TAMPERINGS}")
 
 
-def tamper_checkpoints(folder: Path, thread_id: str, kind: str) -> Rows:
-    """Tamper with ``thread_id``'s paused LangGraph checkpoint in
-    ``folder/checkpoints.sqlite3`` (``SqliteSaver``'s tables: a checkpoint row is
-    ``thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint,
-    metadata``), as another local user could, with plain SQL and no key:
+def _checkpoint_file(where: Path | Store) -> Path:
+    """The SQLite checkpoint file of ``where`` (a data folder, or a SQLite store)."""
+    if isinstance(where, Store):
+        return where.sqlite_file(CHECKPOINT_STORE)
+    return where / CHECKPOINTS_FILE
+
+
+def tamper_checkpoints(where: Path | Store, thread_id: str, kind: str) -> Rows:
+    """Tamper with ``thread_id``'s paused LangGraph checkpoint, as another user of the
+    store could, with plain SQL and no key: in a data folder's (or SQLite store's)
+    ``checkpoints.sqlite3`` (``SqliteSaver``'s tables: a checkpoint row is ``thread_id,
+    checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata``), or
+    in a PostgreSQL store's ``PostgresSaver`` tables (:func:`_tamper_postgres`):
 
     - ``forged``: the newest checkpoint's value under a tag another key made (its leading
       32 bytes replaced);
@@ -251,38 +266,41 @@ def tamper_checkpoints(folder: Path, thread_id: str, kind: str) -> Rows:
       newest, with its pending writes.
 
     Returns:
-        The thread's rows before the tampering (:func:`put_back` undoes it).
+        The thread's rows before the tampering (:func:`restore_checkpoints` undoes it).
 
     Raises:
         ValueError: ``kind`` is not one of :data:`TAMPERINGS`.
         CheckpointError: the thread has no checkpoint.
     """
     _check_kind(kind)
-    original = copy_rows(folder, thread_id, CHECKPOINT_TABLES)
-    with closing(sqlite3.connect(folder / CHECKPOINTS_FILE)) as conn, conn:
+    if isinstance(where, Store) and where.dialect == "postgresql":
+        return _tamper_postgres(where.database(CHECKPOINT_STORE), thread_id, kind)
+    path = _checkpoint_file(where)
+    original = copy_rows(path.parent, thread_id, {path.name: CHECKPOINT_TABLES[CHECKPOINTS_FILE]})
+    with closing(sqlite3.connect(path)) as conn, conn:
         newest = conn.execute(_NEWEST, (thread_id,)).fetchone()
         if newest is None:
             raise CheckpointError(f"no checkpoint row of thread {thread_id!r} to tamper with")
         checkpoint_id, value, metadata = newest[2], bytes(newest[5]), newest[6]
-        where = "WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id = ?"
+        where_row = "WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id = ?"
         if kind == "forged":
             forged = secrets.token_bytes(_TAG_BYTES) + value[_TAG_BYTES:]
             conn.execute(
-                f"UPDATE checkpoints SET checkpoint = ? {where}",  # noqa: S608 - fixed text
+                f"UPDATE checkpoints SET checkpoint = ? {where_row}",  # noqa: S608 - fixed text
                 (forged, thread_id, checkpoint_id),
             )
         elif kind == "edited":
             edited = {**json.loads(metadata), "note": "edited outside agent-contract"}
             conn.execute(
-                f"UPDATE checkpoints SET metadata = ? {where}",  # noqa: S608 - fixed text
+                f"UPDATE checkpoints SET metadata = ? {where_row}",  # noqa: S608 - fixed text
                 (json.dumps(edited).encode("utf-8"), thread_id, checkpoint_id),
             )
         elif kind == "rolled_back":
-            conn.execute(f"DELETE FROM checkpoints {where}", (thread_id, checkpoint_id))  # noqa: S608
-            conn.execute(f"DELETE FROM writes {where}", (thread_id, checkpoint_id))  # noqa: S608
+            conn.execute(f"DELETE FROM checkpoints {where_row}", (thread_id, checkpoint_id))  # noqa: S608
+            conn.execute(f"DELETE FROM writes {where_row}", (thread_id, checkpoint_id))  # noqa: S608
         else:  # grafted
             writes = conn.execute(
-                f"SELECT * FROM writes {where}",  # noqa: S608 - fixed text
+                f"SELECT * FROM writes {where_row}",  # noqa: S608 - fixed text
                 (thread_id, checkpoint_id),
             ).fetchall()
             other, newer = f"{thread_id}-other", f"{checkpoint_id}0"  # sorts after the paused id
@@ -294,6 +312,143 @@ def tamper_checkpoints(folder: Path, thread_id: str, kind: str) -> Rows:
                 for write in writes:
                     _insert(conn, "writes", (thread, write[1], at, *write[3:]))
     return original
+
+
+# -- LangGraph's PostgresSaver tables --------------------------------------------------------
+
+PG_CHECKPOINT_COLUMNS: Final[Mapping[str, tuple[str, ...]]] = {
+    "checkpoints": (
+        "thread_id",
+        "checkpoint_ns",
+        "checkpoint_id",
+        "parent_checkpoint_id",
+        "type",
+        "checkpoint",
+        "metadata",
+    ),
+    "checkpoint_blobs": ("thread_id", "checkpoint_ns", "channel", "version", "type", "blob"),
+    "checkpoint_writes": (
+        "thread_id",
+        "checkpoint_ns",
+        "checkpoint_id",
+        "task_id",
+        "task_path",
+        "idx",
+        "channel",
+        "type",
+        "blob",
+    ),
+}
+"""``PostgresSaver``'s tables of a paused graph and the columns copied (``checkpoint`` and
+``metadata`` are JSONB: copied as text, put back cast)."""
+_JSONB: Final = frozenset({"checkpoint", "metadata"})
+
+
+def _pg_select(table: str) -> str:
+    columns = ", ".join(f"{c}::text" if c in _JSONB else c for c in PG_CHECKPOINT_COLUMNS[table])
+    return f"SELECT {columns} FROM {table}"  # noqa: S608 - fixed names
+
+
+def _pg_insert(conn: Connection, table: str, row: Sequence[Any]) -> None:
+    names = PG_CHECKPOINT_COLUMNS[table]
+    marks = ", ".join("?::jsonb" if c in _JSONB else "?" for c in names)
+    conn.execute(
+        f"INSERT INTO {table} ({', '.join(names)}) VALUES ({marks})",  # noqa: S608 - fixed names
+        tuple(row),
+    )
+
+
+def _pg_copy(conn: Connection, thread_id: str) -> Rows:
+    """Every row of ``thread_id`` in ``PostgresSaver``'s tables, by ``"postgresql/<table>"``."""
+    return {
+        f"postgresql/{table}": [
+            tuple(r)
+            for r in conn.execute(
+                _pg_select(table) + " WHERE thread_id = ?", (thread_id,)
+            ).fetchall()
+        ]
+        for table in PG_CHECKPOINT_COLUMNS
+    }
+
+
+def _tamper_postgres(database: Database, thread_id: str, kind: str) -> Rows:
+    """:func:`tamper_checkpoints` on ``PostgresSaver``'s tables: the sealed values are the
+    ``checkpoint_blobs`` rows the checkpoint's ``channel_versions`` name (the
+    ``checkpoints`` row is plain JSONB), so ``forged`` replaces the tag of the newest
+    checkpoint's ``messages`` blob (the first blob by channel when it has none)."""
+    with database.transaction(lock=f"checkpoints:{thread_id}") as conn:
+        original = _pg_copy(conn, thread_id)
+        newest = conn.execute(
+            _pg_select("checkpoints") + " WHERE thread_id = ? AND checkpoint_ns = '' "
+            "ORDER BY checkpoint_id DESC LIMIT 1",
+            (thread_id,),
+        ).fetchone()
+        if newest is None:
+            raise CheckpointError(f"no checkpoint row of thread {thread_id!r} to tamper with")
+        checkpoint_id, metadata = newest[2], newest[6]
+        where_row = "WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id = ?"
+        if kind == "forged":
+            blob = conn.execute(
+                "SELECT b.channel, b.version, b.blob FROM checkpoints c "
+                "CROSS JOIN LATERAL jsonb_each_text(c.checkpoint -> 'channel_versions') AS v "
+                "JOIN checkpoint_blobs b ON b.thread_id = c.thread_id AND b.checkpoint_ns = "
+                "c.checkpoint_ns AND b.channel = v.key AND b.version = v.value "
+                "WHERE c.thread_id = ? AND c.checkpoint_ns = '' AND c.checkpoint_id = ? "
+                "AND b.blob IS NOT NULL ORDER BY b.channel <> 'messages', b.channel LIMIT 1",
+                (thread_id, checkpoint_id),
+            ).fetchone()
+            if blob is None:
+                raise CheckpointError(f"no sealed value of thread {thread_id!r} to forge")
+            channel, version, value = blob[0], blob[1], bytes(blob[2])
+            conn.execute(
+                "UPDATE checkpoint_blobs SET blob = ? WHERE thread_id = ? AND checkpoint_ns = '' "
+                "AND channel = ? AND version = ?",
+                (secrets.token_bytes(_TAG_BYTES) + value[_TAG_BYTES:], thread_id, channel, version),
+            )
+        elif kind == "edited":
+            edited = {**json.loads(metadata), "note": "edited outside agent-contract"}
+            conn.execute(
+                f"UPDATE checkpoints SET metadata = ?::jsonb {where_row}",  # noqa: S608
+                (json.dumps(edited), thread_id, checkpoint_id),
+            )
+        elif kind == "rolled_back":
+            conn.execute(f"DELETE FROM checkpoints {where_row}", (thread_id, checkpoint_id))  # noqa: S608
+            conn.execute(f"DELETE FROM checkpoint_writes {where_row}", (thread_id, checkpoint_id))  # noqa: S608
+        else:  # grafted: another thread's copy, and the same checkpoint as the newest
+            other, newer = f"{thread_id}-other", f"{checkpoint_id}0"  # sorts after the paused id
+            writes = [w for w in original["postgresql/checkpoint_writes"] if w[2] == checkpoint_id]
+            for blob_row in original["postgresql/checkpoint_blobs"]:
+                _pg_insert(conn, "checkpoint_blobs", (other, *blob_row[1:]))
+            for thread, at, parent in (
+                (other, checkpoint_id, newest[3]),
+                (thread_id, newer, checkpoint_id),
+            ):
+                _pg_insert(conn, "checkpoints", (thread, newest[1], at, parent, *newest[4:]))
+                for write in writes:
+                    _pg_insert(conn, "checkpoint_writes", (thread, write[1], at, *write[3:]))
+    return original
+
+
+def restore_checkpoints(where: Path | Store, thread_id: str, saved: Rows) -> None:
+    """Undo :func:`tamper_checkpoints`: drop the ``<thread_id>-other`` thread a graft
+    made and put ``thread_id``'s ``saved`` rows back in place of its own."""
+    other = f"{thread_id}-other"
+    if isinstance(where, Store) and where.dialect == "postgresql":
+        with where.database(CHECKPOINT_STORE).transaction(lock=f"checkpoints:{thread_id}") as conn:
+            for table in PG_CHECKPOINT_COLUMNS:
+                conn.execute(
+                    f"DELETE FROM {table} WHERE thread_id IN (?, ?)",  # noqa: S608 - fixed names
+                    (thread_id, other),
+                )
+            for key, rows in saved.items():
+                for row in rows:
+                    _pg_insert(conn, key.split("/")[1], row)
+        return
+    path = _checkpoint_file(where)
+    with closing(sqlite3.connect(path)) as conn, conn:
+        conn.execute("DELETE FROM checkpoints WHERE thread_id = ?", (other,))
+        conn.execute("DELETE FROM writes WHERE thread_id = ?", (other,))
+    put_back(path.parent, thread_id, saved)
 
 
 class TamperPlan:
@@ -357,20 +512,22 @@ class TamperPlan:
             put_back(path.parent, thread_id, undo)
             return open_store(path).load(thread_id)[1]
 
-    def reopen_checkpoints(self, folder: Path, thread_id: str, resume: Callable[[], _R]) -> _R:
-        """Tamper with ``thread_id``'s paused LangGraph checkpoint in ``folder``
-        (:func:`tamper_checkpoints`), then carry the decisions in with ``resume()`` (the
-        harness's resume over its checkpointer on that file). A refusal
+    def reopen_checkpoints(
+        self, where: Path | Store, thread_id: str, resume: Callable[[], _R]
+    ) -> _R:
+        """Tamper with ``thread_id``'s paused LangGraph checkpoint in ``where`` (a data
+        folder, or a store: :func:`tamper_checkpoints`), then carry the decisions in with
+        ``resume()`` (the harness's resume over its checkpointer there). A refusal
         (:class:`~agent_contract.errors.CheckpointError`) is noted, the tampering undone
-        and ``resume()`` called again; a resume that went on from the tampered rows is
-        noted in :attr:`accepted` and its result returned.
+        (:func:`restore_checkpoints`) and ``resume()`` called again; a resume that went
+        on from the tampered rows is noted in :attr:`accepted` and its result returned.
 
         Raises:
             CheckpointError: the thread has no checkpoint, or the untampered resume
                 refuses too.
         """
         self.reopened += 1
-        undo = tamper_checkpoints(folder, thread_id, self.kind)
+        undo = tamper_checkpoints(where, thread_id, self.kind)
         try:
             result = resume()
         except CheckpointError as exc:
@@ -378,8 +535,5 @@ class TamperPlan:
         else:
             self.accepted += 1
             return result
-        with closing(sqlite3.connect(folder / CHECKPOINTS_FILE)) as conn, conn:
-            conn.execute("DELETE FROM checkpoints WHERE thread_id = ?", (f"{thread_id}-other",))
-            conn.execute("DELETE FROM writes WHERE thread_id = ?", (f"{thread_id}-other",))
-        put_back(folder, thread_id, undo)
+        restore_checkpoints(where, thread_id, undo)
         return resume()

@@ -32,6 +32,7 @@ from ..conformance.runner import ScenarioOutcome
 from ..errors import ConfigurationError, DependencyMissingError
 from ..harnesses import Harness
 from ..registry import harness_names, harness_plugins, missing_bindings
+from ..stores import STORE_ENV, Store, parse_store_url
 from .telemetry import add_otel_argument, exporting
 
 __all__ = [
@@ -46,6 +47,7 @@ __all__ = [
     "parse_effects",
     "progress_for",
     "split_harness_names",
+    "store_for_check",
     "wire_names",
     "working_directory_importable",
     "write_report_file",
@@ -265,6 +267,13 @@ def add_check_command(sub: Any) -> None:
         "--allow-unchecked) on a harness you asked about; 2 usage",
     )
     check_p.add_argument(
+        "--store",
+        metavar="URL",
+        help="run the durable-store scenarios (checkpoint integrity) on this store: "
+        "postgresql://... (each scenario in a scratch schema, dropped after); default "
+        f"${STORE_ENV}; else, or with a sqlite:/// URL, a fresh SQLite folder per scenario",
+    )
+    check_p.add_argument(
         "--harness",
         action="append",
         metavar="NAME|module:factory",
@@ -379,6 +388,34 @@ def _no_columns() -> Iterator[Mapping[str, Harness]]:
     yield {}
 
 
+@contextlib.contextmanager
+def store_for_check(url: str | None) -> Iterator[None]:
+    """``check --store URL``: the URL in ``$AGENT_CONTRACT_STORE`` while the suite runs
+    (the durable-store scenarios' stores follow it: a LangChain harness keeps a tampered
+    scenario's checkpoints in a scratch schema of that database), restored after; a
+    PostgreSQL server that cannot be reached is refused before any scenario runs.
+
+    Raises:
+        ConfigurationError: not a store URL.
+        DataFolderError: the PostgreSQL server cannot be reached or refused the login.
+    """
+    if not url:
+        yield
+        return
+    if parse_store_url(url)[0] == "postgresql":
+        with Store(Path.cwd(), url).database("checkpoints").transaction(write=False) as conn:
+            conn.execute("SELECT 1").fetchone()
+    before = os.environ.get(STORE_ENV)
+    os.environ[STORE_ENV] = url
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(STORE_ENV, None)
+        else:
+            os.environ[STORE_ENV] = before
+
+
 def cmd_check(args: Any, out: TextIO, err: TextIO) -> int:
     """The ``check`` command: run, print in ``args.format``, return the exit code. With
     ``--wire``, the wire columns (:mod:`agent_contract.conformance.wire_check`) are
@@ -388,7 +425,10 @@ def cmd_check(args: Any, out: TextIO, err: TextIO) -> int:
         DependencyMissingError: a harness whose binding is not installed (exit 4).
         ConfigurationError: an unknown harness or wire column, an ``--agent`` option without
             ``--agent``, a ``--junit`` file that cannot be written (refused before the
-            run), or code under check that calls ``sys.exit`` (exit 2).
+            run), a ``--store`` that is not a store URL, or code under check that calls
+            ``sys.exit`` (exit 2).
+        DataFolderError: the ``--store`` PostgreSQL server cannot be reached (refused
+            before the run).
     """
     _agent_only_options(args)
     if args.junit is not None:
@@ -412,6 +452,7 @@ def cmd_check(args: Any, out: TextIO, err: TextIO) -> int:
 
         wire_columns = wire_harnesses(wire_names(wire))
     with (
+        store_for_check(getattr(args, "store", None)),
         exporting(getattr(args, "otel", None), stream=err) as sink,
         _factories_contained(what, err),
         wire_columns as columns,

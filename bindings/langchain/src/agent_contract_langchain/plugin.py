@@ -4,7 +4,7 @@
 - ``langchain``, ``langchain-async``, ``langchain-stream``: ``create_agent`` with
   :class:`~agent_contract_langchain.middleware.ContractMiddleware`, driven with
   ``invoke``, ``ainvoke`` or ``stream``; ``langchain`` is checked by default and can run
-  the demo durably (a SQLite checkpointer in the data folder).
+  the demo durably (a checkpointer on the data folder's store: SQLite or PostgreSQL).
 - ``plain-create-agent``: the control, a bare ``create_agent`` without the contract
   (:mod:`agent_contract_langchain.controls.plain_create_agent`), expected to break.
 
@@ -62,9 +62,9 @@ def _control() -> Harness:
 
 def sqlite_agent_runner() -> DurableRunner:
     """The ``langchain`` harness as a durable runner: ``create_agent`` with LangGraph's
-    SQLite checkpointer in ``folder/checkpoints.sqlite3``
-    (:data:`~agent_contract_langchain.durable.CHECKPOINT_FILE`; sealed, read with an allowlist
-    of types), so a run paused for approval resumes in another process (the contract's
+    checkpointer on the run's store (``SqliteSaver`` in ``folder/checkpoints.sqlite3``,
+    :data:`~agent_contract_langchain.durable.CHECKPOINT_FILE`, or ``PostgresSaver`` in a
+    ``postgresql://`` store's database; sealed, read with an allowlist of types), so a run paused for approval resumes in another process (the contract's
     snapshot holds the rest, with the paused checkpoint's seal). The runner is the module
     :mod:`agent_contract_langchain.durable` (its ``run``, ``resume``, ``forget`` and
     ``kept``), imported here, when it is used, with LangChain."""

@@ -40,7 +40,10 @@ errors: ``docs/APPROVALS.md``, "Your own types in the LangChain checkpointer").
 
 A value's tag does not say where the row sits (its thread, its checkpoint, or whether a
 newer row was deleted): the row columns and the metadata are plain. So when a run pauses,
-:func:`seal_paused` seals the thread's newest checkpoint row and its pending writes, and
+:func:`seal_paused` seals the thread's newest checkpoint row and its pending writes (on
+PostgreSQL the ``checkpoints`` row, whose JSONB is plain, the ``checkpoint_blobs`` rows
+its channel versions name, and its ``checkpoint_writes``: everything a resume reads; one
+set of rules, a row reader per store), and
 the seal travels in the run's own (authenticated) snapshot; :func:`check_paused` refuses
 a resume when that row is gone or changed, a write sealed with it is gone or changed, or
 the checkpoint has moved on where it could not have.
@@ -65,7 +68,7 @@ import importlib
 import sqlite3
 import typing
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any, Final, Literal, TypeVar
+from typing import Any, Final, Literal, Protocol, TypeVar
 
 import ormsgpack
 from langgraph.channels.untracked_value import UntrackedValue
@@ -569,55 +572,159 @@ def _row_digest(row: tuple[Any, ...]) -> str:
     return digest.hexdigest()
 
 
-def _row(
-    conn: sqlite3.Connection, thread_id: str, checkpoint_id: str | None = None
-) -> tuple[Any, ...] | None:
-    """Thread ``thread_id``'s checkpoint row ``checkpoint_id`` (None: its newest)."""
-    select = (
-        "SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, "
-        "checkpoint, metadata FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' "
+class _Rows(Protocol):
+    """How the seal reads a thread's rows from one kind of checkpointer (its SQLite file
+    or its PostgreSQL tables): each row a tuple of plain values (what the digest covers),
+    ``row[2]`` the checkpoint id and ``row[3]`` its parent's."""
+
+    def checkpoint(
+        self, thread_id: str, checkpoint_id: str | None = None
+    ) -> tuple[Any, ...] | None:
+        """Thread ``thread_id``'s checkpoint ``checkpoint_id`` (None: its newest) with
+        everything a resume reads of it, or None."""
+
+    def writes(self, thread_id: str, checkpoint_id: str) -> list[tuple[Any, ...]]:
+        """The pending writes of that checkpoint."""
+
+
+_CHECKPOINT_COLUMNS: Final = "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type"
+_NEWEST: Final = "ORDER BY checkpoint_id DESC LIMIT 1"
+
+
+@dataclasses.dataclass(frozen=True)
+class _SqliteRows:
+    """``SqliteSaver``'s tables: a checkpoint row holds its whole (sealed) value."""
+
+    conn: sqlite3.Connection
+
+    def checkpoint(
+        self, thread_id: str, checkpoint_id: str | None = None
+    ) -> tuple[Any, ...] | None:
+        select = (
+            f"SELECT {_CHECKPOINT_COLUMNS}, checkpoint, metadata FROM checkpoints "  # noqa: S608
+            "WHERE thread_id = ? AND checkpoint_ns = '' "
+        )
+        if checkpoint_id is None:
+            cursor = self.conn.execute(select + _NEWEST, (thread_id,))
+        else:
+            cursor = self.conn.execute(select + "AND checkpoint_id = ?", (thread_id, checkpoint_id))
+        row = cursor.fetchone()
+        return tuple(row) if row is not None else None
+
+    def writes(self, thread_id: str, checkpoint_id: str) -> list[tuple[Any, ...]]:
+        rows = self.conn.execute(
+            "SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value "
+            "FROM writes WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id = ? "
+            "ORDER BY task_id, idx",
+            (thread_id, checkpoint_id),
+        ).fetchall()
+        return [tuple(r) for r in rows]
+
+
+@dataclasses.dataclass(frozen=True)
+class _PostgresRows:
+    """``PostgresSaver``'s tables: a ``checkpoints`` row (JSONB: ids, versions, metadata,
+    any inline value) and the ``checkpoint_blobs`` its ``channel_versions`` name (a
+    channel whose blob is missing is read as a gap: it counts too), in one tuple; its
+    writes from ``checkpoint_writes`` (with their ``task_path``)."""
+
+    conn: Any
+
+    def _all(self, sql: str, parameters: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+        from psycopg.rows import tuple_row
+
+        with self.conn.cursor(row_factory=tuple_row) as cursor:
+            cursor.execute(sql, parameters)
+            return [tuple(r) for r in cursor.fetchall()]
+
+    def checkpoint(
+        self, thread_id: str, checkpoint_id: str | None = None
+    ) -> tuple[Any, ...] | None:
+        select = (
+            f"SELECT {_CHECKPOINT_COLUMNS}, checkpoint::text, metadata::text "  # noqa: S608
+            "FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = '' "
+        )
+        if checkpoint_id is None:
+            rows = self._all(select + _NEWEST, (thread_id,))
+        else:
+            rows = self._all(select + "AND checkpoint_id = %s", (thread_id, checkpoint_id))
+        if not rows:
+            return None
+        (row,) = rows
+        blobs = self._all(
+            "SELECT v.key, v.value, b.type, b.blob FROM checkpoints c "
+            "CROSS JOIN LATERAL jsonb_each_text(c.checkpoint -> 'channel_versions') AS v "
+            "LEFT JOIN checkpoint_blobs b ON b.thread_id = c.thread_id "
+            "AND b.checkpoint_ns = c.checkpoint_ns AND b.channel = v.key AND b.version = v.value "
+            "WHERE c.thread_id = %s AND c.checkpoint_ns = '' AND c.checkpoint_id = %s "
+            "ORDER BY v.key",
+            (thread_id, row[2]),
+        )
+        return row + tuple(value for blob in blobs for value in blob)
+
+    def writes(self, thread_id: str, checkpoint_id: str) -> list[tuple[Any, ...]]:
+        return self._all(
+            "SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob, "
+            "task_path FROM checkpoint_writes WHERE thread_id = %s AND checkpoint_ns = '' "
+            "AND checkpoint_id = %s ORDER BY task_id, idx",
+            (thread_id, checkpoint_id),
+        )
+
+
+def _rows(source: Any) -> _Rows:
+    """The row reader of ``source``: a checkpointer of this binding (SQLite or
+    PostgreSQL) or its connection (``sqlite3`` or psycopg's, not an async one).
+
+    Raises:
+        ConfigurationError: ``source`` is neither.
+    """
+    conn = getattr(source, "conn", source)
+    if isinstance(conn, sqlite3.Connection):
+        return _SqliteRows(conn)
+    kind = type(conn)
+    if kind.__module__.split(".")[0] == "psycopg" and kind.__name__ == "Connection":
+        return _PostgresRows(conn)
+    raise ConfigurationError(
+        f"the checkpoint seal reads a SqliteSaver's or a PostgresSaver's rows (or their "
+        f"sqlite3 or psycopg connection), not a {kind.__module__}.{kind.__name__}"
     )
-    if checkpoint_id is None:
-        cursor = conn.execute(select + "ORDER BY checkpoint_id DESC LIMIT 1", (thread_id,))
-    else:
-        cursor = conn.execute(select + "AND checkpoint_id = ?", (thread_id, checkpoint_id))
-    row = cursor.fetchone()
-    return tuple(row) if row is not None else None
 
 
-def _writes(conn: sqlite3.Connection, thread_id: str, checkpoint_id: str) -> list[str]:
-    rows = conn.execute(
-        "SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value "
-        "FROM writes WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id = ? "
-        "ORDER BY task_id, idx",
-        (thread_id, checkpoint_id),
-    ).fetchall()
-    return sorted(_row_digest(tuple(r)) for r in rows)
+def _writes(rows: _Rows, thread_id: str, checkpoint_id: str) -> list[str]:
+    return sorted(_row_digest(r) for r in rows.writes(thread_id, checkpoint_id))
 
 
-def seal_paused(conn: sqlite3.Connection, thread_id: str, key: bytes) -> dict[str, Any]:
+def seal_paused(source: Any, thread_id: str, key: bytes) -> dict[str, Any]:
     """The seal of ``thread_id``'s newest checkpoint and its pending writes, to store in
     the run's snapshot under :data:`SEAL_KEY`.
 
+    Args:
+        source: the checkpointer (``SqliteSaver``, ``PostgresSaver``) or its connection.
+            On PostgreSQL the seal covers the ``checkpoints`` row, the blobs its channel
+            versions name and its pending writes: all a resume reads.
+
     Raises:
         CheckpointError: the thread has no checkpoint.
+        ConfigurationError: ``source`` is not a checkpointer this seal reads.
     """
-    row = _row(conn, thread_id)
+    rows = _rows(source)
+    row = rows.checkpoint(thread_id)
     if row is None:
         raise CheckpointError(f"no LangGraph checkpoint for thread {thread_id!r} to seal")
     checkpoint_id = str(row[2])
-    writes = _writes(conn, thread_id, checkpoint_id)
+    writes = _writes(rows, thread_id, checkpoint_id)
     digest = _row_digest(row)
     mac = seal(subkey(key, CHECKPOINTS_LABEL), "paused", thread_id, checkpoint_id, digest, *writes)
     return {"checkpoint_id": checkpoint_id, "row": digest, "writes": writes, "mac": mac}
 
 
 def check_paused(
-    conn: sqlite3.Connection, thread_id: str, sealed: Any, key: bytes, *, resumed: bool = False
+    source: Any, thread_id: str, sealed: Any, key: bytes, *, resumed: bool = False
 ) -> None:
     """Refuse a resume whose paused checkpoint is not the one sealed (see the module doc).
 
     Args:
+        source: as :func:`seal_paused`.
         resumed: a resume already recorded its decisions on this seal (the stored
             snapshot's :data:`RESUMED_KEY`): newer checkpoints descending from the sealed
             one, and further writes on it, are a crash's leftovers, not an edit. Without
@@ -627,6 +734,7 @@ def check_paused(
         CheckpointError: no seal, or the sealed row or a sealed write is gone or changed;
             without ``resumed``, a write or a checkpoint added after the seal; with it,
             a newest checkpoint that does not descend from the sealed one.
+        ConfigurationError: ``source`` is not a checkpointer this seal reads.
     """
     if not isinstance(sealed, Mapping):
         raise CheckpointError(
@@ -638,18 +746,19 @@ def check_paused(
     k = subkey(key, CHECKPOINTS_LABEL)
     if not verify(k, sealed.get("mac"), "paused", thread_id, checkpoint_id, digest, *writes):
         raise CheckpointError(f"the checkpoint seal of run {thread_id!r} is not valid")
-    row = _row(conn, thread_id, checkpoint_id)
+    rows = _rows(source)
+    row = rows.checkpoint(thread_id, checkpoint_id)
     if row is None or _row_digest(row) != digest:
         raise CheckpointError(
             f"the paused checkpoint of run {thread_id!r} is gone or was changed; the run is refused"
         )
-    present = _writes(conn, thread_id, checkpoint_id)
+    present = _writes(rows, thread_id, checkpoint_id)
     if not set(writes) <= set(present):
         raise CheckpointError(
             f"a pending write of run {thread_id!r}'s paused checkpoint is gone or was "
             "changed; the run is refused"
         )
-    newest = _row(conn, thread_id)
+    newest = rows.checkpoint(thread_id)
     if not resumed:
         added = len(present) - len(writes)
         if added:
@@ -672,7 +781,7 @@ def check_paused(
     current = newest
     while current is not None and str(current[2]) != checkpoint_id and hops < 10_000:
         parent = current[3]
-        current = _row(conn, thread_id, str(parent)) if parent else None
+        current = rows.checkpoint(thread_id, str(parent)) if parent else None
         hops += 1
     if current is None:
         raise CheckpointError(

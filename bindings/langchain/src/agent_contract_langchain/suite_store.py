@@ -3,9 +3,11 @@ checkpoint-integrity hook on them.
 
 A suite run keeps its graph in an ``InMemorySaver``, unless the scenario asks for a
 tampering (:attr:`~agent_contract.runtime.input.RunInput.tamper`, capability
-``durable_store``): then the graph is checkpointed in a fresh data folder by the sealed
-SQLite checkpointer (:func:`~agent_contract_langchain.durable.sqlite_checkpointer`), as
-the durable runner keeps it. Before the decisions go into the paused run, its checkpoint
+``durable_store``): then the graph is checkpointed by the store's sealed checkpointer
+(:func:`~agent_contract_langchain.durable.checkpointer_for`), as the durable runner keeps
+it: in a fresh data folder's SQLite file, or, when ``$AGENT_CONTRACT_STORE`` names a
+PostgreSQL database (``agent-contract check --store URL``), in a fresh schema of that
+database (``agent_contract_suite_<random>``, dropped on exit), with a fresh folder's key. Before the decisions go into the paused run, its checkpoint
 is sealed (:func:`~agent_contract_langchain.sealed.seal_paused`), its rows are tampered
 with by plain SQL (:meth:`~agent_contract.tampering.TamperPlan.reopen_checkpoints`) and
 the resume first checks the seal (:func:`~agent_contract_langchain.sealed.check_paused`),
@@ -15,9 +17,10 @@ are put right, and the same decisions are carried in again.
 
 from __future__ import annotations
 
+import secrets
 import tempfile
-from collections.abc import Callable, Mapping
-from contextlib import ExitStack
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +31,11 @@ from agent_contract.approval import Approval
 from agent_contract.harnesses import RunInput
 from agent_contract.runtime import Contract, RunResult
 from agent_contract.sealing import folder_key
+from agent_contract.stores import Store, open_store
+from agent_contract.tampering import CHECKPOINT_STORE
 
 from .driving import Mode
-from .durable import CHECKPOINT_FILE, sqlite_checkpointer
+from .durable import checkpointer_for
 from .resuming import _Endpoint, resume_graph
 from .sealed import check_paused, seal_paused
 
@@ -39,41 +44,73 @@ __all__ = ["SealCheck", "SuiteStore"]
 _PREFIX = "agent-contract-checkpoints-"
 
 SealCheck = Callable[[Any, str, Any, bytes], None]
-"""``check(conn, thread_id, seal, key)``: refuses (``CheckpointError``) a paused thread
+"""``check(saver, thread_id, seal, key)``: refuses (``CheckpointError``) a paused thread
 that is not as sealed (:func:`~agent_contract_langchain.sealed.check_paused`)."""
 
 
-class _SqliteSaver(SqliteSaver):
-    """``SqliteSaver`` whose async methods run its sync ones (as ``InMemorySaver``'s do),
-    so the ``ainvoke`` mode drives the same file."""
+class _SyncBacked:
+    """A saver whose async methods run its sync ones (as ``InMemorySaver``'s do), so the
+    ``ainvoke`` mode drives the same rows; mixed into ``SqliteSaver`` or the sealed
+    ``PostgresSaver``."""
 
     async def aget_tuple(self, config: Any) -> Any:
-        return self.get_tuple(config)
+        return self.get_tuple(config)  # type: ignore[attr-defined]
 
     async def alist(self, config: Any, **kwargs: Any) -> Any:
-        for item in self.list(config, **kwargs):
+        for item in self.list(config, **kwargs):  # type: ignore[attr-defined]
             yield item
 
     async def aput(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
-        return self.put(config, checkpoint, metadata, new_versions)
+        return self.put(config, checkpoint, metadata, new_versions)  # type: ignore[attr-defined]
 
     async def aput_writes(
         self, config: Any, writes: Any, task_id: str, task_path: str = ""
     ) -> None:
-        self.put_writes(config, writes, task_id, task_path)
+        self.put_writes(config, writes, task_id, task_path)  # type: ignore[attr-defined]
 
     async def adelete_thread(self, thread_id: str) -> None:
-        self.delete_thread(thread_id)
+        self.delete_thread(thread_id)  # type: ignore[attr-defined]
+
+
+class _SqliteSaver(_SyncBacked, SqliteSaver):
+    """``SqliteSaver`` driven by both modes."""
+
+
+def _sync_backed(opened: Any) -> Any:
+    """A saver on ``opened``'s connection and serializer whose async methods run the sync
+    ones."""
+    if isinstance(opened, SqliteSaver):
+        return _SqliteSaver(opened.conn, serde=opened.serde)
+    both = type(f"Suite{type(opened).__name__}", (_SyncBacked, type(opened)), {})
+    return both(opened.conn, serde=opened.serde)
+
+
+@contextmanager
+def _scratch_schema(store: Store) -> Iterator[Store]:
+    """``store`` in a new schema of its PostgreSQL database (the URL's search path set to
+    it), dropped with its rows on exit."""
+    name = f"agent_contract_suite_{secrets.token_hex(6)}"
+    database = store.database(CHECKPOINT_STORE)
+    with database.transaction() as conn:
+        conn.execute(f'CREATE SCHEMA "{name}"')
+    joiner = "&" if "?" in store.url else "?"
+    try:
+        yield Store(store.folder, f"{store.url}{joiner}options=-csearch_path%3D{name}")
+    finally:
+        with database.transaction() as conn:
+            conn.execute(f'DROP SCHEMA "{name}" CASCADE')
 
 
 class SuiteStore:
     """Where one suite run keeps its graph (see the module doc): without
     ``options.tamper``, an ``InMemorySaver`` and no endpoint of its own (``endpoint`` is
-    ``None``: the default one); with it, the sealed SQLite checkpointer in a fresh data
-    folder, and an endpoint that, the first time, tampers with the paused checkpoint and
+    ``None``: the default one); with it, the store's sealed checkpointer (a fresh data
+    folder's SQLite file, or a fresh schema of the PostgreSQL database
+    ``$AGENT_CONTRACT_STORE`` names), and an endpoint that, the first time, tampers with the paused checkpoint and
     resumes through ``check``, then resumes as
     :func:`~agent_contract_langchain.resuming.resume_graph` in ``mode``. Use it as a
-    context manager: leaving it closes the file and removes the folder.
+    context manager: leaving it closes the checkpointer and removes the folder (and the
+    schema).
 
     Args:
         check: the seal check a resume runs first (a team's own wiring may differ).
@@ -97,9 +134,14 @@ class SuiteStore:
         with ExitStack() as stack:
             self._folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix=_PREFIX)))
             self._key = folder_key(self._folder)
-            path = self._folder / CHECKPOINT_FILE
-            opened = stack.enter_context(sqlite_checkpointer(path, key=self._key))
-            self.saver = _SqliteSaver(opened.conn, serde=opened.serde)
+            store = open_store(self._folder)  # $AGENT_CONTRACT_STORE or the folder
+            if store.dialect == "postgresql":
+                store = stack.enter_context(_scratch_schema(store))
+            else:  # a folder of the scenario's own, whatever a sqlite:/// URL names
+                store = Store.sqlite(self._folder)
+            self._store = store
+            opened = stack.enter_context(checkpointer_for(store, key=self._key))
+            self.saver = _sync_backed(opened)
             self.endpoint = self.guarded(self._resume_graph)
             self._stack = stack.pop_all()
 
@@ -145,12 +187,12 @@ class SuiteStore:
                 return resume()
             self._tampered = True
             thread = str(snapshot.get("run_id", ""))
-            seal = seal_paused(self.saver.conn, thread, self._key)
+            seal = seal_paused(self.saver, thread, self._key)
 
             def checked() -> RunResult:
-                self._check(self.saver.conn, thread, seal, self._key)
+                self._check(self.saver, thread, seal, self._key)
                 return resume()
 
-            return plan.reopen_checkpoints(self._folder, thread, checked)
+            return plan.reopen_checkpoints(self._store, thread, checked)
 
         return endpoint
