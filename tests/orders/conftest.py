@@ -80,7 +80,7 @@ def store_kind(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) 
 
 EXCLUDED: frozenset[tuple[str, str]] = frozenset(
     {
-        ("langchain", "postgresql"),  # langchain on PostgreSQL: helper B's checkpointer
+
     }
 )
 """(harness, store) pairs not run yet: the one place to switch one on."""
