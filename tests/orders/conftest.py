@@ -141,7 +141,7 @@ class DataFolder:
     def execute(self, db: Path | str, sql: str, *params: Any) -> None:
         """Run one writing statement on store ``db`` with plain SQL, as another local
         user (or anyone who can write the database without the key) could."""
-        with self._database(db).transaction(create=False) as conn:
+        with self._database(db).transaction() as conn:
             conn.execute(sql, params)
 
     @property

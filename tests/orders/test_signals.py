@@ -193,6 +193,7 @@ def test_an_interruption_inside_a_handler_is_not_a_tool_error(how: str, pool: To
 @pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
 def test_the_cli_stores_an_interrupted_run_and_resume_continues_it(
     harness: str,
+    store_kind: str,
     folder: Path,
     data: Any,
     sig: str,

@@ -264,7 +264,8 @@ class DemoFolder:
                 order store is a symlink or not a regular file.
         """
         orders = self.store.database("orders")
-        if not create_orders and not orders.exists():
+        present = orders.exists()  # a symlink or other unsafe file: refused here
+        if not create_orders and not present:
             raise CheckpointError(
                 f"the order store {orders.where!r} is missing: the paused run's orders are "
                 "gone, so nothing is approved or written (it is never re-created here)",
@@ -282,9 +283,10 @@ class DemoFolder:
                         reason=exc.reason,
                     ) from exc
         order_store = OrderStore(orders, create=create_orders)
-        if create_orders:
-            # Make a new store's tables now, outside the tools' time limits; a failure is
-            # left to the tool calls, which report it in their own words.
+        if create_orders and orders.dialect == "postgresql":
+            # Make a new database's tables now, outside the tools' time limits (a run that
+            # never touches an order creates no SQLite file: that one stays lazy); a
+            # failure is left to the tool calls, which report it in their own words.
             with suppress(ToolError):
                 order_store.ensure()
         return Contract(

@@ -132,11 +132,11 @@ def _caller(context: ToolContext) -> str:
     return context.caller
 
 
-Row = dict[str, Any]
+_Row = dict[str, Any]
 """A row as the order store reads it: ``{column: value}`` (on both stores)."""
 
 
-def _row(cursor: Cursor) -> Row | None:
+def _row(cursor: Cursor) -> _Row | None:
     """The next row of ``cursor`` as a dict, or ``None``."""
     values = cursor.fetchone()
     if values is None:
@@ -247,13 +247,13 @@ class OrderStore:
         except DataFolderError as exc:
             raise _unusable(exc) from exc
 
-    def _own_order(self, db: Connection, caller: str, order_id: str) -> Row:
+    def _own_order(self, db: Connection, caller: str, order_id: str) -> _Row:
         row = _row(db.execute("SELECT * FROM orders WHERE order_id = ?", (order_id,)))
         if row is None or row["owner"] != caller:
             raise NotFoundError(f"order {order_id} not found")
         return row
 
-    def _read_own_order(self, context: ToolContext, order_id: str) -> Row:
+    def _read_own_order(self, context: ToolContext, order_id: str) -> _Row:
         """The caller's order ``order_id``, read in a read-only transaction (the checks
         and errors of :meth:`lookup`)."""
         check_order_id(order_id)
@@ -372,12 +372,12 @@ class OrderStore:
             return int(db.execute(query, (order_id,)).fetchone()[0])
 
 
-def _refund_by_key(db: Connection, key: str) -> Row | None:
+def _refund_by_key(db: Connection, key: str) -> _Row | None:
     """The refund row written with idempotency ``key``, or ``None``."""
     return _row(db.execute("SELECT * FROM refunds WHERE idempotency_key = ?", (key,)))
 
 
-def _visible(row: Row) -> dict[str, Any]:
+def _visible(row: _Row) -> dict[str, Any]:
     currency = row["currency"]
     return {
         "order_id": row["order_id"],
@@ -391,7 +391,7 @@ def _visible(row: Row) -> dict[str, Any]:
     }
 
 
-def _private(row: Row) -> dict[str, Any]:
+def _private(row: _Row) -> dict[str, Any]:
     return {
         "owner": row["owner"],
         "email": row["email"],
@@ -400,7 +400,7 @@ def _private(row: Row) -> dict[str, Any]:
     }
 
 
-def _refund_plan(row: Row, amount_cents: int, reason: str) -> dict[str, Any]:
+def _refund_plan(row: _Row, amount_cents: int, reason: str) -> dict[str, Any]:
     if isinstance(amount_cents, bool) or not isinstance(amount_cents, int) or amount_cents < 1:
         raise InvalidArgumentsError("amount_cents must be a positive whole number of cents")
     refundable = row["total_cents"] - row["refunded_cents"]
@@ -422,7 +422,7 @@ def _refund_plan(row: Row, amount_cents: int, reason: str) -> dict[str, Any]:
     }
 
 
-def _refund_record(row: Row, *, replayed: bool) -> dict[str, Any]:
+def _refund_record(row: _Row, *, replayed: bool) -> dict[str, Any]:
     return {
         "refund_id": row["idempotency_key"],
         "order_id": row["order_id"],
