@@ -56,4 +56,3 @@ def default_report() -> CheckReport:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(agent_contract.conformance.check, "run_scenario", cached_run_scenario)
         return run_check(checked, control=control)
-
