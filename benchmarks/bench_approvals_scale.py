@@ -24,7 +24,9 @@ interpreters, sharing only the folder's key files and the store URL) do:
 It prints, per N: approvals per second (approved runs over the approve phase's wall
 time), p50/p99 latency of one ``approve_demo`` call (decide, resume, write the refund,
 store the finished run), the racers' outcomes, and the outcome counts read back from the
-order store: **lost** approvals (a paused run with no refund row) and **duplicated**
+order store: **lost** approvals (an approval reported done whose run has no refund row),
+**refused** ones (every approval of a paused run raised a clear error: nothing applied),
+and **duplicated**
 approvals (refund rows beyond the first for one run); both must be 0. A run that did not
 pause, an approval that raised, or any lost or duplicated approval makes the exit status 1.
 
@@ -211,7 +213,11 @@ def scale(n: int, folder: Path, runs: int, threads: int, racers: int) -> dict[st
         "p99_ms": stats["p99"] * 1000,
         "approve_outcomes": dict(Counter(o for _, _, o in primary)),
         "racer_outcomes": dict(Counter(o for _, _, o in racing)),
-        "lost": sum(1 for t in paused_ids if refunds[t] == 0),
+        # Lost: an approval reported done ("answered") whose run has no refund row.
+        "lost": sum(1 for t in approved if refunds[t] == 0),
+        # Refused: a paused run whose approvals all raised (a clear error, nothing
+        # applied; e.g. a preview timeout under load): not lost, but not approved.
+        "refused": sum(1 for t in paused_ids - approved if refunds[t] == 0),
         "duplicated": sum(c - 1 for t, c in refunds.items() if c > 1),
         "refund_rows_of_no_paused_run": sum(c for t, c in refunds.items() if t not in paused_ids),
         "load": load(),
@@ -278,6 +284,7 @@ def main() -> int:
                 "p50 ms",
                 "p99 ms",
                 "racers",
+                "refused",
                 "lost",
                 "duplicated",
             ],
@@ -292,6 +299,7 @@ def main() -> int:
                     f"{r['p50_ms']:.0f}",
                     f"{r['p99_ms']:.0f}",
                     ", ".join(f"{k}: {v}" for k, v in r["racer_outcomes"].items()) or "-",
+                    r["refused"],
                     r["lost"],
                     r["duplicated"],
                 ]
