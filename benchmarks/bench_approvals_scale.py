@@ -88,6 +88,11 @@ def _approve_one(folder: str, thread_id: str) -> tuple[str, float, str]:
     try:
         result = approve_demo(thread_id, "edit", arguments=EDIT, call_id=CALL_ID, folder=folder)
         outcome = str(result.stop_reason)
+        failed = [
+            c for c in result.tool_calls if c.name == "refund_order" and c.status != "success"
+        ]
+        if failed:  # the run ended, but its refund did not run: say why
+            outcome += f" (refund_order {failed[-1].status}: {failed[-1].error_kind})"
     except Exception as exc:  # noqa: BLE001 - counted and reported, not hidden
         outcome = f"{type(exc).__name__}: {re.sub(r'run-[0-9a-f]+', 'RUN', str(exc))[:80]}"
     return thread_id, time.perf_counter() - started, outcome
