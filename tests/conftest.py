@@ -40,6 +40,39 @@ def pytest_configure(config: pytest.Config) -> None:
         )
 
 
+# -- what runs where: CI's flag modes, and which tests share one worker ------------------
+
+MATRIX_SAMPLE_ENV = "AGENT_CONTRACT_MATRIX_SAMPLE"
+"""Set to ``1`` by .ci/run in its three flag modes (``-O``, ``-W error``, both)."""
+
+SHARED_RESULT_GROUPS = {
+    "default_report": "check_report",
+    "cached_outcomes": "check_report",
+}
+"""Fixtures whose result is computed once per process (a session fixture, a module-level
+cache): under pytest-xdist each worker that gets one of their tests computes it again, so
+``--dist loadgroup`` (pyproject's addopts) keeps their tests on one worker (the
+``xdist_group`` named here). The results do not change; only the repeats go."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Group the tests of :data:`SHARED_RESULT_GROUPS` (``xdist_group``); in CI's flag
+    modes (``$AGENT_CONTRACT_MATRIX_SAMPLE=1``), skip the tests marked
+    ``children_run_plain``: their work runs in child processes started without those
+    flags, so those modes would repeat the plain mode's run unchanged."""
+    for item in items:
+        fixtures = getattr(item, "fixturenames", ())
+        groups = {g for name, g in SHARED_RESULT_GROUPS.items() if name in fixtures}
+        if groups and item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(min(groups)))
+    if os.environ.get(MATRIX_SAMPLE_ENV) != "1":
+        return
+    skip = pytest.mark.skip(reason="children run without this run's flags: the plain mode runs it")
+    for item in items:
+        if item.get_closest_marker("children_run_plain") is not None:
+            item.add_marker(skip)
+
+
 # -- a throwaway PostgreSQL server (devtools/postgres.py) ---------------------------------
 
 REQUIRE_POSTGRES_ENV = "AGENT_CONTRACT_REQUIRE_POSTGRES"

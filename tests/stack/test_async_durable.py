@@ -94,6 +94,7 @@ def child(script: Path, step: str, folder: Path) -> dict[str, object]:
     return dict(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
+@pytest.mark.children_run_plain
 def test_an_approval_under_ainvoke_resumes_in_a_new_process(tmp_path: Path) -> None:
     script = tmp_path / "child.py"
     script.write_text(CHILD, encoding="utf-8")

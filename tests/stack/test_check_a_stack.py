@@ -12,6 +12,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from agent_contract.conformance import SCENARIOS
 from agent_contract.conformance.runner import run_scenario
 
@@ -49,6 +51,7 @@ OPT_OUT = ("--allow-unchecked", "write_approval,checkpoint_integrity")
 checkpoint-integrity scenarios are opted out, visibly."""
 
 
+@pytest.mark.children_run_plain
 def test_check_on_a_factory_with_a_stock_limit_gives_a_verdict(tmp_path: Path) -> None:
     (tmp_path / "team_agent.py").write_text(FACTORY, encoding="utf-8")
     cli = Path(sys.executable).parent / "agent-contract"

@@ -8,8 +8,6 @@ The imports below are there for speed only: pytester's in-process runs restore
 (LangChain, the suite) would be imported again for every one.
 """
 
-import os
-
 import langchain.agents  # noqa: F401 - see the module doc
 import langchain_core.tools  # noqa: F401 - see the module doc
 import pytest
@@ -58,16 +56,3 @@ def default_report() -> CheckReport:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(agent_contract.conformance.check, "run_scenario", cached_run_scenario)
         return run_check(checked, control=control)
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """In CI's flag modes (``AGENT_CONTRACT_MATRIX_SAMPLE=1``: ``-O``, ``-W error``, both),
-    skip the tests marked ``children_run_plain``: their work runs in child processes
-    started without those flags, so those modes would repeat the plain mode's run
-    unchanged (CI stays under half an hour on two cores)."""
-    if os.environ.get("AGENT_CONTRACT_MATRIX_SAMPLE") != "1":
-        return
-    skip = pytest.mark.skip(reason="children run without this run's flags: the plain mode runs it")
-    for item in items:
-        if item.get_closest_marker("children_run_plain") is not None:
-            item.add_marker(skip)

@@ -86,6 +86,7 @@ def deep_report() -> tuple[int, str, str]:
     return _DEEP["json"]
 
 
+@pytest.mark.xdist_group("deep_report")  # deep_report() runs once per worker
 def test_check_on_a_deep_agent_gives_a_verdict_per_agent_naming_every_tool() -> None:
     code, out, err = deep_report()
     assert code == 5, err  # as built, deepagents breaks the contract; the exit says so
@@ -121,6 +122,7 @@ def test_check_on_a_deep_agent_gives_a_verdict_per_agent_naming_every_tool() -> 
     assert "tool_error[task]" not in agent["probes"]  # a write: it waits for approval
 
 
+@pytest.mark.xdist_group("deep_report")  # deep_report() runs once per worker
 def test_a_tools_own_exception_is_the_tools_not_the_middleware_that_passed_it_on() -> None:
     _, out, _ = deep_report()
     data = json.loads(out)

@@ -262,6 +262,7 @@ def test_missing_binding_exits_4(monkeypatch: pytest.MonkeyPatch) -> None:
     assert "agent-contract-langchain" in err
 
 
+@pytest.mark.children_run_plain
 def test_cli_subprocess_json_piped() -> None:
     proc = subprocess.run(
         [

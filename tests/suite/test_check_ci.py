@@ -202,6 +202,7 @@ TEAM_MODULE = textwrap.dedent(
 )
 
 
+@pytest.mark.children_run_plain
 def test_console_script_finds_the_teams_module_in_the_working_directory(tmp_path: Path) -> None:
     """The installed ``agent-contract`` script (not ``python -m``), run from the team's
     folder, with no PYTHONPATH."""

@@ -96,6 +96,21 @@ def test_offline_subclass_passes(pytester: pytest.Pytester) -> None:
     )
 
 
+@pytest.mark.children_run_plain
+def test_offline_subclass_passes_under_xdist(pytester: pytest.Pytester) -> None:
+    """A user's suite file under ``pytest -n 2`` (pytest-xdist, in a new process: the
+    workers are processes of their own) has the same outcomes as in one process."""
+    pytester.makepyfile(test_user=textwrap.dedent(OFFLINE_SUITE))
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", *OTHER_PLUGINS, "-rsx", "-n", "2", timeout=600
+    )
+    result.stdout.fnmatch_lines(["*2 workers*"])
+    result.assert_outcomes(
+        passed=len(SCENARIOS) - OFFLINE_SKIPPED + 2,
+        skipped=EMPTY_STANDARD_TESTS + OFFLINE_SKIPPED,
+    )
+
+
 def test_ids_name_boundary_and_scenario(pytester: pytest.Pytester) -> None:
     result = run(pytester, OFFLINE_SUITE, "-v", "-k", "allowlist")
     result.stdout.fnmatch_lines(["*TestMyLoop::test_allowlist?unknown_tool? PASSED*"])
