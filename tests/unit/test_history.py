@@ -230,3 +230,25 @@ def test_a_refused_history_leaves_the_checked_prefix_as_it_was() -> None:
     again.append(Message(role="tool", content="ok", tool_call_id="c2", status="success"))
     assert state.check_before_model_call(again) is None  # c2 was not left as seen
     assert {"c1", "c2"} <= state._run.history.ids
+
+
+def test_arguments_edited_in_place_under_a_shared_message_are_counted_afresh() -> None:
+    """A call's arguments dict can be shared with the framework: edited in place, the
+    message checked before now reads as the edited one. A binding that sees the edit
+    hands a new message; the prefix is compared with the facts recorded when it was
+    checked, so the new size is counted."""
+    arguments: dict[str, Any] = {"text": "a"}
+    call = ToolCall(id="c1", name="echo", arguments=arguments)
+    first = [
+        Message(role="user", content="go"),
+        Message(role="assistant", tool_calls=(call,)),
+        Message(role="tool", content="ok", tool_call_id="c1", status="success"),
+    ]
+    limit = sum(map(history_module.message_chars, first)) + 1
+    state = Contract([], budget=Budget(max_history_chars=limit)).start()
+    assert state.check_before_model_call(first) is None
+    arguments["text"] = "a" * 10  # in place: the checked message shares the dict
+    edited = [first[0], Message(role="assistant", tool_calls=(call,)), first[2]]
+    stop = state.check_before_model_call(edited)
+    assert stop is not None
+    assert stop.reason == "max_history_chars"

@@ -119,16 +119,24 @@ def message_chars(message: Message) -> int:
 
 
 def _size_stop(
-    budget: Budget, messages: Sequence[Message], start: int, chars: int
+    budget: Budget,
+    messages: Sequence[Message],
+    start: int,
+    chars: int,
+    each: list[int] | None = None,
 ) -> tuple[Stop | None, int]:
     """``(stop, chars)``: the size stop of ``messages`` (its length first, read from
     ``len`` alone; then ``chars`` plus the :func:`message_chars` of the messages from
-    ``start`` on, counted until past the limit), and the chars counted."""
+    ``start`` on, counted until past the limit), and the chars counted. Each message's
+    own count is appended to ``each`` when given."""
     breach = check_history_size(budget, len(messages), 0)
     if breach is None:
         limit = budget.max_history_chars
         for index in range(start, len(messages)):
-            chars += message_chars(messages[index])
+            size = message_chars(messages[index])
+            chars += size
+            if each is not None:
+                each.append(size)
             if chars > limit:
                 breach = check_history_size(budget, 0, chars)
                 break
@@ -278,31 +286,35 @@ def check_history(messages: Sequence[Message]) -> tuple[HistoryProblem, ...]:
     return tuple(scan.problems)
 
 
-def _check_facts(message: Message) -> tuple[object, ...]:
+def _check_facts(message: Message, chars: int | None = None) -> tuple[object, ...]:
     """Everything the history check reads of ``message`` (its role, the id it answers,
-    its calls' ids and names, its :func:`message_chars`), as exact values (strings,
-    ``None``, ints): two messages with equal facts check and count the same, whatever
-    their other fields."""
+    its calls' ids and names, its :func:`message_chars`, or ``chars`` when counted
+    already), as exact values (strings, ``None``, ints): two messages with equal facts
+    check and count the same, whatever their other fields."""
     return (
         message.role,
         message.tool_call_id,
         tuple((call.id, call.name) for call in message.tool_calls),
-        message_chars(message),
+        message_chars(message) if chars is None else chars,
     )
 
 
-def _same_prefix(prefix: tuple[Message, ...], messages: Sequence[Message]) -> bool:
-    """Whether ``messages`` starts with messages that check as ``prefix`` does: the same
-    objects (one C pass), else, message by message, the same objects or messages whose
-    :func:`_check_facts` are equal. ``==`` would not do: ``{"n": 1} == {"n": True}``,
-    while the two arguments have different sizes."""
+def _same_prefix(
+    prefix: tuple[Message, ...], facts: list[tuple[object, ...]], messages: Sequence[Message]
+) -> bool:
+    """Whether ``messages`` starts with messages that check as ``prefix`` did: the same
+    objects (one C pass), else, message by message, the same object or a message whose
+    :func:`_check_facts` equal those ``facts`` recorded of the prefix's message when it
+    was checked (not read again from it: a call's arguments dict may be shared with the
+    framework and edited since). ``==`` would not do: ``{"n": 1} == {"n": True}``, while
+    the two arguments have different sizes."""
     if len(messages) < len(prefix):
         return False
     head = messages[: len(prefix)]
     if all(map(operator.is_, prefix, head)):
         return True
     return all(
-        a is b or _check_facts(a) == _check_facts(b) for a, b in zip(prefix, head, strict=True)
+        a is b or fact == _check_facts(b) for a, fact, b in zip(prefix, facts, head, strict=True)
     )
 
 
@@ -323,7 +335,7 @@ class CheckedHistory:
     cache), which is then compared by its facts.
     """
 
-    __slots__ = ("_checked", "_ids", "_scan")
+    __slots__ = ("_checked", "_facts", "_ids", "_scan")
 
     def __init__(self) -> None:
         self._ids: frozenset[str] | None = frozenset()
@@ -332,6 +344,8 @@ class CheckedHistory:
         """The scan of the clean history checked last, its last turn left open."""
         self._checked: tuple[tuple[Message, ...], int] | None = None
         """The clean history checked last and its size in chars."""
+        self._facts: list[tuple[object, ...]] = []
+        """The :func:`_check_facts` of each message of that history, taken when checked."""
 
     @property
     def ids(self) -> frozenset[str]:
@@ -352,15 +366,17 @@ class CheckedHistory:
         if check_history_size(budget, len(messages), 0) is not None:
             return _size_stop(budget, messages, 0, 0)[0]
         checked = self._checked
-        if checked is not None and _same_prefix(checked[0], messages):
+        if checked is not None and _same_prefix(checked[0], self._facts, messages):
             scan, start, chars = self._scan, len(checked[0]), checked[1]
         else:
             scan, start, chars = HistoryScan(), 0, 0
-        too_big, chars = _size_stop(budget, messages, start, chars)
+        sizes: list[int] = []
+        too_big, chars = _size_stop(budget, messages, start, chars, sizes)
         if too_big is not None:
             return too_big
-        if start == len(messages) and scan is self._scan:
-            return None  # the very history checked last (a second check of one step)
+        if start == len(messages) and scan is self._scan:  # nothing added (a second check)
+            self._checked = (tuple(messages), chars)
+            return None
         saved = (dict(scan.open_calls), set(scan.answered), scan.position)
         ids_before = len(scan.seen_ids)
         added: list[str] = []
@@ -373,6 +389,11 @@ class CheckedHistory:
         problems = tuple(scan.problems)
         if not problems:
             scan.open_calls, scan.answered = open_calls, answered  # the last turn stays open
+            facts = list(map(_check_facts, messages[start:], sizes))
+            if start:
+                self._facts += facts
+            else:
+                self._facts = facts
             self._scan, self._checked = scan, (tuple(messages), chars)
             if start == 0 or len(scan.seen_ids) != ids_before:
                 self._ids = None
