@@ -11,7 +11,14 @@ prints the difference per model step, with the load average beside it.
 ```bash
 uv run python benchmarks/bench_instructions.py                # the shipped executor
 uv run python benchmarks/bench_instructions.py --inline       # handlers inline (no hop)
+uv run python benchmarks/bench_instructions.py --steps 200    # a longer run: the growth
+uv run python benchmarks/bench_instructions.py --workload pydantic       # the binding
+uv run python benchmarks/bench_instructions.py --workload pydantic-bare  # bare PydanticAI
 ```
+
+``--workload pydantic`` runs the same script through the PydanticAI binding
+(``build_agent`` + ``drive_agent``, ``run_sync``), ``pydantic-bare`` through a plain
+PydanticAI ``Agent`` over the same tool (``bench_pydantic_ai_step.py``'s ``bare``).
 
 Needs ``valgrind`` on ``PATH``; about a minute per count (callgrind is ~50x slower).
 """
@@ -31,12 +38,25 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import environment, load
 
-STEPS = 20
+WORKLOADS = ("offline", "pydantic", "pydantic-bare")
 
 
-def workload(runs: int, *, inline: bool) -> None:
-    """Run the offline loop ``runs`` times after 3 warm-up runs (the warm-up is in both
-    counts, so it cancels)."""
+def _pydantic(runs: int, steps: int, *, bare: bool) -> None:
+    """``runs`` runs of the script through PydanticAI (the binding, or bare), after 3
+    warm-up runs."""
+    from bench_pydantic_ai_step import variants
+
+    once = variants(steps)["bare" if bare else "binding"]
+    for _ in range(3 + runs):
+        once()
+
+
+def workload(runs: int, *, inline: bool, steps: int = 20, kind: str = "offline") -> None:
+    """Run the workload ``runs`` times after 3 warm-up runs (the warm-up is in both
+    counts, so it cancels): ``steps`` echo calls and an answer."""
+    if kind != "offline":
+        _pydantic(runs, steps, bare=kind == "pydantic-bare")
+        return
     from agent_contract import Budget, Contract, ToolSpec, run
     from agent_contract.testing import FakeModel, tool_call
 
@@ -50,11 +70,11 @@ def workload(runs: int, *, inline: bool) -> None:
         handler=echo,
     )
     budget = Budget(
-        max_model_steps=STEPS + 1,
-        max_tool_calls=STEPS,
+        max_model_steps=steps + 1,
+        max_tool_calls=steps,
         deadline_seconds=None,
         max_trace_bytes=10**12,
-        max_identical_calls=STEPS + 1,
+        max_identical_calls=steps + 1,
     )
     executor: Any = None
     if inline:
@@ -63,7 +83,7 @@ def workload(runs: int, *, inline: bool) -> None:
         executor = InlineExecutor(max_workers=1)
     contract = Contract([spec], budget=budget, executor=executor)
     model = FakeModel(
-        [tool_call("echo", {"text": f"step {i}"}) for i in range(STEPS)] + ["done"],
+        [tool_call("echo", {"text": f"step {i}"}) for i in range(steps)] + ["done"],
         stateless=True,
     )
     for _ in range(3 + runs):
@@ -72,7 +92,7 @@ def workload(runs: int, *, inline: bool) -> None:
             raise SystemExit(f"the workload did not end in an answer: {result.stop_reason}")
 
 
-def count(runs: int, *, inline: bool) -> int:
+def count(runs: int, *, inline: bool, steps: int, kind: str) -> int:
     """Instructions callgrind counts for the whole process with ``runs`` runs."""
     with tempfile.TemporaryDirectory() as folder:
         command = [
@@ -84,6 +104,8 @@ def count(runs: int, *, inline: bool) -> int:
             "--child",
             str(runs),
             *(["--inline"] if inline else []),
+            f"--steps={steps}",
+            f"--workload={kind}",
         ]
         done = subprocess.run(command, capture_output=True, text=True, check=True)  # noqa: S603 - our own command line
     found = re.search(r"Collected\s*:\s*([\d,]+)", done.stderr) or re.search(
@@ -98,19 +120,25 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10, help="counted runs (21 model steps each)")
     parser.add_argument("--inline", action="store_true", help="handlers inline (no thread hop)")
+    parser.add_argument("--steps", type=int, default=20, help="echo steps per run")
+    parser.add_argument("--workload", choices=WORKLOADS, default="offline")
     parser.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child is not None:
-        workload(args.child, inline=args.inline)
+        workload(args.child, inline=args.inline, steps=args.steps, kind=args.workload)
         return
     if shutil.which("valgrind") is None:
         raise SystemExit("valgrind is not installed")
     print(environment())
-    base = count(0, inline=args.inline)
-    total = count(args.runs, inline=args.inline)
-    per_step = (total - base) / (args.runs * (STEPS + 1))
+    options = {"inline": args.inline, "steps": args.steps, "kind": args.workload}
+    base = count(0, **options)
+    total = count(args.runs, **options)
+    per_step = (total - base) / (args.runs * (args.steps + 1))
     mode = "handlers inline" if args.inline else "sync tool, worker-thread hop"
-    print(f"offline loop ({mode}): {per_step:,.0f} instructions per model step; {load()}")
+    print(
+        f"{args.workload} ({mode}, {args.steps} steps + 1 answer): {per_step:,.0f} "
+        f"instructions per model step; {load()}"
+    )
 
 
 if __name__ == "__main__":

@@ -39,6 +39,7 @@ __all__ = [
     "count_surrogates",
     "escape_surrogates",
     "escape_value",
+    "exact_snapshot",
     "has_surrogates",
     "json_data_problem",
     "json_path",
@@ -83,6 +84,62 @@ def copy_json(value: Any) -> Any:
         return [copy_json(inner) for inner in value]
     if kind in _IMMUTABLE:
         return value
+    return copy.deepcopy(value)
+
+
+class _Exact:
+    """A number or boolean in an :func:`exact_snapshot`: equal only to a value of the
+    very same type and value (``1``, ``True`` and ``1.0`` compare equal in Python, not
+    here; nor do ``0.0`` and ``-0.0``; a NaN equals nothing, as in Python)."""
+
+    __slots__ = ("value",)
+    __hash__ = None  # type: ignore[assignment]  # compared, never hashed
+
+    def __init__(self, value: int | float) -> None:
+        self.value = value
+
+    def __eq__(self, other: object) -> bool:
+        value = self.value
+        if type(other) is not type(value) or other != value:
+            return False
+        if type(value) is not float:
+            return True
+        return math.copysign(1.0, value) == math.copysign(1.0, other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+    def __repr__(self) -> str:
+        return f"exact({self.value!r})"
+
+
+_NUMBERS: Final = (int, float, bool)
+
+
+def exact_snapshot(value: Any) -> Any:
+    """A copy of ``value`` taken to see later whether ``value`` was changed in place:
+    ``exact_snapshot(v) == v`` (the snapshot on either side) holds while ``v`` has the
+    same content with the same scalar types, where plain ``==`` of a copy would miss an
+    edit of ``1`` to ``True`` or ``1.0``. Dicts, lists and tuples (exact types) are
+    rebuilt, strings and ``None`` shared (immutable), each ``int``, ``float`` and
+    ``bool`` wrapped so that it compares equal only to the same type and value (and a
+    float's sign); anything else is copied with :func:`copy.deepcopy` and compared by its
+    own ``==``. The comparison runs in C except at the wrapped numbers.
+
+    Raises:
+        Exception: whatever :func:`copy.deepcopy` raises for an uncopyable object.
+    """
+    kind = type(value)
+    if kind is str or value is None:
+        return value
+    if kind is dict:
+        return {key: exact_snapshot(inner) for key, inner in value.items()}
+    if kind is list:
+        return [exact_snapshot(inner) for inner in value]
+    if kind is tuple:
+        return tuple(map(exact_snapshot, value))
+    if kind in _NUMBERS:
+        return _Exact(value)
     return copy.deepcopy(value)
 
 

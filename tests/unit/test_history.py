@@ -176,3 +176,79 @@ def test_a_changed_history_is_counted_afresh() -> None:
     stop = state.check_before_model_call([Message(role="user", content="c" * 11)])
     assert stop is not None
     assert stop.reason == "max_history_chars"
+
+
+@pytest.mark.parametrize(("before", "after"), [(1, True), (0, False), (1, 1.0)])
+def test_a_prefix_equal_by_eq_but_of_another_size_is_counted_afresh(
+    before: Any, after: Any
+) -> None:
+    """``{"n": 1} == {"n": True}`` while their sizes differ (1 and 4 chars): a history
+    whose earlier call is replaced by such an equal one is not taken for the prefix
+    checked last."""
+
+    def history(value: Any) -> list[Message]:
+        call = ToolCall(id="c1", name="echo", arguments={"n": value})
+        return [
+            Message(role="user", content="go"),
+            Message(role="assistant", tool_calls=(call,)),
+            Message(role="tool", content="ok", tool_call_id="c1", status="success"),
+        ]
+
+    first = history(before)
+    limit = sum(map(history_module.message_chars, first))
+    state = Contract([], budget=Budget(max_history_chars=limit)).start()
+    assert state.check_before_model_call(first) is None
+    edited = history(after)
+    assert edited == first  # what == cannot tell apart
+    stop = state.check_before_model_call([*edited, Message(role="user", content="")])
+    assert stop is not None
+    assert stop.reason == "max_history_chars"
+
+
+def test_a_refused_history_leaves_the_checked_prefix_as_it_was() -> None:
+    """The scan of the clean prefix is resumed in place: a longer history refused for a
+    reused call id takes the ids it added back, so the clean history checks again."""
+    call = ToolCall(id="c1", name="echo", arguments={})
+    clean = [
+        Message(role="user", content="go"),
+        Message(role="assistant", tool_calls=(call,)),
+        Message(role="tool", content="ok", tool_call_id="c1", status="success"),
+    ]
+    state = Contract([], budget=Budget()).start()
+    assert state.check_before_model_call(clean) is None
+    fresh = ToolCall(id="c2", name="echo", arguments={})
+    broken = [
+        *clean,
+        Message(role="assistant", tool_calls=(fresh, ToolCall(id="c1", name="echo"))),
+    ]
+    stop = state.check_before_model_call(broken)
+    assert stop is not None
+    assert stop.reason == "invalid_history"
+    assert "c2" not in state._run.history.ids
+    assert state.check_before_model_call(clean) is None
+    again = [*clean, Message(role="assistant", tool_calls=(fresh,))]
+    again.append(Message(role="tool", content="ok", tool_call_id="c2", status="success"))
+    assert state.check_before_model_call(again) is None  # c2 was not left as seen
+    assert {"c1", "c2"} <= state._run.history.ids
+
+
+def test_arguments_edited_in_place_under_a_shared_message_are_counted_afresh() -> None:
+    """A call's arguments dict can be shared with the framework: edited in place, the
+    message checked before now reads as the edited one. A binding that sees the edit
+    hands a new message; the prefix is compared with the facts recorded when it was
+    checked, so the new size is counted."""
+    arguments: dict[str, Any] = {"text": "a"}
+    call = ToolCall(id="c1", name="echo", arguments=arguments)
+    first = [
+        Message(role="user", content="go"),
+        Message(role="assistant", tool_calls=(call,)),
+        Message(role="tool", content="ok", tool_call_id="c1", status="success"),
+    ]
+    limit = sum(map(history_module.message_chars, first)) + 1
+    state = Contract([], budget=Budget(max_history_chars=limit)).start()
+    assert state.check_before_model_call(first) is None
+    arguments["text"] = "a" * 10  # in place: the checked message shares the dict
+    edited = [first[0], Message(role="assistant", tool_calls=(call,)), first[2]]
+    stop = state.check_before_model_call(edited)
+    assert stop is not None
+    assert stop.reason == "max_history_chars"

@@ -276,3 +276,48 @@ def test_checked_history_is_left_as_it_was_when_a_conversion_raises() -> None:
     before = convert.seen
     _checked(view, history, convert)
     assert convert.seen == before
+
+
+# -- exactness: an edit that keeps the value ``==`` but changes its type is a change -------
+
+_SAME_BY_EQ = [(1, True), (0, False), (1, 1.0), (0.0, -0.0), (True, 1)]
+
+
+def _numbered_call(value: Any) -> AIMessage:
+    return AIMessage("", tool_calls=[{"name": "echo", "args": {"n": value}, "id": "call_n"}])
+
+
+def _argument(message: Message) -> Any:
+    return message.tool_calls[0].arguments["n"]
+
+
+def _same(a: Any, b: Any) -> bool:
+    return type(a) is type(b) and repr(a) == repr(b)
+
+
+@pytest.mark.parametrize(("before", "after"), _SAME_BY_EQ)
+def test_the_memo_sees_an_edit_that_only_changes_a_type(before: Any, after: Any) -> None:
+    call = _numbered_call(before)
+    assert _same(_argument(from_langchain_messages([call])[0]), before)
+    call.tool_calls[0]["args"] = {"n": after}  # == the old arguments, of another type
+    assert _same(_argument(from_langchain_messages([call])[0]), after)
+
+
+def test_the_memo_sees_an_escaped_count_of_1_edited_to_true() -> None:
+    from agent_contract_langchain.messages import ESCAPED_KEY
+
+    message = HumanMessage("go", additional_kwargs={ESCAPED_KEY: 1})
+    assert from_langchain_messages([message])[0].escaped_chars == 1
+    message.additional_kwargs[ESCAPED_KEY] = True  # 1 == True; a bool is no count
+    assert from_langchain_messages([message])[0].escaped_chars == 0
+
+
+@pytest.mark.parametrize(("before", "after"), _SAME_BY_EQ)
+def test_checked_history_sees_an_edit_that_only_changes_a_type(before: Any, after: Any) -> None:
+    view, convert = CheckedHistory(), Counting()
+    history = [HumanMessage("go"), _numbered_call(before), ToolMessage("ok", tool_call_id="call_n")]
+    for _ in range(3):
+        _checked(view, history, convert)
+    history[1].tool_calls[0]["args"] = {"n": after}  # == the old arguments
+    got = _checked(view, history, convert)
+    assert _same(_argument(got[1]), after)

@@ -31,6 +31,7 @@ with :func:`history_size_stop`.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -118,16 +119,24 @@ def message_chars(message: Message) -> int:
 
 
 def _size_stop(
-    budget: Budget, messages: Sequence[Message], start: int, chars: int
+    budget: Budget,
+    messages: Sequence[Message],
+    start: int,
+    chars: int,
+    each: list[int] | None = None,
 ) -> tuple[Stop | None, int]:
     """``(stop, chars)``: the size stop of ``messages`` (its length first, read from
     ``len`` alone; then ``chars`` plus the :func:`message_chars` of the messages from
-    ``start`` on, counted until past the limit), and the chars counted."""
+    ``start`` on, counted until past the limit), and the chars counted. Each message's
+    own count is appended to ``each`` when given."""
     breach = check_history_size(budget, len(messages), 0)
     if breach is None:
         limit = budget.max_history_chars
         for index in range(start, len(messages)):
-            chars += message_chars(messages[index])
+            size = message_chars(messages[index])
+            chars += size
+            if each is not None:
+                each.append(size)
             if chars > limit:
                 breach = check_history_size(budget, 0, chars)
                 break
@@ -277,20 +286,75 @@ def check_history(messages: Sequence[Message]) -> tuple[HistoryProblem, ...]:
     return tuple(scan.problems)
 
 
+def _check_facts(message: Message, chars: int | None = None) -> tuple[object, ...]:
+    """Everything the history check reads of ``message`` (its role, the id it answers,
+    its calls' ids and names, its :func:`message_chars`, or ``chars`` when counted
+    already), as exact values (strings, ``None``, ints): two messages with equal facts
+    check and count the same, whatever their other fields."""
+    return (
+        message.role,
+        message.tool_call_id,
+        tuple((call.id, call.name) for call in message.tool_calls),
+        message_chars(message) if chars is None else chars,
+    )
+
+
+def _same_prefix(
+    prefix: tuple[Message, ...], facts: list[tuple[object, ...]], messages: Sequence[Message]
+) -> bool:
+    """Whether ``messages`` starts with messages that check as ``prefix`` did: the same
+    objects (one C pass), else, message by message, the same object or a message whose
+    :func:`_check_facts` equal those ``facts`` recorded of the prefix's message when it
+    was checked (not read again from it: a call's arguments dict may be shared with the
+    framework and edited since). ``==`` would not do: ``{"n": 1} == {"n": True}``, while
+    the two arguments have different sizes."""
+    if len(messages) < len(prefix):
+        return False
+    head = messages[: len(prefix)]
+    if all(map(operator.is_, prefix, head)):
+        return True
+    return all(
+        a is b or fact == _check_facts(b) for a, fact, b in zip(prefix, facts, head, strict=True)
+    )
+
+
 class CheckedHistory:
     """What a run knows of the history its model was last sent: that history's tool-call
     ids (:attr:`ids`: a new call may not reuse one), and the clean history checked last
     with its scan, so that the next check resumes where this one ended. Held by the run
     (not stored: a restored run checks its transcript afresh); the caller holds the
-    run's lock."""
+    run's lock.
 
-    __slots__ = ("_checked", "ids")
+    A step's work is proportional to what it added: the scan of the clean prefix is
+    resumed in place (the call ids it adds are taken back when the longer history is
+    refused), not copied, and the prefix is recognised by identity, one C pass (see
+    :func:`_same_prefix` for a message that is not the same object). A :class:`Message`
+    is frozen; the one thing of it that can change in place is a call's ``arguments``
+    (a dict the framework may still hold): the bindings hand a new message when they
+    see such an edit (``agent_contract_langchain._memo``, the PydanticAI binding's
+    cache), which is then compared by its facts.
+    """
+
+    __slots__ = ("_checked", "_facts", "_ids", "_scan")
 
     def __init__(self) -> None:
-        self.ids: frozenset[str] = frozenset()
-        """The tool-call ids of the history checked last (a new call may not reuse one)."""
-        self._checked: tuple[tuple[Message, ...], HistoryScan, int] | None = None
-        """The clean history checked last, its scan and its size in chars."""
+        self._ids: frozenset[str] | None = frozenset()
+        """The frozen :attr:`ids`, built when first read after a check (None: not yet)."""
+        self._scan = HistoryScan()
+        """The scan of the clean history checked last, its last turn left open."""
+        self._checked: tuple[tuple[Message, ...], int] | None = None
+        """The clean history checked last and its size in chars."""
+        self._facts: list[tuple[object, ...]] = []
+        """The :func:`_check_facts` of each message of that history, taken when checked."""
+
+    @property
+    def ids(self) -> frozenset[str]:
+        """The tool-call ids of the history checked last (a new call may not reuse one):
+        frozen once per check, when first read."""
+        ids = self._ids
+        if ids is None:
+            ids = self._ids = frozenset(self._scan.seen_ids)
+        return ids
 
     def stop(self, messages: Sequence[Message], trace: Trace, budget: Budget) -> Stop | None:
         """The size stop (``max_history_messages``, ``max_history_chars``: see the module
@@ -298,35 +362,49 @@ class CheckedHistory:
         stop when it breaks the boundary (each problem traced in ``trace`` as a
         ``contract_violation``), else ``None`` (and :attr:`ids` become the history's call
         ids). A history over ``max_history_messages`` is refused before any of its
-        messages is read."""
+        messages is read. A refused history leaves what the run knows as it was."""
         if check_history_size(budget, len(messages), 0) is not None:
             return _size_stop(budget, messages, 0, 0)[0]
-        scan, start, chars = self._resumed(messages)
-        too_big, chars = _size_stop(budget, messages, start, chars)
+        checked = self._checked
+        if checked is not None and _same_prefix(checked[0], self._facts, messages):
+            scan, start, chars = self._scan, len(checked[0]), checked[1]
+        else:
+            scan, start, chars = HistoryScan(), 0, 0
+        sizes: list[int] = []
+        too_big, chars = _size_stop(budget, messages, start, chars, sizes)
         if too_big is not None:
             return too_big
-        scan.feed(messages[start:])
-        done = scan.copy()
-        done.close_turn()
-        problems = tuple(done.problems)
-        if not problems:
-            self._checked = (tuple(messages), scan, chars)
-            self.ids = frozenset(scan.seen_ids)
+        if start == len(messages) and scan is self._scan:  # nothing added (a second check)
+            self._checked = (tuple(messages), chars)
             return None
+        saved = (dict(scan.open_calls), set(scan.answered), scan.position)
+        ids_before = len(scan.seen_ids)
+        added: list[str] = []
+        seen = scan.seen_ids
+        for message in messages[start:]:
+            added.extend(c.id for c in message.tool_calls if c.id and c.id not in seen)
+        scan.feed(messages[start:])
+        open_calls, answered = dict(scan.open_calls), set(scan.answered)
+        scan.close_turn()
+        problems = tuple(scan.problems)
+        if not problems:
+            scan.open_calls, scan.answered = open_calls, answered  # the last turn stays open
+            facts = list(map(_check_facts, messages[start:], sizes))
+            if start:
+                self._facts += facts
+            else:
+                self._facts = facts
+            self._scan, self._checked = scan, (tuple(messages), chars)
+            if start == 0 or len(scan.seen_ids) != ids_before:
+                self._ids = None
+            return None
+        if scan is self._scan:  # take the prefix's scan back to where it was
+            scan.problems.clear()
+            scan.seen_ids.difference_update(added)
+            scan.open_calls, scan.answered, scan.position = saved
         for problem in problems:
             trace.record("contract_violation", **problem.to_dict())
         return Stop(reason="invalid_history", detail="; ".join(p.message for p in problems))
-
-    def _resumed(self, messages: Sequence[Message]) -> tuple[HistoryScan, int, int]:
-        """``(scan, start, chars)``: a copy of the scan of the clean history checked last,
-        its length and its chars when that history is a prefix of ``messages`` (so a step
-        checks and counts only the messages added since), else a fresh scan, 0 and 0.
-        Messages are immutable: a prefix that compares equal checks the same."""
-        if self._checked is not None:
-            prefix, scanned, chars = self._checked
-            if len(messages) >= len(prefix) and tuple(messages[: len(prefix)]) == prefix:
-                return scanned.copy(), len(prefix), chars
-        return HistoryScan(), 0, 0
 
 
 @dataclass(frozen=True)

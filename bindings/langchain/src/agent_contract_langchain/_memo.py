@@ -3,8 +3,10 @@
 A framework hands the whole history to every hook of every step (the contract's
 middleware, its gate and the chat model each read it): converting every message every
 time makes each step's cost grow with the history. Each message is converted once and
-the result re-used while the fields the conversion reads still compare equal to a copy
-taken then; a message changed in place is converted again.
+the result re-used while the fields the conversion reads still compare equal to an
+exact copy taken then (:func:`~agent_contract.text.exact_snapshot`: numbers and
+booleans compared with their types, so an edit of ``1`` to ``True`` counts); a message
+changed in place is converted again.
 
 :class:`HistoryPrefix` goes one step further for a hook that reads a run's growing
 history on every step: the part it converted last time is taken over whole while the
@@ -24,7 +26,7 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from agent_contract.errors import ConfigurationError
 from agent_contract.messages import Message
-from agent_contract.text import copy_json
+from agent_contract.text import exact_snapshot
 
 __all__ = [
     "CheckedHistory",
@@ -115,10 +117,9 @@ def memoized(
     key = id(message)
     converted = convert(message)
     read = read_fields(message, keys)
-    try:
-        if not isinstance(message.content, str) or isinstance(message, AIMessage):
-            kind, fields, extra = read  # mutable containers: keep their value now
-            read = (kind, tuple(map(copy_json, fields)), tuple(map(copy_json, extra)))
+    try:  # keep the value now, exactly (1 and True are different arguments)
+        kind, fields, extra = read
+        read = (kind, tuple(map(exact_snapshot, fields)), tuple(map(exact_snapshot, extra)))
         ref = weakref.ref(message, _forget(key))
     except Exception:  # noqa: BLE001 - a field that cannot be copied: convert every time
         return converted
@@ -200,13 +201,14 @@ def _fields_for(kind: type) -> tuple[Callable[[Any], tuple[Any, ...]], bool]:
 
 
 def _snapshot(message: BaseMessage) -> tuple[Any, ...] | None:
-    """A copy of what :class:`CheckedHistory` compares for ``message`` (containers
-    rebuilt, immutable values shared), or ``None`` when a field cannot be read or copied
+    """A copy of what :class:`CheckedHistory` compares for ``message``
+    (:func:`~agent_contract.text.exact_snapshot`: an edit of ``1`` to ``True`` is a
+    change), or ``None`` when a field cannot be read or copied
     (the message is then converted again on every step)."""
     kind = type(message)
     getter, in_dict = _FIELDS.get(kind) or _fields_for(kind)
     try:
-        return tuple(map(copy_json, getter(vars(message) if in_dict else message)))
+        return tuple(map(exact_snapshot, getter(vars(message) if in_dict else message)))
     except Exception:  # noqa: BLE001 - an uncopyable field: never taken over
         return None
 

@@ -52,7 +52,7 @@ from agent_contract.runtime import AnswerFormat, ChildScopeRefused, Contract, Ru
 from agent_contract.runtime.history import keeps_refused_turn
 from agent_contract.text import escape_value
 
-from .messages import from_pydantic_messages, response_to_completion, tool_return_part
+from .messages import ConvertedHistory, response_to_completion, tool_return_part
 from .tools import current_call, current_run_state, deliver, not_admitted
 
 __all__ = ["RAISED_THROUGH", "ContractCapability", "ContractStopped", "ledger_view", "said"]
@@ -137,9 +137,13 @@ class ContractCapability(AbstractCapability[Any]):
     awaiting_model: bool
     _after_seen: bool
     _judge_after: bool
+    _history: ConvertedHistory
 
     def __init__(self, state: RunState, *, answer: AnswerFormat | None = None) -> None:
         self.state = state
+        self._history = ConvertedHistory()
+        """The run's history as converted at its last model request (only what is new
+        or changed is converted again)."""
         self.answer = answer if answer is not None else state.view.contract.answer_format
         self._after_seen = False
         self._judge_after = False
@@ -264,7 +268,7 @@ class ContractCapability(AbstractCapability[Any]):
             ContractStopped: the contract ends the run.
         """
         state = self.state
-        history = from_pydantic_messages(request_context.messages)
+        history = self._history.convert(request_context.messages)
         stop = state.check_before_model_call(history)
         if stop is not None:
             self._stop(stop)

@@ -50,9 +50,11 @@ from pydantic_ai.usage import RequestUsage
 
 from agent_contract.messages import Completion, Message, TokenUsage, ToolCall
 from agent_contract.results import ToolResult
+from agent_contract.text import exact_snapshot
 
 __all__ = [
     "ERROR_OUTCOMES",
+    "ConvertedHistory",
     "completion_to_response",
     "finish_fields",
     "from_pydantic",
@@ -194,6 +196,79 @@ def from_pydantic(message: ModelMessage) -> list[Message]:
 def from_pydantic_messages(messages: Sequence[ModelMessage]) -> list[Message]:
     """A PydanticAI history as the contract's transcript, oldest first."""
     return [m for message in messages for m in from_pydantic(message)]
+
+
+def _read(message: ModelMessage) -> tuple[Any, ...]:
+    """What :func:`from_pydantic` reads of ``message``: its class and, part by part, the
+    part's class and its whole field dict (live, not copied).
+
+    Raises:
+        TypeError: a part has no field dict (a slotted part): never remembered.
+    """
+    return (type(message), [(type(part), vars(part)) for part in message.parts])
+
+
+def _snapshot(message: ModelMessage) -> tuple[Any, ...] | None:
+    """An exact copy of :func:`_read` (:func:`~agent_contract.text.exact_snapshot`: an
+    edit of ``1`` to ``True`` is a change), or ``None`` when it cannot be taken."""
+    try:
+        kind, parts = _read(message)
+        return (kind, [(part_kind, exact_snapshot(fields)) for part_kind, fields in parts])
+    except Exception:  # noqa: BLE001 - unreadable or uncopyable: converted every time
+        return None
+
+
+class ConvertedHistory:
+    """One run's PydanticAI history as the contract's transcript, converting only the
+    messages that are new or changed since the last call (the framework hands the whole
+    history to every model request: converting all of it made a step's cost grow with
+    the run).
+
+    A message is taken over when it is the very object converted before (identity; the
+    cache holds it, so its ``id`` is not reused) and an exact copy of everything the
+    conversion read of it, taken then, still compares equal to it now (every part's
+    class and field dict: an edit in place, a part added or replaced, an argument edited
+    from ``1`` to ``True`` are each seen, and the message converted again). Anything
+    else is converted. What a call returns equals ``from_pydantic_messages(messages)``.
+
+    Not thread-safe: one per run (a run's model requests come one at a time).
+    """
+
+    __slots__ = ("_by_id",)
+
+    def __init__(self) -> None:
+        self._by_id: dict[int, tuple[ModelMessage, tuple[Any, ...], list[Message]]] = {}
+        """By ``id`` of a message of the last call: it, its snapshot, its conversion."""
+
+    def convert(self, messages: Sequence[ModelMessage]) -> list[Message]:
+        """``from_pydantic_messages(messages)``, a message converted before taken over
+        (see the class doc). A new list each call; entries of messages no longer in the
+        history are dropped.
+
+        Raises:
+            Exception: whatever the conversion raises (the cache is left as it was).
+        """
+        known = self._by_id
+        kept: dict[int, tuple[ModelMessage, tuple[Any, ...], list[Message]]] = {}
+        out: list[Message] = []
+        for message in messages:
+            entry = known.get(id(message))
+            if entry is not None and entry[0] is message:
+                try:
+                    same = entry[1] == _read(message)
+                except Exception:  # noqa: BLE001 - a comparison that raises: convert again
+                    same = False
+                if same:
+                    kept[id(message)] = entry
+                    out += entry[2]
+                    continue
+            converted = from_pydantic(message)
+            snapshot = _snapshot(message)
+            if snapshot is not None:
+                kept[id(message)] = (message, snapshot, converted)
+            out += converted
+        self._by_id = kept
+        return out
 
 
 def wire_arguments(arguments: Any) -> str | dict[str, Any]:
