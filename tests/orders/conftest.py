@@ -78,11 +78,7 @@ def store_kind(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) 
     return str(request.param)
 
 
-EXCLUDED: frozenset[tuple[str, str]] = frozenset(
-    {
-
-    }
-)
+EXCLUDED: frozenset[tuple[str, str]] = frozenset({})
 """(harness, store) pairs not run yet: the one place to switch one on."""
 
 
