@@ -176,7 +176,7 @@ def main(argv: list[str]) -> int:
         print(f"error: {problem[1]}", file=sys.stderr)
         return problem[0]
     graph, contract = build(folder)
-    store = RunStore(folder / "runs.sqlite")  # the contract's snapshots (budgets, ledger)
+    store = RunStore(folder / "runs.sqlite3")  # the contract's snapshots (budgets, ledger)
     config = {"configurable": {"thread_id": RUN_ID}}
     try:
         if argv[0] == "run":

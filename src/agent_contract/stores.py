@@ -46,7 +46,7 @@ import hashlib
 import os
 import re
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -236,6 +236,16 @@ def _psycopg() -> Any:
 _PLACEHOLDER: Final = re.compile(r"\?")
 
 
+def _adapted(parameters: Sequence[Any]) -> tuple[Any, ...]:
+    """``parameters`` with each mapping sent as ``jsonb`` (what psycopg reads a ``jsonb``
+    column back as; LangGraph's checkpoint rows carry two), the rest as they are."""
+    if not any(isinstance(p, Mapping) for p in parameters):
+        return tuple(parameters)
+    from psycopg.types.json import Jsonb
+
+    return tuple(Jsonb(dict(p)) if isinstance(p, Mapping) else p for p in parameters)
+
+
 class _PostgresConnection:
     """A psycopg connection that takes ``?`` placeholders (see :class:`Connection`)."""
 
@@ -243,11 +253,11 @@ class _PostgresConnection:
         self._conn = conn
 
     def execute(self, sql: str, parameters: Sequence[Any] = ()) -> Any:
-        return self._conn.execute(_PLACEHOLDER.sub("%s", sql), tuple(parameters))
+        return self._conn.execute(_PLACEHOLDER.sub("%s", sql), _adapted(parameters))
 
     def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> Any:
         with self._conn.cursor() as cursor:
-            cursor.executemany(_PLACEHOLDER.sub("%s", sql), [tuple(r) for r in rows])
+            cursor.executemany(_PLACEHOLDER.sub("%s", sql), [_adapted(r) for r in rows])
         return None
 
 
