@@ -56,7 +56,7 @@ from typing import Any, Final
 from .datafolder import BUSY_TIMEOUT_SECONDS, DataFolderError, private_folder
 from .errors import CheckpointError
 from .sealing import decrypt, encrypt, seal, store_key, subkey, verify
-from .stores import Connection, Database, Store
+from .stores import Connection, Database, Store, column_names, table_names
 
 __all__ = [
     "CIPHER_LABEL",
@@ -197,24 +197,9 @@ class RunStore:
     def _layout(self) -> tuple[tuple[str, ...], bool]:
         """``(columns of runs, whether run_versions exists)`` (a read: no lock taken)."""
         with self._db(write=False) as db:
-            if self.database.dialect == "sqlite":
-                columns = tuple(row[1] for row in db.execute("PRAGMA table_info(runs)").fetchall())
-                versioned = db.execute(
-                    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'run_versions'"
-                ).fetchone()
-            else:
-                columns = tuple(
-                    row[0]
-                    for row in db.execute(
-                        "SELECT column_name FROM information_schema.columns WHERE table_schema "
-                        "= current_schema() AND table_name = 'runs' ORDER BY ordinal_position"
-                    ).fetchall()
-                )
-                versioned = db.execute(
-                    "SELECT 1 FROM information_schema.tables WHERE table_schema = "
-                    "current_schema() AND table_name = 'run_versions'"
-                ).fetchone()
-        return columns, versioned is not None
+            columns = column_names(db, self.database.dialect, "runs")
+            versioned = "run_versions" in table_names(db, self.database.dialect)
+        return columns, versioned
 
     def _create(self) -> None:
         """Create the ``runs`` and ``run_versions`` tables where they are missing."""

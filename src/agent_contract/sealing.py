@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Final
 
 from .datafolder import DataFolderError, private_folder
-from .stores import Store
+from .stores import Store, table_names
 
 __all__ = [
     "KEY_BYTES",
@@ -175,14 +175,7 @@ def _sealed_tables(store: Store) -> tuple[list[str], str]:
         DataFolderError: the database cannot be read.
     """
     with store.database("runs").transaction(write=False) as db:
-        present = [
-            str(row[0])
-            for row in db.execute(
-                "SELECT table_name FROM information_schema.tables WHERE table_schema = "
-                "current_schema() ORDER BY table_name"
-            ).fetchall()
-            if row[0] in POSTGRES_SEALED_TABLES
-        ]
+        present = sorted(table_names(db, "postgresql") & set(POSTGRES_SEALED_TABLES))
         holding = [
             table
             for table in present
@@ -220,9 +213,7 @@ def _holds_sealed_rows(path: Path) -> bool:
         with closing(
             sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=1)
         ) as db:
-            names = {
-                row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-            }
+            names = table_names(db, "sqlite")
             return any(
                 db.execute(f'SELECT 1 FROM "{table}" LIMIT 1').fetchone() is not None  # noqa: S608 - fixed names
                 for table in SEALED_TABLES

@@ -261,6 +261,30 @@ class _PostgresConnection:
         return None
 
 
+def table_names(conn: Connection, dialect: Dialect) -> frozenset[str]:
+    """The names of the tables ``conn`` sees: SQLite's file, or PostgreSQL's current
+    schema (a read; nothing created)."""
+    query = (
+        "SELECT name FROM sqlite_master WHERE type = 'table'"
+        if dialect == "sqlite"
+        else "SELECT table_name FROM information_schema.tables WHERE table_schema = "
+        "current_schema()"
+    )
+    return frozenset(str(row[0]) for row in conn.execute(query).fetchall())
+
+
+def column_names(conn: Connection, dialect: Dialect, table: str) -> tuple[str, ...]:
+    """The columns of ``table`` in their declared order (empty when there is no such
+    table; a read)."""
+    query = (
+        "SELECT name FROM pragma_table_info(?) ORDER BY cid"
+        if dialect == "sqlite"
+        else "SELECT column_name FROM information_schema.columns WHERE table_schema = "
+        "current_schema() AND table_name = ? ORDER BY ordinal_position"
+    )
+    return tuple(str(row[0]) for row in conn.execute(query, (table,)).fetchall())
+
+
 def _lock_id(name: str) -> int:
     """A signed 64-bit advisory lock id for ``name`` (stable across processes)."""
     return int.from_bytes(hashlib.sha256(name.encode("utf-8")).digest()[:8], "big", signed=True)
@@ -348,6 +372,18 @@ class Database:
         if self.dialect == "sqlite":
             return check_file(self.store.sqlite_file(self.name))
         return True
+
+    def tables(self) -> frozenset[str]:
+        """The names of the database's tables (none when its SQLite file is missing; a
+        read: nothing created, no write lock taken).
+
+        Raises:
+            DataFolderError: as :meth:`transaction` (unsafe file, unreachable server).
+        """
+        if not self.exists():
+            return frozenset()
+        with self.transaction(write=False, create=False) as conn:
+            return table_names(conn, self.dialect)
 
     @contextmanager
     def transaction(

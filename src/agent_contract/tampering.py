@@ -94,16 +94,7 @@ def _store(where: Path | Store) -> Store:
 
 def _tables(db: Database, names: tuple[str, ...]) -> tuple[str, ...]:
     """Which of ``names`` exist in ``db`` (none when its SQLite file is missing)."""
-    if not db.exists():
-        return ()
-    query = (
-        "SELECT name FROM sqlite_master WHERE type = 'table'"
-        if db.dialect == "sqlite"
-        else "SELECT table_name FROM information_schema.tables WHERE table_schema = "
-        "current_schema()"
-    )
-    with db.transaction(write=False, create=False) as conn:
-        present = {str(row[0]) for row in conn.execute(query).fetchall()}
+    present = db.tables()
     return tuple(t for t in names if t in present)
 
 

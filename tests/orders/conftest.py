@@ -122,17 +122,7 @@ class DataFolder:
 
     def has_table(self, db: Path | str, table: str) -> bool:
         """Whether store ``db`` exists and has ``table``."""
-        database = self._database(db)
-        if not database.exists():
-            return False
-        query = (
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name = ?"
-            if database.dialect == "sqlite"
-            else "SELECT table_name FROM information_schema.tables WHERE table_schema = "
-            "current_schema() AND table_name = ?"
-        )
-        with database.transaction(write=False, create=False) as conn:
-            return conn.execute(query, (table,)).fetchone() is not None
+        return table in self._database(db).tables()
 
     def execute(self, db: Path | str, sql: str, *params: Any) -> None:
         """Run one writing statement on store ``db`` with plain SQL, as another local

@@ -164,12 +164,7 @@ def _has_runs(store: Store) -> bool:
     database = store.database("runs")
     if store.dialect == "sqlite":
         return database.exists()
-    with database.transaction(write=False) as db:
-        found = db.execute(
-            "SELECT 1 FROM information_schema.tables WHERE table_schema = current_schema() "
-            "AND table_name = 'runs'"
-        ).fetchone()
-    return found is not None
+    return "runs" in database.tables()
 
 
 @dataclass(frozen=True)

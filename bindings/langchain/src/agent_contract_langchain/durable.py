@@ -341,6 +341,20 @@ async def _aset_up(saver: Any, conn: Any) -> None:
     await (await conn.execute(_READY)).fetchone()
 
 
+def _saver_connection(url: str) -> dict[str, Any]:
+    """The options of a saver's connection: what ``PostgresSaver`` needs (autocommit,
+    rows as dicts, no prepared statements: safe behind a transaction pooler) and the
+    store's timeouts (:func:`~agent_contract.stores.connection_options`)."""
+    from psycopg.rows import dict_row
+
+    return {
+        "autocommit": True,
+        "prepare_threshold": 0,
+        "row_factory": dict_row,
+        **connection_options(url),
+    }
+
+
 _PG_OPEN: Final = "cannot open the checkpoint store"
 _PG_SETUP: Final = "cannot set up or read the checkpoint tables of"
 
@@ -370,17 +384,9 @@ def postgres_checkpointer(
     """
     serde = _pg_serde(url, key, allowed_types)
     psycopg, _ = _postgres_modules()
-    from psycopg.rows import dict_row
-
     saver_class, _ = _saver_classes()
     try:
-        conn = psycopg.connect(
-            url,
-            autocommit=True,
-            prepare_threshold=0,
-            row_factory=dict_row,
-            **connection_options(url),
-        )
+        conn = psycopg.connect(url, **_saver_connection(url))
     except psycopg.Error as exc:
         raise _pg_failure(_PG_OPEN, url, exc) from exc
     try:
@@ -409,17 +415,9 @@ async def async_postgres_checkpointer(
     """
     serde = _pg_serde(url, key, allowed_types)
     psycopg, _ = _postgres_modules()
-    from psycopg.rows import dict_row
-
     _, saver_class = _saver_classes()
     try:
-        conn = await psycopg.AsyncConnection.connect(
-            url,
-            autocommit=True,
-            prepare_threshold=0,
-            row_factory=dict_row,
-            **connection_options(url),
-        )
+        conn = await psycopg.AsyncConnection.connect(url, **_saver_connection(url))
     except psycopg.Error as exc:
         raise _pg_failure(_PG_OPEN, url, exc) from exc
     try:

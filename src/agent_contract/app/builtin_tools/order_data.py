@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any, Final
 
-from ...stores import Connection, Dialect
+from ...stores import Connection, Dialect, table_names
 
 __all__ = ["SAMPLE_ORDERS", "SCHEMA", "create_tables", "has_tables", "schema"]
 
@@ -128,11 +128,4 @@ def create_tables(db: Connection, *, samples: bool, dialect: Dialect = "sqlite")
 
 def has_tables(db: Connection, dialect: Dialect = "sqlite") -> bool:
     """Whether the store already has its two tables (a read: no write lock taken)."""
-    query = (
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('orders', 'refunds')"
-        if dialect == "sqlite"
-        else "SELECT table_name FROM information_schema.tables WHERE table_schema = "
-        "current_schema() AND table_name IN ('orders', 'refunds')"
-    )
-    names = {str(row[0]) for row in db.execute(query).fetchall()}
-    return names == {"orders", "refunds"}
+    return {"orders", "refunds"} <= table_names(db, dialect)
