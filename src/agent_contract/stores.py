@@ -72,10 +72,12 @@ __all__ = [
     "Database",
     "Dialect",
     "Store",
+    "column_names",
     "connection_options",
     "open_store",
     "parse_store_url",
     "redacted_url",
+    "table_names",
 ]
 
 STORE_ENV: Final = "AGENT_CONTRACT_STORE"
