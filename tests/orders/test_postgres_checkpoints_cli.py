@@ -3,7 +3,8 @@
 runs and the orders, so a run paused in one data folder is approved from another that
 holds only a copy of the key file, in another process; and a crash of the approving
 process at each crash point (SIGKILL) is recovered by a fresh ``approve`` with exactly
-one refund.
+one refund, on the offline harness too (its crash points on SQLite, with every signal:
+``test_crash_points.py``).
 
 The refunds are counted wherever the order store keeps them (the data folder's
 ``orders.sqlite3`` or the database's ``refunds`` table).
@@ -86,9 +87,11 @@ def test_a_run_paused_in_one_folder_is_approved_from_another(
     assert sorted(p.name for p in second.iterdir()) == [KEY_FILE]
 
 
+@pytest.mark.parametrize("harness", ["offline", "langchain"])
 @pytest.mark.parametrize("point", CRASH_POINTS)
 def test_a_crash_of_the_approving_process_is_recovered_once(
     point: str,
+    harness: str,
     postgres_url: str,
     folder: Path,
     monkeypatch: pytest.MonkeyPatch,
@@ -97,7 +100,7 @@ def test_a_crash_of_the_approving_process_is_recovered_once(
     children: Callable[[Sequence[Any]], list[Any]],
 ) -> None:
     monkeypatch.setenv(STORE_ENV, postgres_url)  # this process and its children
-    demo = start_demo("refund order A-1001", harness="langchain", caller="alice", folder=folder)
+    demo = start_demo("refund order A-1001", harness=harness, caller="alice", folder=folder)
     assert demo.result.stop_reason == "pending_approval"
     approve = ("approve", demo.thread_id, "--decision", "approve", "--json")
     (killed,) = children([cli_call(approve, folder, point)])
@@ -118,9 +121,10 @@ def test_a_crash_of_the_approving_process_is_recovered_once(
         ("refund_order", "success"),
     ]
     assert refunds(postgres_url, folder) == 1
-    with psycopg.connect(postgres_url) as conn:  # the finished run's checkpoints are gone
-        left = conn.execute(
-            "SELECT COUNT(*) FROM checkpoints WHERE thread_id = %s", (demo.thread_id,)
-        ).fetchone()[0]
-    assert left == 0
-    assert not (folder / "checkpoints.sqlite3").exists()
+    if harness == "langchain":
+        with psycopg.connect(postgres_url) as conn:  # the finished run's checkpoints are gone
+            left = conn.execute(
+                "SELECT COUNT(*) FROM checkpoints WHERE thread_id = %s", (demo.thread_id,)
+            ).fetchone()[0]
+        assert left == 0
+    assert sqlite_files(folder) == []  # runs, orders and checkpoints all in the database
