@@ -176,8 +176,11 @@ def settle_approvals(
 
     With ``options.tamper`` (capability ``durable_store``), the first decisions go to
     the run as a durable store reads it back: the paused snapshot is stored with
-    ``open_store`` (the harness's store; default :class:`~agent_contract.runstore.RunStore`)
-    in a fresh data folder, its row tampered with and the store reopened
+    ``open_store`` (the harness's store, opened on a
+    :class:`~agent_contract.stores.Database`; default
+    :class:`~agent_contract.runstore.RunStore`) in a fresh scratch store (a temporary
+    data folder, or a new schema of the plan's PostgreSQL store: ``check --store``), its
+    row tampered with and the store reopened
     (:meth:`~agent_contract.tampering.TamperPlan.reopen`): a store that refuses the row
     has it put right and resumes from what it reads then."""
     plan = options.crash if restart is not None else None

@@ -532,3 +532,82 @@ def _file_lock(folder: Path, name: str, busy: str) -> Iterator[None]:
             os.close(fd)  # releases the flock
         return
     raise CheckpointError(f"cannot take the lock {name!r}", path=str(path))
+
+
+# -- scratch stores: a fresh place per contract-suite scenario ------------------------------
+
+__all__ += ["SCRATCH_SCHEMA_PREFIX", "scratch_schema", "scratch_store"]
+
+SCRATCH_SCHEMA_PREFIX: Final = "agent_contract_suite_"
+"""The name prefix of a scratch schema (:func:`scratch_schema`): ``<prefix><12 hex>``."""
+
+
+def _with_search_path(url: str, schema: str) -> str:
+    """``url`` with ``-csearch_path=<schema>`` added to its ``options`` parameter (after
+    the URL's own options, so it wins over a ``search_path`` they set), or as a new one."""
+    setting = f"-csearch_path%3D{schema}"
+    base, mark, query = url.partition("?")
+    parts = query.split("&") if mark and query else []
+    for at, part in enumerate(parts):
+        if part.lower().startswith("options="):
+            parts[at] = f"{part}%20{setting}"
+            break
+    else:
+        parts.append(f"options={setting}")
+    return f"{base}?{'&'.join(parts)}"
+
+
+@contextmanager
+def scratch_schema(store: Store, *, prefix: str = SCRATCH_SCHEMA_PREFIX) -> Iterator[Store]:
+    """``store`` in a new, empty schema of its PostgreSQL database: yields a
+    :class:`Store` with the same folder whose URL sets ``search_path`` to the schema
+    (``<prefix><12 random hex digits>``), so every store's tables are made there; on exit
+    (the block raising included) the schema is dropped with everything in it.
+
+    Args:
+        prefix: the schema name's prefix (lower-case letters, digits and ``_``).
+
+    Raises:
+        ConfigurationError: ``store`` is not PostgreSQL, or ``prefix`` is not a plain
+            lower-case name.
+        DataFolderError: the server cannot be reached, or refused the ``CREATE SCHEMA``
+            or the ``DROP SCHEMA`` (reason ``"unavailable"``, ``"locked"``, ...).
+    """
+    if store.dialect != "postgresql":
+        raise ConfigurationError(f"the store {store.where} is not PostgreSQL (no schema)")
+    if not re.fullmatch(r"[a-z_][a-z0-9_]*", prefix):
+        raise ConfigurationError(f"a scratch schema prefix is a plain lower-case name: {prefix!r}")
+    name = f"{prefix}{os.urandom(6).hex()}"
+    database = store.database("scratch")
+    with database.transaction() as conn:
+        conn.execute(f'CREATE SCHEMA "{name}"')
+    try:
+        yield Store(store.folder, _with_search_path(store.url, name))
+    finally:
+        with database.transaction() as conn:
+            conn.execute(f'DROP SCHEMA "{name}" CASCADE')
+
+
+@contextmanager
+def scratch_store(
+    base: Store | None = None, *, prefix: str = "agent-contract-scratch-"
+) -> Iterator[Store]:
+    """A fresh, empty store for one scenario, removed on exit (the block raising
+    included): a new private temporary data folder (``<prefix>...`` in the system's
+    temporary directory: the key files, and on SQLite the database files) and, when
+    ``base`` is PostgreSQL, a new schema of ``base``'s database
+    (:func:`scratch_schema`); with ``base`` None or SQLite, SQLite files in that folder
+    (whatever folder a ``sqlite:///`` URL names: nothing is written there).
+
+    Raises:
+        DataFolderError: the folder cannot be made, or as :func:`scratch_schema`.
+    """
+    import tempfile  # only the contract suite makes scratch stores
+
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        folder = Path(tmp)
+        if base is None or base.dialect == "sqlite":
+            yield Store.sqlite(folder)
+            return
+        with scratch_schema(Store(folder, base.url)) as store:
+            yield store

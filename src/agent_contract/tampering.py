@@ -24,26 +24,31 @@ thread's rows out of a data folder's SQLite files and put them back (the rollbac
 use them on the LangGraph checkpoint file too). A :class:`TamperPlan` is the contract suite's checkpoint-integrity hook
 (:attr:`~agent_contract.runtime.input.RunInput.tamper`, capability ``durable_store``):
 :func:`~agent_contract.harnesses.settle_approvals` hands the paused snapshot to
-:meth:`TamperPlan.reopen`, which stores it in a fresh data folder with the harness's
-store, tampers with the row, reopens the store, notes the refusal, undoes the tampering
-and returns the snapshot the untampered store reads back.
+:meth:`TamperPlan.reopen`, which stores it in a fresh scratch store with the harness's
+run store, tampers with the row, reopens the store, notes the refusal, undoes the
+tampering and returns the snapshot the untampered store reads back. The scratch store is
+a temporary data folder's SQLite files, or, when the plan's store is PostgreSQL
+(``agent-contract check --store postgresql://...``), a new schema of that database
+(:func:`~agent_contract.stores.scratch_store`), dropped afterwards: the same plain SQL
+tampers with the rows on either.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import secrets
 import sqlite3
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import closing
+from contextlib import AbstractContextManager, closing
 from pathlib import Path
 from typing import Any, Final, Protocol, TypeVar
 
 from .errors import CheckpointError
 from .runstore import RunStore
 from .sealing import seal
-from .stores import Connection, Database, Store
+from .stores import STORE_ENV, Connection, Database, Store, open_store, scratch_store
 
 __all__ = [
     "CHECKPOINTS_FILE",
@@ -60,6 +65,7 @@ __all__ = [
     "copy_rows",
     "put_back",
     "restore_checkpoints",
+    "scenario_store",
     "tamper_checkpoints",
 ]
 
@@ -154,11 +160,13 @@ class SnapshotStore(Protocol):
         """
 
 
-OpenStore = Callable[[Path], SnapshotStore]
-"""``open_store(path) -> store``: opens the store file ``path`` (in a data folder, whose
-key it reads or makes), as ``RunStore(path)``. The tampering edits the file with plain
-SQL, so the store keeps :class:`~agent_contract.runstore.RunStore`'s tables (a RunStore,
-or a subclass or wrapper of one)."""
+OpenStore = Callable[[Database], SnapshotStore]
+"""``open_store(database) -> store``: opens the run store on ``database``
+(``Store.database("runs")``: a scratch data folder's ``runs.sqlite3``, or a scratch schema
+of a PostgreSQL database; the key is its store folder's, read or made there), as
+``RunStore(database)``. The tampering edits the rows with plain SQL, so the store keeps
+:class:`~agent_contract.runstore.RunStore`'s tables (a RunStore, or a subclass or wrapper
+of one)."""
 
 
 def _flipped(text: str) -> str:
@@ -170,27 +178,28 @@ def _flipped(text: str) -> str:
 
 def _tampered(
     store: SnapshotStore,
-    folder: Path,
+    where: Store,
     thread_id: str,
     snapshot: dict[str, Any],
     kind: str,
     *,
     harness: str,
 ) -> Rows:
-    """Store ``snapshot`` under ``thread_id`` with ``store``, then tamper with its row
-    (``kind``); returns the rows that undo the tampering."""
+    """Store ``snapshot`` under ``thread_id`` with ``store`` (a run store on ``where``'s
+    ``runs`` database: SQLite or PostgreSQL), then tamper with its row (``kind``) with
+    plain SQL there; returns the rows that undo the tampering."""
     store.save(thread_id, snapshot, harness=harness)
     if kind == "rolled_back":
-        older = copy_rows(folder, thread_id)
+        older = copy_rows(where, thread_id)
         store.save(thread_id, snapshot, harness=harness)  # a newer version of the run
-        newest = copy_rows(folder, thread_id)
-        put_back(folder, thread_id, older)
+        newest = copy_rows(where, thread_id)
+        put_back(where, thread_id, older)
         return newest
     other = f"{thread_id}-other"
     if kind == "grafted":
         store.save(other, snapshot, harness=harness)  # another run, sealed by the store
-    original = copy_rows(folder, thread_id)
-    with Store.sqlite(folder).database("runs").transaction(create=False) as conn:
+    original = copy_rows(where, thread_id)
+    with where.database("runs").transaction(create=False) as conn:
         if kind == "forged":
             text = json.dumps(snapshot, ensure_ascii=False, sort_keys=True)
             mac = seal(secrets.token_bytes(32), thread_id, harness, text)
@@ -442,20 +451,43 @@ def restore_checkpoints(where: Path | Store, thread_id: str, saved: Rows) -> Non
     put_back(path.parent, thread_id, saved)
 
 
+def scenario_store() -> Store | None:
+    """The store the contract suite's durable-store scenarios keep their tampered rows in:
+    the one ``$AGENT_CONTRACT_STORE`` names (``agent-contract check --store URL`` sets it
+    while the suite runs), else None (fresh SQLite folders). Its folder is the system's
+    temporary directory and is never written (:meth:`TamperPlan.scratch` makes a folder
+    of its own per reopening).
+
+    Raises:
+        ConfigurationError: ``$AGENT_CONTRACT_STORE`` is not a store URL.
+    """
+    if not os.environ.get(STORE_ENV):
+        return None
+    return open_store(Path(tempfile.gettempdir()))
+
+
 class TamperPlan:
     """A request to tamper once with a paused run's stored row (one of :data:`TAMPERINGS`)
     and reopen the store (the contract suite's checkpoint-integrity hook).
 
     Args:
         kind: the tampering's name.
+        store: the store the tampered rows are kept in (``agent-contract check --store``):
+            PostgreSQL: each :meth:`reopen` (and a LangChain suite harness's checkpoints)
+            in a fresh schema of its database, dropped after; None (the default) or
+            SQLite: in a fresh temporary data folder's SQLite files, removed after
+            (:func:`~agent_contract.stores.scratch_store`: nothing is written to the
+            store itself, only to its database's scratch schema).
 
     Raises:
         ValueError: ``kind`` is not one of :data:`TAMPERINGS`.
     """
 
-    def __init__(self, kind: str) -> None:
+    def __init__(self, kind: str, *, store: Store | None = None) -> None:
         _check_kind(kind)
         self.kind = kind
+        self.store = store
+        """Where the scratch stores are made (see the class doc; None: SQLite)."""
         self.reopened = 0
         """How many times the store was reopened after the tampering (a harness that
         honours the plan: 1)."""
@@ -465,43 +497,58 @@ class TamperPlan:
         """How many times the reopened store read the tampered row (a store that checks
         what it reads: 0)."""
 
+    def scratch(self, *, prefix: str = "agent-contract-tamper-") -> AbstractContextManager[Store]:
+        """A fresh, empty store in :attr:`store` for one reopening: a new temporary data
+        folder (``<prefix>...``: the key files, and on SQLite the database files) and, on
+        PostgreSQL, a new schema of its database; both removed on exit, the block raising
+        included (:func:`~agent_contract.stores.scratch_store`).
+
+        Raises:
+            DataFolderError: the folder cannot be made, or the PostgreSQL server cannot
+                be reached or refused the schema.
+        """
+        return scratch_store(self.store, prefix=prefix)
+
     def reopen(
         self, snapshot: Mapping[str, Any], *, open_store: OpenStore = RunStore, harness: str
     ) -> dict[str, Any]:
-        """Store ``snapshot`` (a paused run's) in a fresh data folder with ``open_store``,
-        tamper with its row, and load it from the reopened store. A refusal
-        (:class:`~agent_contract.errors.CheckpointError`) is noted, the tampering undone,
-        and the snapshot the untampered store reads back is returned; a tampered row the
-        store read is noted in :attr:`accepted` and what it read is returned (the run goes
-        on from it, as it would).
+        """Store ``snapshot`` (a paused run's) in a fresh scratch store (:meth:`scratch`:
+        a temporary data folder's ``runs.sqlite3``, or a new schema of :attr:`store`'s
+        PostgreSQL database) with ``open_store``, tamper with its row, and load it from
+        the reopened store. A refusal (:class:`~agent_contract.errors.CheckpointError`)
+        is noted, the tampering undone, and the snapshot the untampered store reads back
+        is returned; a tampered row the store read is noted in :attr:`accepted` and what
+        it read is returned (the run goes on from it, as it would). The scratch store is
+        removed before this returns or raises.
 
         Args:
             harness: the harness column the row is stored with.
 
         Raises:
             CheckpointError: the untampered row cannot be read back either.
+            DataFolderError: the scratch store cannot be made or reached.
         """
         self.reopened += 1
         thread_id = str(snapshot.get("run_id") or "run")
-        with tempfile.TemporaryDirectory(prefix="agent-contract-tamper-") as tmp:
-            path = Path(tmp) / RUNS_FILE
+        with self.scratch() as where:
+            database = where.database("runs")
             undo = _tampered(
-                open_store(path),
-                path.parent,
+                open_store(database),
+                where,
                 thread_id,
                 dict(snapshot),
                 self.kind,
                 harness=harness,
             )
             try:
-                _, loaded = open_store(path).load(thread_id)
+                _, loaded = open_store(database).load(thread_id)
             except CheckpointError as exc:
                 self.refusals.append(f"{type(exc).__name__}: {exc}")
             else:
                 self.accepted += 1
                 return loaded
-            put_back(path.parent, thread_id, undo)
-            return open_store(path).load(thread_id)[1]
+            put_back(where, thread_id, undo)
+            return open_store(database).load(thread_id)[1]
 
     def reopen_checkpoints(
         self, where: Path | Store, thread_id: str, resume: Callable[[], _R]

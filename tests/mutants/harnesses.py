@@ -15,12 +15,9 @@ import copy
 import dataclasses
 import inspect
 import json
-import sqlite3
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import closing
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from agent_contract.approval import Approval, PendingApproval
@@ -41,6 +38,7 @@ from agent_contract.messages import Completion, Message
 from agent_contract.model import Model
 from agent_contract.runstore import SECRETS_FIELD, VERSION_FIELD, RunStore
 from agent_contract.runtime import AnswerFormat, Contract, RunResult, RunState, Stop
+from agent_contract.stores import Database
 from agent_contract.tampering import OpenStore
 from agent_contract.tools import ToolContext, ToolSpec
 from agent_contract.trace import RedactionPolicy
@@ -187,14 +185,14 @@ class FastLoadingStore(RunStore):
     it without checking its seal or its version (``verify=True``: the stock load, the
     twin)."""
 
-    def __init__(self, path: Path, *, verify: bool = False) -> None:
-        super().__init__(path)
+    def __init__(self, database: Database, *, verify: bool = False) -> None:
+        super().__init__(database)
         self.verify = verify
 
     def load(self, thread_id: str) -> tuple[str, dict[str, Any]]:
         if self.verify:
             return super().load(thread_id)
-        with closing(sqlite3.connect(self.path)) as conn:
+        with self.database.transaction(write=False) as conn:
             harness, text = conn.execute(
                 "SELECT harness, snapshot FROM runs WHERE thread_id = ?", (thread_id,)
             ).fetchone()

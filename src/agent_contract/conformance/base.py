@@ -18,7 +18,7 @@ from ..faults import CrashPlan
 from ..harnesses import Observation, RunInput
 from ..messages import Completion, Message
 from ..runtime import AnswerFormat, Commentary
-from ..tampering import TamperPlan
+from ..tampering import TamperPlan, scenario_store
 from ..testing import FakeModel, Reply
 from ..tools import ToolSpec
 from .fixtures import PLANTED_SECRET, Probe, ScriptedDecider, basic_tools
@@ -183,7 +183,9 @@ class Scenario:
     """A tampering (:data:`~agent_contract.tampering.TAMPERINGS`): the paused run's stored
     row is tampered with and the store reopened before the first decisions are carried
     in (capability ``durable_store``; see
-    :attr:`~agent_contract.harnesses.RunInput.tamper`)."""
+    :attr:`~agent_contract.harnesses.RunInput.tamper`), in a scratch store of the one
+    ``$AGENT_CONTRACT_STORE`` names (``check --store``;
+    :func:`~agent_contract.tampering.scenario_store`)."""
 
     sub_agent: SubAgent | None = None
     """The child agent the run's delegating tool runs (capability ``sub_agents``; see
@@ -194,7 +196,7 @@ class Scenario:
         the run's probe; a crash or tamper plan is noted on it)."""
         decider = ScriptedDecider(self.decisions, probe) if self.decisions and probe else None
         crash = CrashPlan(self.crash_at) if self.crash_at else None
-        tamper = TamperPlan(self.tamper) if self.tamper else None
+        tamper = TamperPlan(self.tamper, store=scenario_store()) if self.tamper else None
         if probe is not None:
             probe.crash = crash
             probe.tamper = tamper

@@ -140,9 +140,10 @@ class RunInput:
     that passes ``restart``."""
     tamper: TamperPlan | None = None
     """The checkpoint-integrity hook (capability ``durable_store``): before the first
-    decisions are carried into the paused run, its snapshot is stored in a fresh data
-    folder with the harness's store, its row tampered with (``tamper.kind``) and the
-    store reopened; a refusal is noted on the plan, the tampering undone, and the run
+    decisions are carried into the paused run, its snapshot is stored in a fresh
+    scratch store (a temporary data folder, or a new schema of ``tamper.store``'s
+    PostgreSQL database) with the harness's store, its row tampered with
+    (``tamper.kind``) and the store reopened; a refusal is noted on the plan, the tampering undone, and the run
     resumes from what the store reads back.
     :func:`agent_contract.harnesses.settle_approvals` does it."""
     sub_agent: SubAgentPlan | None = None

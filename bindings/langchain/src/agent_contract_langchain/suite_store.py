@@ -5,9 +5,12 @@ A suite run keeps its graph in an ``InMemorySaver``, unless the scenario asks fo
 tampering (:attr:`~agent_contract.runtime.input.RunInput.tamper`, capability
 ``durable_store``): then the graph is checkpointed by the store's sealed checkpointer
 (:func:`~agent_contract_langchain.durable.checkpointer_for`), as the durable runner keeps
-it: in a fresh data folder's SQLite file, or, when ``$AGENT_CONTRACT_STORE`` names a
-PostgreSQL database (``agent-contract check --store URL``), in a fresh schema of that
-database (``agent_contract_suite_<random>``, dropped on exit), with a fresh folder's key. Before the decisions go into the paused run, its checkpoint
+it: in a scratch store of the plan's store (:meth:`~agent_contract.tampering.TamperPlan.scratch`):
+a fresh data folder's SQLite file, or, when the plan's store is a PostgreSQL database
+(``agent-contract check --store URL``, ``$AGENT_CONTRACT_STORE``), a fresh schema of that
+database (``agent_contract_suite_<random>``, dropped on exit), with a fresh folder's key;
+the same mechanism as the run store's tampered rows
+(:meth:`~agent_contract.tampering.TamperPlan.reopen`). Before the decisions go into the paused run, its checkpoint
 is sealed (:func:`~agent_contract_langchain.sealed.seal_paused`), its rows are tampered
 with by plain SQL (:meth:`~agent_contract.tampering.TamperPlan.reopen_checkpoints`) and
 the resume first checks the seal (:func:`~agent_contract_langchain.sealed.check_paused`),
@@ -17,11 +20,8 @@ are put right, and the same decisions are carried in again.
 
 from __future__ import annotations
 
-import secrets
-import tempfile
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import ExitStack, contextmanager
-from pathlib import Path
+from collections.abc import Callable, Mapping
+from contextlib import ExitStack
 from typing import Any
 
 from langgraph.checkpoint.memory import InMemorySaver
@@ -31,8 +31,6 @@ from agent_contract.approval import Approval
 from agent_contract.harnesses import RunInput
 from agent_contract.runtime import Contract, RunResult
 from agent_contract.sealing import folder_key
-from agent_contract.stores import Store, open_store
-from agent_contract.tampering import CHECKPOINT_STORE
 
 from .driving import Mode
 from .durable import checkpointer_for
@@ -85,29 +83,14 @@ def _sync_backed(opened: Any) -> Any:
     return both(opened.conn, serde=opened.serde)
 
 
-@contextmanager
-def _scratch_schema(store: Store) -> Iterator[Store]:
-    """``store`` in a new schema of its PostgreSQL database (the URL's search path set to
-    it), dropped with its rows on exit."""
-    name = f"agent_contract_suite_{secrets.token_hex(6)}"
-    database = store.database(CHECKPOINT_STORE)
-    with database.transaction() as conn:
-        conn.execute(f'CREATE SCHEMA "{name}"')
-    joiner = "&" if "?" in store.url else "?"
-    try:
-        yield Store(store.folder, f"{store.url}{joiner}options=-csearch_path%3D{name}")
-    finally:
-        with database.transaction() as conn:
-            conn.execute(f'DROP SCHEMA "{name}" CASCADE')
-
-
 class SuiteStore:
     """Where one suite run keeps its graph (see the module doc): without
     ``options.tamper``, an ``InMemorySaver`` and no endpoint of its own (``endpoint`` is
     ``None``: the default one); with it, the store's sealed checkpointer (a fresh data
-    folder's SQLite file, or a fresh schema of the PostgreSQL database
-    ``$AGENT_CONTRACT_STORE`` names), and an endpoint that, the first time, tampers with the paused checkpoint and
-    resumes through ``check``, then resumes as
+    folder's SQLite file, or a fresh schema of the plan's PostgreSQL store:
+    ``options.tamper.store``, the one ``$AGENT_CONTRACT_STORE`` names in the suite), and
+    an endpoint that, the first time, tampers with the paused checkpoint and resumes
+    through ``check``, then resumes as
     :func:`~agent_contract_langchain.resuming.resume_graph` in ``mode``. Use it as a
     context manager: leaving it closes the checkpointer and removes the folder (and the
     schema).
@@ -117,6 +100,7 @@ class SuiteStore:
 
     Raises:
         CheckpointError: the checkpoint file cannot be opened.
+        DataFolderError: the scratch folder or schema cannot be made.
     """
 
     def __init__(self, options: RunInput, mode: Mode, *, check: SealCheck = check_paused) -> None:
@@ -132,13 +116,11 @@ class SuiteStore:
         if self._plan is None:
             return
         with ExitStack() as stack:
-            self._folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix=_PREFIX)))
+            # the plan's store (check --store): a fresh folder (the key; SQLite: the
+            # checkpoint file), and on PostgreSQL a fresh schema of its database
+            store = stack.enter_context(self._plan.scratch(prefix=_PREFIX))
+            self._folder = store.folder
             self._key = folder_key(self._folder)
-            store = open_store(self._folder)  # $AGENT_CONTRACT_STORE or the folder
-            if store.dialect == "postgresql":
-                store = stack.enter_context(_scratch_schema(store))
-            else:  # a folder of the scenario's own, whatever a sqlite:/// URL names
-                store = Store.sqlite(self._folder)
             self._store = store
             opened = stack.enter_context(checkpointer_for(store, key=self._key))
             self.saver = _sync_backed(opened)
