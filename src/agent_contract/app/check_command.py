@@ -269,9 +269,10 @@ def add_check_command(sub: Any) -> None:
     check_p.add_argument(
         "--store",
         metavar="URL",
-        help="run the durable-store scenarios (checkpoint integrity) on this store: "
-        "postgresql://... (each scenario in a scratch schema, dropped after); default "
-        f"${STORE_ENV}; else, or with a sqlite:/// URL, a fresh SQLite folder per scenario",
+        help="run the durable-store scenarios (checkpoint integrity: the run store's rows "
+        "and the LangChain checkpoints) on this store: postgresql://... (each in a scratch "
+        f"schema, dropped after); default ${STORE_ENV}; else, or with a sqlite:/// URL, a "
+        "fresh SQLite folder each",
     )
     check_p.add_argument(
         "--harness",
@@ -391,8 +392,10 @@ def _no_columns() -> Iterator[Mapping[str, Harness]]:
 @contextlib.contextmanager
 def store_for_check(url: str | None) -> Iterator[None]:
     """``check --store URL``: the URL in ``$AGENT_CONTRACT_STORE`` while the suite runs
-    (the durable-store scenarios' stores follow it: a LangChain harness keeps a tampered
-    scenario's checkpoints in a scratch schema of that database), restored after; a
+    (the durable-store scenarios' stores follow it,
+    :func:`~agent_contract.tampering.scenario_store`: every harness keeps a tampered
+    scenario's run-store rows, and a LangChain harness its checkpoints, in scratch
+    schemas of that database), restored after; a
     PostgreSQL server that cannot be reached is refused before any scenario runs.
 
     Raises:
