@@ -286,3 +286,18 @@ def test_a_store_that_skips_its_checks_is_caught_on_postgresql(
     held = [o.holds for o in outcomes]
     assert held == [name == "store_load_verified"] * len(TAMPERINGS)
     assert_on_postgres(spy, postgres_url)
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("postgresql://h/db", "postgresql://h/db?options=-csearch_path%3Ds"),
+        ("postgresql:///db?host=/run", "postgresql:///db?host=/run&options=-csearch_path%3Ds"),
+        (
+            "postgresql://h/db?options=-csearch_path%3Dtenant&sslmode=require",
+            "postgresql://h/db?options=-csearch_path%3Dtenant%20-csearch_path%3Ds&sslmode=require",
+        ),
+    ],
+)
+def test_the_scratch_search_path_comes_after_the_urls_own_options(url: str, expected: str) -> None:
+    assert stores._with_search_path(url, "s") == expected
