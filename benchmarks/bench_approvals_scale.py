@@ -28,7 +28,9 @@ order store: **lost** approvals (an approval reported done whose run has no refu
 **refused** ones (every approval of a paused run raised a clear error: nothing applied),
 and **duplicated**
 approvals (refund rows beyond the first for one run); both must be 0. A run that did not
-pause, an approval that raised, or any lost or duplicated approval makes the exit status 1.
+pause (its failed tool call and answer are shown), a refused run (every approval of it
+raised; a primary refused as busy because its racer resumed the run is not one), or any
+lost or duplicated approval makes the exit status 1.
 
 With PostgreSQL, the store is passed as ``$AGENT_CONTRACT_STORE`` (every process reads it
 through :func:`agent_contract.stores.open_store`): it needs a build whose run and order
@@ -76,7 +78,14 @@ def _start_one(folder: str) -> tuple[str, str]:
         run = start_demo(REQUEST, caller="alice", folder=folder)
     except Exception as exc:  # noqa: BLE001 - counted and reported, not hidden
         return "", f"{type(exc).__name__}: {exc}"
-    return run.thread_id, str(run.result.stop_reason)
+    stop = str(run.result.stop_reason)
+    if stop != "pending_approval":  # say why: a tool call that did not succeed
+        failed = [c for c in run.result.tool_calls if c.status != "success"]
+        if failed:
+            stop += f" ({failed[-1].name} {failed[-1].status}: {failed[-1].error_kind})"
+        if run.result.output:
+            stop += f": {re.sub(r'run-[0-9a-f]+', 'RUN', run.result.output)[:120]}"
+    return run.thread_id, stop
 
 
 def _approve_one(folder: str, thread_id: str) -> tuple[str, float, str]:
@@ -268,12 +277,14 @@ def main() -> int:
                         os.environ.pop(STORE_ENV, None)
                 result["store"] = kind
                 print(f"{kind} N={n}: {json.dumps(result) if args.json else result['load']}")
+                # A primary refused as busy while its racer resumed the run is fine (the
+                # run is approved, once); a run whose every approval raised is not.
                 failed |= bool(
                     result["lost"]
                     or result["duplicated"]
                     or result["start_errors"]
                     or result["paused"] != result["runs"]
-                    or set(result["approve_outcomes"]) != {"answered"}
+                    or result["refused"]
                 )
                 rows.append(result)
     print()
