@@ -18,6 +18,7 @@ import warnings
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -293,6 +294,7 @@ def test_a_forked_child_makes_pools_of_its_own(tmp_path: Path, postgres_url: str
 _AT_EXIT = """
 import sys
 from pathlib import Path
+from typing import Any
 from agent_contract.stores import Store
 db = Store(Path(sys.argv[2]), sys.argv[1]).database("runs")
 with db.session_lock("resume:x", busy="busy"), db.transaction() as conn:
@@ -323,3 +325,28 @@ def test_an_unreachable_server_is_unavailable(tmp_path: Path) -> None:
     ):
         pass
     assert locked.value.reason == "unavailable"
+
+
+def test_a_process_keeps_the_pools_of_its_last_four_urls(
+    tmp_path: Path, postgres_url: str, postgres_cluster: Any, observer: _Observer
+) -> None:
+    """A test session opens a database per test: the pools of the least recently used
+    URL close (its connections end) once a fifth URL is used."""
+
+    def touch(url: str) -> None:
+        with _database(tmp_path, url).transaction(write=False) as conn:
+            conn.execute("SELECT 1")
+
+    touch(postgres_url)
+    assert observer.count() == 1
+    others = [str(postgres_cluster.new_database()) for _ in range(3)]
+    for url in others:
+        touch(url)
+    touch(postgres_url)  # the most recently used again: kept
+    assert observer.count() == 1
+    touch(str(postgres_cluster.new_database()))
+    touch(others[0])  # evicts others[1], not postgres_url
+    assert observer.count() == 1
+    for url in others[1:]:
+        touch(url)  # a fifth and sixth URL since postgres_url was last used
+    assert observer.count() == 0
