@@ -37,15 +37,28 @@ data folder. A :class:`Store` hands each store its :class:`Database`, whose
 (one process at a time per run): an OS file lock in the data folder on SQLite, a
 session-level advisory lock on PostgreSQL; either is released when its holder exits,
 even when it is killed.
+
+**Connections are pooled and bounded** on PostgreSQL: each process keeps, per store URL,
+at most :func:`pool_size` connections (``$AGENT_CONTRACT_STORE_POOL``, default
+:data:`DEFAULT_POOL_SIZE`), in two ``psycopg_pool`` pools: half of them (rounded down) for
+the session locks of resumes, the rest for transactions, so a resume that holds a lock
+connection always gets a transaction connection once another transaction ends (no
+deadlock between the two). Waiting for a free connection is bounded by
+:func:`~agent_contract.datafolder.lock_timeout`: past it, :class:`DataFolderError`
+(reason ``"locked"``, or ``"unavailable"`` when connecting failed meanwhile). A child
+made by ``os.fork`` makes pools of its own; the pools are closed at interpreter exit.
 """
 
 from __future__ import annotations
 
+import atexit
 import fcntl
 import hashlib
 import os
 import re
 import sqlite3
+import threading
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -66,7 +79,9 @@ from .datafolder import (
 from .errors import CheckpointError, ConfigurationError, DependencyMissingError
 
 __all__ = [
+    "DEFAULT_POOL_SIZE",
     "STORE_ENV",
+    "STORE_POOL_ENV",
     "Connection",
     "Cursor",
     "Database",
@@ -76,12 +91,23 @@ __all__ = [
     "connection_options",
     "open_store",
     "parse_store_url",
+    "pool_size",
     "redacted_url",
     "table_names",
 ]
 
 STORE_ENV: Final = "AGENT_CONTRACT_STORE"
 """The environment variable naming the store URL (``--store`` wins over it)."""
+
+STORE_POOL_ENV: Final = "AGENT_CONTRACT_STORE_POOL"
+"""The environment variable bounding a process's PostgreSQL connections per store URL
+(:func:`pool_size`)."""
+
+DEFAULT_POOL_SIZE: Final = 10
+"""The most PostgreSQL connections a process opens to one store URL, unless
+``$AGENT_CONTRACT_STORE_POOL`` says otherwise."""
+
+_POOL_SIZES: Final = range(2, 1001)
 
 Dialect = Literal["sqlite", "postgresql"]
 
@@ -315,6 +341,202 @@ def connection_options(url: str) -> dict[str, Any]:
     }
 
 
+def pool_size() -> int:
+    """The most PostgreSQL connections one process opens to one store URL:
+    ``$AGENT_CONTRACT_STORE_POOL`` (a whole number from 2 to 1000), else
+    :data:`DEFAULT_POOL_SIZE`. Half of them (rounded down) hold resumes' session locks,
+    the rest run transactions; a process of a deployment needs ``pool_size()``
+    connections of the server's ``max_connections`` (plus one per open LangGraph
+    checkpointer with the LangChain binding).
+
+    Raises:
+        ConfigurationError: the variable is set to anything else.
+    """
+    raw = os.environ.get(STORE_POOL_ENV, "").strip()
+    if not raw:
+        return DEFAULT_POOL_SIZE
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value not in _POOL_SIZES:
+        raise ConfigurationError(
+            f"${STORE_POOL_ENV} must be a whole number from {_POOL_SIZES.start} to "
+            f"{_POOL_SIZES.stop - 1} (the most PostgreSQL connections one process opens to "
+            f"a store), not {raw!r}"
+        )
+    return value
+
+
+def _psycopg_pool() -> Any:
+    """The psycopg_pool module.
+
+    Raises:
+        DependencyMissingError: it is not installed.
+    """
+    try:
+        import psycopg_pool
+    except ImportError as exc:
+        raise DependencyMissingError(
+            "psycopg_pool",
+            "a postgresql:// store needs it: pip install 'agent-contract[postgres]'",
+        ) from exc
+    return psycopg_pool
+
+
+class _Failures:
+    """The last failed connection attempt of a pair of pools (thread-safe)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._last: tuple[float, BaseException] | None = None
+
+    def note(self, exc: BaseException) -> None:
+        with self._lock:
+            self._last = (time.monotonic(), exc)
+
+    def since(self, started: float) -> BaseException | None:
+        """The last failure at or after ``started`` (``time.monotonic()``), if any."""
+        with self._lock:
+            last = self._last
+        return last[1] if last is not None and last[0] >= started else None
+
+
+@dataclass(frozen=True)
+class _Pools:
+    """One process's connections to one store URL: ``transactions`` and ``locks``
+    (``psycopg_pool.ConnectionPool``), made with ``size`` and ``timeout``."""
+
+    size: int
+    timeout: float
+    transactions: Any
+    locks: Any
+    failures: _Failures
+
+    def close(self) -> None:
+        for pool in (self.locks, self.transactions):
+            with suppress(Exception):
+                pool.close(timeout=1.0)
+
+
+_POOLS: dict[tuple[str, int], _Pools] = {}
+"""The pools by (store URL, process id), the most recently used last."""
+_MAX_URLS: Final = 4
+"""The most store URLs a process keeps pools for (a test session opens a database per
+test: the least recently used URL's pools are closed first)."""
+_POOLS_LOCK: Final = threading.Lock()
+_CLOSE_AT_EXIT: list[bool] = []
+
+
+def _close_pools() -> None:
+    """Close this process's pools (at interpreter exit; a forked child's copies of its
+    parent's pools are left alone: closing them would end the parent's sessions)."""
+    pid = os.getpid()
+    with _POOLS_LOCK:
+        mine = [key for key in _POOLS if key[1] == pid]
+        pools = [_POOLS.pop(key) for key in mine]
+    for each in pools:
+        each.close()
+
+
+def _unlock_all(conn: Any) -> None:
+    """A lock connection's reset on its way back to the pool: no session lock stays
+    held by accident (each holder unlocks its own before)."""
+    conn.execute("SELECT pg_advisory_unlock_all()")
+
+
+def _autocommit(conn: Any) -> None:
+    conn.autocommit = True
+
+
+def _pools(url: str, where: str) -> _Pools:
+    """This process's pools for ``url``, made on first use (and made again when
+    :func:`pool_size` or the lock timeout changed; a process keeps the pools of its
+    :data:`_MAX_URLS` most recently used URLs). Before making them, one connection
+    is opened and closed at once, so an unreachable server fails fast.
+
+    Raises:
+        ConfigurationError: a bad ``$AGENT_CONTRACT_STORE_POOL``.
+        DataFolderError: the server cannot be reached or refused (``"unavailable"``).
+    """
+    size, timeout = pool_size(), lock_timeout()
+    pid = os.getpid()
+    key = (url, pid)
+    psycopg, psycopg_pool = _psycopg(), _psycopg_pool()
+    with _POOLS_LOCK:
+        current = _POOLS.pop(key, None)
+        if current is not None and (current.size, current.timeout) == (size, timeout):
+            _POOLS[key] = current  # the most recently used last
+            return current
+        # settings changed, or a new URL past the most a process keeps: close the pools
+        # (their borrowed connections close as they come back)
+        stale = [] if current is None else [current]
+        mine = [k for k in _POOLS if k[1] == pid]
+        stale += [_POOLS.pop(k) for k in mine[: max(0, len(mine) + 1 - _MAX_URLS)]]
+        for each in stale:
+            each.close()
+        options = connection_options(url)
+        try:
+            psycopg.connect(url, **options).close()
+        except psycopg.Error as exc:
+            raise _store_failure(where, exc, "unavailable") from exc
+        failures = _Failures()
+
+        class _Connection(psycopg.Connection):  # type: ignore[misc,name-defined]
+            """A connection whose failed attempts are remembered (to tell an
+            unreachable server from a busy pool)."""
+
+            @classmethod
+            def connect(cls, *args: Any, **kwargs: Any) -> Any:
+                try:
+                    return super().connect(*args, **kwargs)
+                except psycopg.Error as exc:
+                    failures.note(exc)
+                    raise
+
+        locks = size // 2
+        common: dict[str, Any] = {
+            "connection_class": _Connection,
+            "kwargs": options,
+            "min_size": 0,
+            "timeout": timeout,
+            "check": psycopg_pool.ConnectionPool.check_connection,
+            "max_idle": 60.0,
+            "num_workers": 2,
+            "open": True,
+        }
+        pools = _Pools(
+            size=size,
+            timeout=timeout,
+            transactions=psycopg_pool.ConnectionPool(
+                url, max_size=size - locks, name="agent-contract-transactions", **common
+            ),
+            locks=psycopg_pool.ConnectionPool(
+                url,
+                max_size=locks,
+                name="agent-contract-locks",
+                configure=_autocommit,
+                reset=_unlock_all,
+                **common,
+            ),
+            failures=failures,
+        )
+        _POOLS[key] = pools
+        if not _CLOSE_AT_EXIT:
+            atexit.register(_close_pools)
+            _CLOSE_AT_EXIT.append(True)
+        return pools
+
+
+def _store_failure(where: str, exc: BaseException, reason: str) -> DataFolderError:
+    words = {
+        "locked": "it is locked by another process past the timeout",
+        "unavailable": "the database server cannot be reached or refused the connection",
+    }.get(reason, "the database failed")
+    detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return DataFolderError(f"store {where}: {words} ({detail})", path=where, reason=reason)
+
+
 @dataclass(frozen=True)
 class Database:
     """The database of one store (see :meth:`Store.database`)."""
@@ -425,7 +647,7 @@ class Database:
 
     def _postgres(self, *, write: bool, lock: str | None) -> Iterator[Connection]:
         psycopg = _psycopg()
-        conn = self._connect(psycopg)
+        pools, conn = self._borrow("transactions")
         try:
             try:
                 with conn.transaction():
@@ -441,33 +663,58 @@ class Database:
             except psycopg.OperationalError as exc:
                 raise self._failure(exc, "unavailable") from exc
         finally:
-            conn.close()
+            # the pool rolls back a connection left in a transaction and drops a broken
+            # or closed one (psycopg_pool's _reset_connection/_return_connection)
+            pools.transactions.putconn(conn)
 
-    def _connect(self, psycopg: Any) -> Any:
-        """A new connection with the lock and statement timeouts set.
+    def _borrow(self, which: Literal["transactions", "locks"]) -> tuple[_Pools, Any]:
+        """A connection from this process's pool ``which`` for the store's URL, with the
+        lock and statement timeouts set (:func:`connection_options`); give it back with
+        ``putconn``.
 
         Raises:
-            DataFolderError: the server cannot be reached or refused (``"unavailable"``).
+            ConfigurationError: a bad ``$AGENT_CONTRACT_STORE_POOL``.
+            DataFolderError: every connection of the pool stayed in use past the lock
+                timeout (``"locked"``), or the server cannot be reached or refused
+                (``"unavailable"``).
         """
-        try:
-            return psycopg.connect(self.store.url, **connection_options(self.store.url))
-        except psycopg.Error as exc:
-            raise self._failure(exc, "unavailable") from exc
+        psycopg_pool = _psycopg_pool()
+        for _ in range(3):  # a pool closed meanwhile (its settings changed): the new one
+            pools = _pools(self.store.url, self.where)
+            pool = getattr(pools, which)
+            started = time.monotonic()
+            try:
+                return pools, pool.getconn(timeout=pools.timeout)
+            except psycopg_pool.PoolClosed:
+                continue
+            except psycopg_pool.PoolTimeout as exc:
+                failed = pools.failures.since(started)
+                if failed is not None:
+                    raise self._failure(failed, "unavailable") from exc
+                use = "resume locks" if which == "locks" else "transactions"
+                raise DataFolderError(
+                    f"store {self.where}: all {pool.max_size} connections this process keeps "
+                    f"for {use} stayed in use past the timeout of {pools.timeout:g} s "
+                    f"(${STORE_POOL_ENV}={pools.size} bounds the process's connections; "
+                    "raise it if the server allows more, or run fewer at once)",
+                    path=self.where,
+                    reason="locked",
+                ) from exc
+        raise DataFolderError(
+            f"store {self.where}: its connection pool kept closing", path=self.where, reason="other"
+        )
 
     def _failure(self, exc: BaseException, reason: str) -> DataFolderError:
-        words = {
-            "locked": "it is locked by another process past the timeout",
-            "unavailable": "the database server cannot be reached or refused the connection",
-        }.get(reason, "the database failed")
-        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        return DataFolderError(
-            f"store {self.where}: {words} ({detail})", path=self.where, reason=reason
-        )
+        return _store_failure(self.where, exc, reason)
 
     @contextmanager
     def session_lock(self, name: str, *, busy: str) -> Iterator[None]:
         """Hold the lock ``name`` until the block ends, or fail at once if another
         process holds it (a resume: one process at a time decides and writes a run).
+
+        On PostgreSQL the lock is a session-level advisory lock on a connection of the
+        process's lock pool (:func:`pool_size`), unlocked before the connection goes
+        back; a connection that cannot unlock is closed instead (which releases it).
 
         Args:
             busy: the message when another process holds it.
@@ -475,22 +722,39 @@ class Database:
         Raises:
             CheckpointError: another process holds the lock (message ``busy``), or the
                 lock cannot be taken (a lock file that cannot be made, a server that
-                cannot be reached).
+                cannot be reached: :class:`DataFolderError`, as is a pool whose lock
+                connections all stay in use past the lock timeout).
         """
         if self.dialect == "sqlite":
             with _file_lock(self.store.sqlite_file(self.name).parent / "locks", name, busy):
                 yield
             return
         psycopg = _psycopg()
-        conn = self._connect(psycopg)
+        lock_id = _lock_id(name)
+        pools, conn = self._borrow("locks")
+        held = False
         try:
-            conn.autocommit = True
-            held = conn.execute("SELECT pg_try_advisory_lock(%s)", (_lock_id(name),)).fetchone()
-            if not (held and held[0]):
+            try:
+                row = conn.execute("SELECT pg_try_advisory_lock(%s)", (lock_id,)).fetchone()
+            except psycopg.OperationalError as exc:
+                raise self._failure(exc, "unavailable") from exc
+            held = bool(row and row[0])
+            if not held:
                 raise CheckpointError(busy, path=self.where)
             yield
         finally:
-            conn.close()  # the server releases the session's lock
+            try:
+                if held:
+                    row = conn.execute("SELECT pg_advisory_unlock(%s)", (lock_id,)).fetchone()
+                    if not (row and row[0]):
+                        conn.close()
+            except psycopg.Error:  # the block's outcome stands: closing releases the lock
+                conn.close()
+            except BaseException:
+                conn.close()
+                raise
+            finally:
+                pools.locks.putconn(conn)
 
 
 @contextmanager
