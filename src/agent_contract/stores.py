@@ -80,6 +80,7 @@ from .errors import CheckpointError, ConfigurationError, DependencyMissingError
 
 __all__ = [
     "DEFAULT_POOL_SIZE",
+    "SCRATCH_SCHEMA_PREFIX",
     "STORE_ENV",
     "STORE_POOL_ENV",
     "Connection",
@@ -93,6 +94,8 @@ __all__ = [
     "parse_store_url",
     "pool_size",
     "redacted_url",
+    "scratch_schema",
+    "scratch_store",
     "table_names",
 ]
 
@@ -799,8 +802,6 @@ def _file_lock(folder: Path, name: str, busy: str) -> Iterator[None]:
 
 
 # -- scratch stores: a fresh place per contract-suite scenario ------------------------------
-
-__all__ += ["SCRATCH_SCHEMA_PREFIX", "scratch_schema", "scratch_store"]
 
 SCRATCH_SCHEMA_PREFIX: Final = "agent_contract_suite_"
 """The name prefix of a scratch schema (:func:`scratch_schema`): ``<prefix><12 hex>``."""
