@@ -270,7 +270,7 @@ def add_check_command(sub: Any) -> None:
         "--store",
         metavar="URL",
         help="run the durable-store scenarios (checkpoint integrity: the run store's rows "
-        "and the LangChain checkpoints) on this store: postgresql://... (each in a scratch "
+        "and the graph checkpoints) on this store: postgresql://... (each in a scratch "
         f"schema, dropped after); default ${STORE_ENV}; else, or with a sqlite:/// URL, a "
         "fresh SQLite folder each",
     )
