@@ -48,6 +48,11 @@ MATRIX_SAMPLE_ENV = "AGENT_CONTRACT_MATRIX_SAMPLE"
 SHARED_RESULT_GROUPS = {
     "default_report": "check_report",
     "cached_outcomes": "check_report",
+    "child_runs": "crash_children",  # tests/orders: every crash point's child processes
+    "report": "pydantic_ai_migration",  # tests/contract/test_migration_pydantic_ai.py
+    "measured": "migration_columns",  # tests/suite/test_migration_doc.py
+    "venv": "wheels",  # tests/suite/test_wheels_only.py: the wheels built and installed
+    "project": "ci_recipe",  # tests/suite/test_ci_doc.py
 }
 """Fixtures whose result is computed once per process (a session fixture, a module-level
 cache): under pytest-xdist each worker that gets one of their tests computes it again, so
@@ -55,6 +60,7 @@ cache): under pytest-xdist each worker that gets one of their tests computes it 
 ``xdist_group`` named here). The results do not change; only the repeats go."""
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's hook reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Group the tests of :data:`SHARED_RESULT_GROUPS` (``xdist_group``); in CI's flag
     modes (``$AGENT_CONTRACT_MATRIX_SAMPLE=1``), skip the tests marked
