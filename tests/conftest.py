@@ -4,7 +4,7 @@
 without ``-O`` (or ``-W error``) and a mode of CI would check nothing it claims. Each
 worker compares its interpreter flags with the controller's and refuses to start on a
 difference. To run a flag mode in parallel, start the workers with the flags:
-``python -O -m pytest --dist load --tx "2*popen//python=$(which python) -O"`` (what
+``python -O -m pytest --dist loadgroup --tx "2*popen//python=$(which python) -O"`` (what
 .ci/run does).
 """
 
@@ -36,14 +36,31 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(
             f"this pytest-xdist worker runs with interpreter flags {_interpreter_flags()} "
             f"(optimize, warnoptions), the controller with {wanted}: start the workers with "
-            '--dist load --tx "N*popen//python=PYTHON FLAGS" (see tests/conftest.py)'
+            '--dist loadgroup --tx "N*popen//python=PYTHON FLAGS" (see tests/conftest.py)'
         )
 
 
 # -- what runs where: CI's flag modes, and which tests share one worker ------------------
 
-MATRIX_SAMPLE_ENV = "AGENT_CONTRACT_MATRIX_SAMPLE"
-"""Set to ``1`` by .ci/run in its three flag modes (``-O``, ``-W error``, both)."""
+FLAG_MODE_ENV = "AGENT_CONTRACT_FLAG_MODE"
+"""Set by .ci/run in its three flag modes: ``1`` (``-O``), ``2`` (``-W error``), ``3``
+(``-O -W error``); unset (the plain mode, and any run by hand) runs everything."""
+FLAG_MODES = 3
+
+
+def flag_mode() -> int:
+    """Which of CI's flag modes this run is (1 to 3), or 0 outside them.
+
+    Raises:
+        pytest.UsageError: ``$AGENT_CONTRACT_FLAG_MODE`` is set to anything else.
+    """
+    value = os.environ.get(FLAG_MODE_ENV, "")
+    if value == "":
+        return 0
+    if value not in {str(m) for m in range(1, FLAG_MODES + 1)}:
+        raise pytest.UsageError(f"${FLAG_MODE_ENV} is 1, 2 or 3 (CI's flag modes), not {value!r}")
+    return int(value)
+
 
 SHARED_RESULT_GROUPS = {
     "default_report": "check_report",
@@ -60,23 +77,45 @@ cache): under pytest-xdist each worker that gets one of their tests computes it 
 ``xdist_group`` named here). The results do not change; only the repeats go."""
 
 
+def in_flag_mode(index: int, mode: int) -> bool:
+    """Whether the ``index``-th case (0-based, in collection order) of a parametrized test
+    runs in flag mode ``mode`` (0: the plain mode, every case): the first case in every
+    mode, each other case in one of the three (``index % 3 == mode - 1``), so that each
+    case runs in the plain mode and in one flag mode, and each test in all four."""
+    return mode == 0 or index == 0 or index % FLAG_MODES == mode - 1
+
+
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist's hook reads the groups
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Group the tests of :data:`SHARED_RESULT_GROUPS` (``xdist_group``); in CI's flag
-    modes (``$AGENT_CONTRACT_MATRIX_SAMPLE=1``), skip the tests marked
-    ``children_run_plain``: their work runs in child processes started without those
-    flags, so those modes would repeat the plain mode's run unchanged."""
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Group the tests of :data:`SHARED_RESULT_GROUPS` (``xdist_group``). In CI's flag
+    modes (:func:`flag_mode`): skip the tests marked ``children_run_plain`` (their work
+    runs in child processes started without those flags, so those modes would repeat the
+    plain mode's run unchanged), and deselect the cases of parametrized tests that
+    :func:`in_flag_mode` leaves to another flag mode (a test marked
+    ``samples_itself`` chooses its own cases)."""
     for item in items:
         fixtures = getattr(item, "fixturenames", ())
         groups = {g for name, g in SHARED_RESULT_GROUPS.items() if name in fixtures}
         if groups and item.get_closest_marker("xdist_group") is None:
             item.add_marker(pytest.mark.xdist_group(min(groups)))
-    if os.environ.get(MATRIX_SAMPLE_ENV) != "1":
+    mode = flag_mode()
+    if mode == 0:
         return
     skip = pytest.mark.skip(reason="children run without this run's flags: the plain mode runs it")
     for item in items:
         if item.get_closest_marker("children_run_plain") is not None:
             item.add_marker(skip)
+    seen: dict[str, int] = {}
+    kept: list[pytest.Item] = []
+    left: list[pytest.Item] = []
+    for item in items:
+        function = item.nodeid.split("[", 1)[0]
+        index = seen[function] = seen.get(function, -1) + 1
+        own = item.get_closest_marker("samples_itself") is not None
+        (kept if own or in_flag_mode(index, mode) else left).append(item)
+    if left:
+        config.hook.pytest_deselected(items=left)
+        items[:] = kept
 
 
 # -- a throwaway PostgreSQL server (devtools/postgres.py) ---------------------------------

@@ -528,9 +528,26 @@ class ChildRuns:
     flows: dict[str, CliFlow]
 
 
+def crash_cases_selected(session: pytest.Session) -> list[tuple[str, str, str, str]]:
+    """The :data:`CRASH_CASES` whose tests this session runs (the ``case`` parameter of
+    test_crash_points.py's tests, after ``-k`` or CI's flag-mode rotation: the conftest
+    at the root); all of them when only that module's unparametrized tests run."""
+    chosen = set()
+    for item in session.items:
+        callspec = getattr(item, "callspec", None)
+        if item.path.name == "test_crash_points.py" and callspec is not None:
+            chosen.add(callspec.params.get("case"))
+    if not chosen:
+        return list(CRASH_CASES)
+    return [c for c in CRASH_CASES if "-".join(c) in chosen]
+
+
 @pytest.fixture(scope="session")
-def child_runs(tmp_path_factory: pytest.TempPathFactory) -> ChildRuns:
-    """Every child process of the cross-process tests, overlapping."""
+def child_runs(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> ChildRuns:
+    """Every child process of the cross-process tests, overlapping (the crash points:
+    those of :func:`crash_cases_selected`)."""
     flow_folders = {h: tmp_path_factory.mktemp(f"cli-{h}") / "data" for h in HARNESSES}
     run_calls = [
         CliCall(
@@ -542,7 +559,7 @@ def child_runs(tmp_path_factory: pytest.TempPathFactory) -> ChildRuns:
     runs_started = start_children(run_calls)
 
     crashes: dict[str, CrashStart] = {}
-    for point, sig, harness, decision in CRASH_CASES:
+    for point, sig, harness, decision in crash_cases_selected(request.session):
         folder = tmp_path_factory.mktemp(f"{point}-{sig}-{harness}-{decision}") / "data"
         demo = start_demo("refund order A-1001", harness=harness, caller="alice", folder=folder)
         (pending,) = demo.result.pending_approvals

@@ -98,7 +98,8 @@ def crashes(
 ) -> dict[str, CrashCase]:
     """After each killed child: the state it left, a conflicting decision (refused), and
     a fresh ``approve`` with the same decision."""
-    assert sorted(child_runs.crashes) == sorted(CASE_IDS)
+    assert child_runs.crashes, "no crash case started"
+    assert set(child_runs.crashes) <= set(CASE_IDS)
     cases: dict[str, CrashCase] = {}
     for case_id, start in child_runs.crashes.items():
         case = cases[case_id] = CrashCase(start)
@@ -118,6 +119,7 @@ def crashes(
 
 @pytest.fixture(params=CASE_IDS)
 def case(request: pytest.FixtureRequest, crashes: dict[str, CrashCase]) -> CrashCase:
+    """Each crash case (the conftest starts only the cases whose tests run)."""
     return crashes[str(request.param)]
 
 
@@ -192,7 +194,7 @@ def test_the_fresh_approve_writes_exactly_once(case: CrashCase) -> None:
 
 
 def test_crash_table(crashes: dict[str, CrashCase]) -> None:
-    """The numbers for the issue note (shown with ``pytest -s``)."""
+    """The numbers for the issue note (shown with ``pytest -s``), for the cases that ran."""
     lines = [
         "point                 signal   harness    decision  exit rc  rows after crash  "
         "rows after resume"
