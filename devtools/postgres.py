@@ -73,10 +73,30 @@ class Cluster:
         return self.url(name)
 
 
+def _runuser() -> str:
+    """util-linux's ``runuser``: on ``PATH``, or in ``/usr/sbin`` or ``/sbin`` (a root
+    shell's ``PATH`` may leave the sbin folders out).
+
+    Raises:
+        FileNotFoundError: it is nowhere (then the server cannot run as ``postgres``).
+    """
+    found = shutil.which("runuser") or shutil.which("runuser", path="/usr/sbin:/sbin")
+    if found is None:
+        raise FileNotFoundError(
+            "runuser (util-linux) is not on PATH, in /usr/sbin or in /sbin: as root, the "
+            "throwaway PostgreSQL server runs as the postgres user through it"
+        )
+    return found
+
+
 def _as_server_user(command: list[str]) -> list[str]:
-    """``command`` as the ``postgres`` user when this process is root."""
+    """``command`` as the ``postgres`` user when this process is root.
+
+    Raises:
+        FileNotFoundError: root, and no ``runuser``.
+    """
     if hasattr(os, "geteuid") and os.geteuid() == 0:
-        return ["runuser", "-u", "postgres", "--", *command]
+        return [_runuser(), "-u", "postgres", "--", *command]
     return command
 
 
