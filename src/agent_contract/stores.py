@@ -54,6 +54,7 @@ from __future__ import annotations
 import atexit
 import fcntl
 import hashlib
+import importlib
 import os
 import re
 import sqlite3
@@ -249,19 +250,23 @@ def open_store(folder: str | os.PathLike[str], explicit: str | None = None) -> S
     return Store(Path(folder), url)
 
 
-def _psycopg() -> Any:
-    """The psycopg module.
+def _postgres_module(name: str) -> Any:
+    """The installed module ``name`` (``"psycopg"``, ``"psycopg_pool"``).
 
     Raises:
         DependencyMissingError: it is not installed.
     """
     try:
-        import psycopg
+        return importlib.import_module(name)
     except ImportError as exc:
         raise DependencyMissingError(
-            "psycopg", "a postgresql:// store needs it: pip install 'agent-contract[postgres]'"
+            name, "a postgresql:// store needs it: pip install 'agent-contract[postgres]'"
         ) from exc
-    return psycopg
+
+
+def _psycopg() -> Any:
+    """The psycopg module (see :func:`_postgres_module`)."""
+    return _postgres_module("psycopg")
 
 
 _PLACEHOLDER: Final = re.compile(r"\?")
@@ -371,22 +376,6 @@ def pool_size() -> int:
     return value
 
 
-def _psycopg_pool() -> Any:
-    """The psycopg_pool module.
-
-    Raises:
-        DependencyMissingError: it is not installed.
-    """
-    try:
-        import psycopg_pool
-    except ImportError as exc:
-        raise DependencyMissingError(
-            "psycopg_pool",
-            "a postgresql:// store needs it: pip install 'agent-contract[postgres]'",
-        ) from exc
-    return psycopg_pool
-
-
 class _Failures:
     """The last failed connection attempt of a pair of pools (thread-safe)."""
 
@@ -465,7 +454,7 @@ def _pools(url: str, where: str) -> _Pools:
     size, timeout = pool_size(), lock_timeout()
     pid = os.getpid()
     key = (url, pid)
-    psycopg, psycopg_pool = _psycopg(), _psycopg_pool()
+    psycopg, psycopg_pool = _psycopg(), _postgres_module("psycopg_pool")
     with _POOLS_LOCK:
         current = _POOLS.pop(key, None)
         if current is not None and (current.size, current.timeout) == (size, timeout):
@@ -681,7 +670,7 @@ class Database:
                 timeout (``"locked"``), or the server cannot be reached or refused
                 (``"unavailable"``).
         """
-        psycopg_pool = _psycopg_pool()
+        psycopg_pool = _postgres_module("psycopg_pool")
         for _ in range(3):  # a pool closed meanwhile (its settings changed): the new one
             pools = _pools(self.store.url, self.where)
             pool = getattr(pools, which)

@@ -306,6 +306,10 @@ def test_the_pytest_suite_runs_the_same_probes(pytester: pytest.Pytester) -> Non
         "ignore::UserWarning",
         "-o",
         f"pythonpath={ROOT}",
+        # the project's own setting (pyproject's), else pytest-asyncio warns in
+        # pytest_configure, and the outer run's warning filters make that an error
+        "-o",
+        "asyncio_default_fixture_loop_scope=function",
     )
     result.assert_outcomes(passed=5, failed=1)
     result.stdout.fnmatch_lines(

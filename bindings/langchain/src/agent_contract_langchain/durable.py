@@ -122,6 +122,16 @@ def _typed(what: str, target: Path, kind: type[sqlite3.Error]) -> Iterator[None]
         raise CheckpointError(f"{what}: {exc}", path=str(target)) from exc
 
 
+def _setup_raced(exc: sqlite3.OperationalError, deadline: float) -> bool:
+    """Whether a failed ``setup()`` (LangGraph's ``PRAGMA journal_mode=WAL`` and ``CREATE
+    TABLE IF NOT EXISTS``) lost a race with another process setting up the same new file
+    and may be tried again: SQLite answers "database is locked" at once there, without
+    waiting out the busy timeout. ``setup()`` is idempotent; it is tried again until
+    ``deadline`` (``time.monotonic()``)."""
+    text = str(exc).lower()
+    return ("locked" in text or "busy" in text) and time.monotonic() < deadline
+
+
 @contextmanager
 def sqlite_checkpointer(
     path: str | Path, *, key: bytes | None = None, allowed_types: Iterable[type | str] = ()
@@ -147,8 +157,16 @@ def sqlite_checkpointer(
         conn = sqlite3.connect(target, timeout=lock_timeout(), check_same_thread=False)
     try:
         saver = SqliteSaver(conn, serde=serde)
+        deadline = time.monotonic() + lock_timeout()
         with _typed(_CORRUPT, target, sqlite3.DatabaseError):
-            saver.setup()
+            while True:
+                try:
+                    saver.setup()
+                    break
+                except sqlite3.OperationalError as exc:
+                    if not _setup_raced(exc, deadline):
+                        raise
+                time.sleep(_SETUP_POLL_SECONDS)
             conn.execute("SELECT COUNT(*) FROM checkpoints").fetchone()
             # SqliteSaver runs in WAL mode, where another connection's write lock does
             # not block readers: without this probe a locked file is only noticed when
@@ -180,8 +198,16 @@ async def async_sqlite_checkpointer(
         conn = await aiosqlite.connect(target, timeout=lock_timeout())
     try:
         saver = AsyncSqliteSaver(conn, serde=serde)
+        deadline = time.monotonic() + lock_timeout()
         with _typed(_CORRUPT, target, sqlite3.DatabaseError):
-            await saver.setup()
+            while True:
+                try:
+                    await saver.setup()
+                    break
+                except sqlite3.OperationalError as exc:
+                    if not _setup_raced(exc, deadline):
+                        raise
+                await asyncio.sleep(_SETUP_POLL_SECONDS)
             await (await conn.execute("SELECT COUNT(*) FROM checkpoints")).fetchone()
             await conn.execute("BEGIN IMMEDIATE")  # a locked file is noticed here (see above)
             await conn.rollback()
