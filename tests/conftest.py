@@ -160,7 +160,7 @@ def store_url(request: pytest.FixtureRequest) -> str | None:
     return str(request.getfixturevalue("postgres_url"))
 
 
-def pytest_terminal_summary(terminalreporter: Any) -> None:
+def _postgres_skips(terminalreporter: Any) -> None:
     """One line when PostgreSQL tests were skipped for want of a server (counted from the
     skip reports, so it holds under pytest-xdist too)."""
     skipped = [
@@ -168,3 +168,39 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     ]
     if skipped:
         terminalreporter.write_line(f"{len(skipped)} PostgreSQL tests skipped: {_NO_SERVER}")
+
+
+# -- the mutation score (tests/mutants) -----------------------------------------------------
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """The summary's own lines: PostgreSQL tests skipped for want of a server, and the
+    mutation score."""
+    _postgres_skips(terminalreporter)
+    _mutation_score(terminalreporter)
+
+
+def _mutation_score(terminalreporter: Any) -> None:
+    """Print the mutation score, summed over every test report's ``mutation_score``
+    records (tests/mutants/conftest.py), here in the root conftest so that the score is
+    printed under pytest-xdist too (the controller loads only this conftest; the
+    workers' reports carry the records). Nothing is printed when no mutant ran."""
+    score: dict[str, list[str]] = {"caught": [], "wrong": [], "escaped": [], "false_alarms": []}
+    for reports in terminalreporter.stats.values():
+        for report in reports:
+            if getattr(report, "when", None) != "call":
+                continue
+            for key, value in getattr(report, "user_properties", ()):
+                if key == "mutation_score":
+                    kind, name = value
+                    score[kind].append(name)
+    total = len(score["caught"]) + len(score["wrong"]) + len(score["escaped"])
+    if not total and not score["false_alarms"]:
+        return
+    terminalreporter.write_line(
+        f"mutation score: {len(score['caught'])}/{total} mutants caught under the right "
+        f"boundary; {len(score['false_alarms'])} false alarm(s) on correct harnesses"
+        + (f"; wrong boundary: {score['wrong']}" if score["wrong"] else "")
+        + (f"; escaped: {score['escaped']}" if score["escaped"] else "")
+        + (f"; false alarms: {score['false_alarms']}" if score["false_alarms"] else "")
+    )

@@ -1,9 +1,11 @@
-"""The mutation score of the contract suite, printed at the end of the pytest run."""
+"""The mutation score of the contract suite: each mutant and twin test records its result on
+its report (:func:`mutation_score`); tests/conftest.py prints the score at the end of the
+run (there, so that the pytest-xdist controller, which loads only the root conftest, prints
+it too)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import pytest
 
@@ -26,29 +28,6 @@ def mutation_score(request: pytest.FixtureRequest) -> ScoreRecorder:
         request.node.user_properties.append(("mutation_score", (kind, name)))
 
     return record
-
-
-def pytest_terminal_summary(terminalreporter: Any) -> None:
-    """Print the mutation score (CI logs show it), summed over every test report."""
-    score: dict[str, list[str]] = {kind: [] for kind in KINDS}
-    for reports in terminalreporter.stats.values():
-        for report in reports:
-            if getattr(report, "when", None) != "call":
-                continue
-            for key, value in getattr(report, "user_properties", ()):
-                if key == "mutation_score":
-                    kind, name = value
-                    score[kind].append(name)
-    total = len(score["caught"]) + len(score["wrong"]) + len(score["escaped"])
-    if not total and not score["false_alarms"]:
-        return
-    terminalreporter.write_line(
-        f"mutation score: {len(score['caught'])}/{total} mutants caught under the right "
-        f"boundary; {len(score['false_alarms'])} false alarm(s) on correct harnesses"
-        + (f"; wrong boundary: {score['wrong']}" if score["wrong"] else "")
-        + (f"; escaped: {score['escaped']}" if score["escaped"] else "")
-        + (f"; false alarms: {score['false_alarms']}" if score["false_alarms"] else "")
-    )
 
 
 @pytest.fixture(autouse=True)
