@@ -125,6 +125,28 @@ def test_a_refusal_from_the_wire_stops_the_run_refused(stream: bool) -> None:
     assert runs == []
 
 
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
+@pytest.mark.parametrize(
+    ("finish_reason", "stop"),
+    [("length", "truncated_response"), ("content_filter", "content_filtered")],
+)
+def test_an_unfinished_text_reply_from_the_wire_is_never_the_answer(
+    finish_reason: str, stop: str, stream: bool
+) -> None:
+    """A text cut by the length limit, or filtered, as the server sends it (JSON or SSE):
+    the run stops with its own stop reason, never ``answered`` with the partial text,
+    and no tool runs."""
+    spec, runs = counting_calculator()
+    cut = Completion(text="The result of 2 + 3 is", finish_reason=finish_reason)
+    with ReplayServer([cut, cut]) as server:
+        model, _ = model_for(server, stream=stream)
+        assert model.complete(USER).finish_reason == finish_reason
+        result = run(model, [spec], "calculate 2 + 3")
+    assert result.stop_reason == stop
+    assert result.output != "The result of 2 + 3 is"
+    assert runs == []
+
+
 def test_a_400_names_its_kind_status_and_attempts() -> None:
     with ReplayServer([Fault(status=400)]) as server:
         model, _ = model_for(server)

@@ -130,6 +130,21 @@ def test_one_chat_openai_serves_ten_runs_through_every_entry_point() -> None:
         results.append(  # a second turn after the first
             run_agent(chat, contract, "add 7 8", mode="ainvoke", history=first.messages[1:])
         )
+        results.append(run_agent(chat, contract, "add 8 9", mode="stream"))
+        sync_saver = InMemorySaver()
+        sync_paused = run_agent(chat, contract, "pay 10", mode="invoke", checkpointer=sync_saver)
+        assert sync_paused.stop_reason == "pending_approval"
+        (sync_pending,) = sync_paused.pending_approvals
+        results.append(
+            resume_agent(
+                chat,
+                contract,
+                sync_paused.snapshot or {},
+                [Approval.for_pending(sync_pending, "approve")],
+                checkpointer=sync_saver,
+                mode="invoke",
+            )
+        )
         saver = InMemorySaver()
         paused = run_agent(chat, contract, "pay 9", mode="ainvoke", checkpointer=saver)
         assert paused.stop_reason == "pending_approval"
@@ -169,14 +184,15 @@ def test_one_chat_openai_serves_ten_runs_through_every_entry_point() -> None:
         graph_run("ainvoke", "add 20 21")  # and sync again after the async part
         close(chat)
     assert [r.stop_reason for r in results] == ["answered"] * len(results)
-    assert len(results) == 12  # and the two runs that paused for approval first
+    assert len(results) == 14  # and the three runs that paused for approval first
     outputs = [r.output for r in results]
     assert outputs[0] == "The result is 3."
     assert outputs[-1] == "The result is 41."
     assert tools.added == [
-        (1, 2), (2, 3), (3, 4), (4, 5), (5, 6), (6, 7), (7, 8), (10, 11), (11, 12), (20, 21)
+        (1, 2), (2, 3), (3, 4), (4, 5), (5, 6), (6, 7), (7, 8), (8, 9), (10, 11), (11, 12),
+        (20, 21),
     ]  # fmt: skip
-    assert tools.paid == [9, 13]
+    assert tools.paid == [10, 9, 13]
     assert not server.exhausted
     assert all(r.path == "/v1/chat/completions" for r in server.requests)
     # every call id the run bound is the provider's
