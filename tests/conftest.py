@@ -186,20 +186,25 @@ def _mutation_score(terminalreporter: Any) -> None:
     printed under pytest-xdist too (the controller loads only this conftest; the
     workers' reports carry the records). Nothing is printed when no mutant ran."""
     score: dict[str, list[str]] = {"caught": [], "wrong": [], "escaped": [], "false_alarms": []}
+    caught_in: dict[str, int] = {}
     for reports in terminalreporter.stats.values():
         for report in reports:
             if getattr(report, "when", None) != "call":
                 continue
             for key, value in getattr(report, "user_properties", ()):
                 if key == "mutation_score":
-                    kind, name = value
+                    kind, name, where = value
                     score[kind].append(name)
+                    if kind == "caught":
+                        caught_in[where] = caught_in.get(where, 0) + 1
     total = len(score["caught"]) + len(score["wrong"]) + len(score["escaped"])
     if not total and not score["false_alarms"]:
         return
+    split = ", ".join(f"{where} {count}" for where, count in sorted(caught_in.items()))
     terminalreporter.write_line(
         f"mutation score: {len(score['caught'])}/{total} mutants caught under the right "
-        f"boundary; {len(score['false_alarms'])} false alarm(s) on correct harnesses"
+        f"boundary ({split or 'none'}); {len(score['false_alarms'])} false alarm(s) on "
+        "correct harnesses"
         + (f"; wrong boundary: {score['wrong']}" if score["wrong"] else "")
         + (f"; escaped: {score['escaped']}" if score["escaped"] else "")
         + (f"; false alarms: {score['false_alarms']}" if score["false_alarms"] else "")

@@ -13,8 +13,9 @@ KINDS = ("caught", "wrong", "escaped", "false_alarms")
 """Mutant names by result (caught under the right boundary, caught under another, escaped),
 and the correct twins that raised an alarm."""
 
-ScoreRecorder = Callable[[str, str], None]
-"""``record(kind, name)``: file one mutant or twin under one of :data:`KINDS`."""
+ScoreRecorder = Callable[[str, str, str], None]
+"""``record(kind, name, where)``: file one mutant or twin under one of :data:`KINDS`;
+``where`` is what it wires (``"core"``, ``"langchain"``, ``"pydantic-ai"``)."""
 
 
 @pytest.fixture
@@ -22,10 +23,10 @@ def mutation_score(request: pytest.FixtureRequest) -> ScoreRecorder:
     """Records a test's result on its own report (``user_properties``), so the score is
     summed from the reports: the same with one process or with pytest-xdist workers."""
 
-    def record(kind: str, name: str) -> None:
+    def record(kind: str, name: str, where: str) -> None:
         if kind not in KINDS:
             raise ValueError(f"unknown mutation score kind {kind!r}")
-        request.node.user_properties.append(("mutation_score", (kind, name)))
+        request.node.user_properties.append(("mutation_score", (kind, name, where)))
 
     return record
 

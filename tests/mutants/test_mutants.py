@@ -201,6 +201,15 @@ MUTANTS = (*CORE_MUTANTS, *FW_MUTANTS, *PA_MUTANTS)
 TWINS = (*CORE_TWINS, *FW_TWINS, *PA_TWINS)
 
 
+def _wires(entry: Mutant | Twin) -> str:
+    """What a mutant or twin wires, for the score line: the core, LangChain, PydanticAI."""
+    if entry in (*FW_MUTANTS, *FW_TWINS):
+        return "langchain"
+    if entry in (*PA_MUTANTS, *PA_TWINS):
+        return "pydantic-ai"
+    return "core"
+
+
 @pytest.mark.parametrize("mutant", MUTANTS, ids=[m.name for m in MUTANTS])
 def test_mutant_is_caught_under_its_boundary(mutant: Mutant, mutation_score: ScoreRecorder) -> None:
     """The mutant's boundary is broken (or crashed: a run that raised, filed under the
@@ -212,11 +221,11 @@ def test_mutant_is_caught_under_its_boundary(mutant: Mutant, mutation_score: Sco
     wanted = ("not_checked",) if mutant.unchecked else ("broken", "crashed")
     others = sorted({c.boundary for c in report.cells if c.status in ("broken", "crashed")})
     if cell.status in wanted:
-        mutation_score("caught", mutant.name)
+        mutation_score("caught", mutant.name, _wires(mutant))
     elif others:
-        mutation_score("wrong", f"{mutant.name} ({', '.join(others)})")
+        mutation_score("wrong", f"{mutant.name} ({', '.join(others)})", _wires(mutant))
     else:
-        mutation_score("escaped", mutant.name)
+        mutation_score("escaped", mutant.name, _wires(mutant))
     assert cell.status in wanted, f"{mutant.name} ({mutant.defect}): {cell.status}, {others}"
     assert report.exit_code == 5
 
@@ -231,7 +240,7 @@ def test_correct_twin_holds_everywhere(twin: Twin, mutation_score: ScoreRecorder
         if c.status != "holds" and not c.undeclared  # a row it declares it cannot express
     ]
     if bad:
-        mutation_score("false_alarms", twin.name)
+        mutation_score("false_alarms", twin.name, _wires(twin))
     assert bad == []
 
 
