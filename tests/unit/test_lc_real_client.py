@@ -131,34 +131,18 @@ def test_one_chat_openai_serves_ten_runs_through_every_entry_point() -> None:
             run_agent(chat, contract, "add 7 8", mode="ainvoke", history=first.messages[1:])
         )
         results.append(run_agent(chat, contract, "add 8 9", mode="stream"))
-        sync_saver = InMemorySaver()
-        sync_paused = run_agent(chat, contract, "pay 10", mode="invoke", checkpointer=sync_saver)
-        assert sync_paused.stop_reason == "pending_approval"
-        (sync_pending,) = sync_paused.pending_approvals
-        results.append(
-            resume_agent(
-                chat,
-                contract,
-                sync_paused.snapshot or {},
-                [Approval.for_pending(sync_pending, "approve")],
-                checkpointer=sync_saver,
-                mode="invoke",
-            )
-        )
-        saver = InMemorySaver()
-        paused = run_agent(chat, contract, "pay 9", mode="ainvoke", checkpointer=saver)
-        assert paused.stop_reason == "pending_approval"
-        (pending,) = paused.pending_approvals
-        results.append(
-            resume_agent(
-                chat,
-                contract,
-                paused.snapshot or {},
-                [Approval.for_pending(pending, "approve")],
-                checkpointer=saver,
-                mode="ainvoke",
-            )
-        )
+
+        def approved_after_a_pause(text: str, mode: Any) -> RunResult:
+            saver = InMemorySaver()
+            paused = run_agent(chat, contract, text, mode=mode, checkpointer=saver)
+            assert paused.stop_reason == "pending_approval"
+            (pending,) = paused.pending_approvals
+            approval = Approval.for_pending(pending, "approve")
+            snapshot = paused.snapshot or {}
+            return resume_agent(chat, contract, snapshot, [approval], checkpointer=saver, mode=mode)
+
+        results.append(approved_after_a_pause("pay 10", "invoke"))
+        results.append(approved_after_a_pause("pay 9", "ainvoke"))
 
         async def in_one_loop() -> list[RunResult]:
             done = [await arun_agent(chat, contract, "add 10 11")]
