@@ -103,3 +103,24 @@ def test_an_unreachable_server_is_named_without_its_password(tmp_path: Path) -> 
         pass
     assert caught.value.reason == "unavailable"
     assert "hunter2" not in str(caught.value)
+
+
+def test_runuser_is_found_in_sbin_or_named_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """devtools/postgres.py runs the throwaway server as ``postgres`` through runuser: found
+    in /usr/sbin or /sbin when PATH leaves them out, and a clear error when it is nowhere."""
+    import shutil
+
+    from devtools import postgres
+
+    seen: list[str | None] = []
+
+    def which(name: str, path: str | None = None) -> str | None:
+        seen.append(path)
+        return "/usr/sbin/runuser" if path == "/usr/sbin:/sbin" else None
+
+    monkeypatch.setattr(shutil, "which", which)
+    assert postgres._runuser() == "/usr/sbin/runuser"
+    assert seen == [None, "/usr/sbin:/sbin"]
+    monkeypatch.setattr(shutil, "which", lambda name, path=None: None)
+    with pytest.raises(FileNotFoundError, match="runuser"):
+        postgres._runuser()
