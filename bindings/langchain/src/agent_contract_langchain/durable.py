@@ -110,6 +110,9 @@ def _prepare(
 
 _CANNOT_OPEN: Final = "cannot open checkpoint file"
 _CORRUPT: Final = "checkpoint file is corrupt or locked"
+_SETUP_POLL_SECONDS: Final = 0.05
+"""How often a checkpointer's set-up that lost a race (SQLite) or waits for the setup lock
+(PostgreSQL) tries again, in seconds."""
 
 
 @contextmanager
@@ -299,7 +302,6 @@ def _saver_classes() -> tuple[type, type]:
 _SETUP_LOCK: Final = "agent-contract:checkpoints-setup"
 """The advisory lock a saver's ``setup()`` (LangGraph's migrations) runs under, so two
 processes opening a new database do not both create its tables."""
-_SETUP_POLL_SECONDS: Final = 0.05
 _READY: Final = "SELECT count(*) FROM checkpoints WHERE false"
 
 
