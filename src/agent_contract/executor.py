@@ -34,13 +34,13 @@ import inspect
 import threading
 import time
 from collections.abc import Awaitable, Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Any
 
 from .errors import ConfigurationError
-from .pools import CANCEL_GRACE_SECONDS, DaemonThreadPool, LoopThread, RunningTask
+from .pools import CANCEL_GRACE_SECONDS, Call, DaemonThreadPool, LoopThread, RunningTask
 
 __all__ = [
     "ISOLATION_START_METHOD",
@@ -99,7 +99,7 @@ class InvocationHandle:
 
     def __init__(
         self,
-        future: Future[Any],
+        future: Future[Any] | Call,
         started: _Started,
         submitted: float,
         cancel_grace: float = CANCEL_GRACE_SECONDS,
@@ -189,7 +189,7 @@ class ToolExecutor:
         if isinstance(grace, bool) or not isinstance(grace, int | float) or not grace >= 0:
             raise ConfigurationError("ToolExecutor cancel_grace_seconds must be a number >= 0")
         self._cancel_grace = float(grace)
-        self._pool: ThreadPoolExecutor = DaemonThreadPool(
+        self._pool = DaemonThreadPool(
             max_workers=max_workers, thread_name_prefix="agent-contract-tool"
         )
         self._loop = LoopThread()
@@ -217,7 +217,7 @@ class ToolExecutor:
 
         submitted = time.monotonic()
         return InvocationHandle(
-            self._pool.submit(call), started, submitted, self._cancel_grace, awaits=awaits
+            self._pool.start(call), started, submitted, self._cancel_grace, awaits=awaits
         )
 
     def submit_coroutine(self, fn: Callable[[], Any]) -> InvocationHandle:

@@ -24,9 +24,9 @@ from __future__ import annotations
 import contextvars
 import os
 import threading
+from collections import deque
 from collections.abc import Callable, Coroutine
-from concurrent.futures import Future, ThreadPoolExecutor
-from queue import SimpleQueue
+from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 if TYPE_CHECKING:
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CANCEL_GRACE_SECONDS",
     "INTERRUPT_GRACE_SECONDS",
+    "Call",
     "DaemonThreadPool",
     "LoopThread",
     "RunningTask",
@@ -48,13 +49,133 @@ CANCEL_GRACE_SECONDS: Final = 1.0
 ``unknown`` instead of ``cancelled``, in seconds."""
 
 
+_PENDING: Final = 0
+_RUNNING: Final = 1
+_FINISHED: Final = 2
+_CANCELLED: Final = 3
+
+
+class Call:
+    """One piece of work handed to a :class:`DaemonThreadPool` worker by
+    :meth:`DaemonThreadPool.start`: a small future for the one caller that waits on it.
+
+    Lighter than a ``concurrent.futures.Future`` (no condition variable, no waiter
+    list, no callbacks): the call's ``done`` lock is taken when it is made and released
+    once, when it has finished or was cancelled, so a wait is one lock acquisition.
+
+    States: pending (queued or handed to a worker, not begun), running, finished,
+    cancelled (only a pending call can be).
+    """
+
+    __slots__ = ("_done", "_error", "_fn", "_guard", "_linked", "_state", "_value")
+
+    def __init__(self, fn: Callable[[], Any], linked: Future[Any] | None = None) -> None:
+        self._fn: Callable[[], Any] | None = fn
+        self._linked = linked
+        self._state = _PENDING
+        self._value: Any = None
+        self._error: BaseException | None = None
+        self._guard = threading.Lock()
+        self._done = threading.Lock()
+        self._done.acquire()
+
+    def result(self, timeout: float | None = None) -> Any:
+        """The work's value, waiting at most ``timeout`` seconds (None: no limit).
+
+        Raises:
+            TimeoutError: it has not finished within ``timeout``.
+            concurrent.futures.CancelledError: it was cancelled before it began.
+            BaseException: whatever the work raised.
+        """
+        if not self._done.acquire(timeout=-1 if timeout is None else max(0.0, timeout)):
+            raise TimeoutError
+        self._done.release()  # finished for good: any later wait passes at once
+        if self._state == _CANCELLED:
+            raise CancelledError
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+    def cancel(self) -> bool:
+        """Cancel the call unless it has begun; True when it is cancelled (now or
+        before), False when it is running or finished."""
+        with self._guard:
+            if self._state == _CANCELLED:
+                return True
+            if self._state != _PENDING:
+                return False
+            self._state = _CANCELLED
+            self._fn = None
+        if self._linked is not None:
+            self._linked.cancel()
+        self._done.release()
+        return True
+
+    def done(self) -> bool:
+        """True once it has finished or was cancelled."""
+        return self._state >= _FINISHED
+
+    def cancelled(self) -> bool:
+        """True when it was cancelled before it began."""
+        return self._state == _CANCELLED
+
+    def _run(self) -> bool:
+        """Run the work on the calling (worker) thread, unless it was cancelled; True
+        when it ran. The waiting caller is woken later, by :meth:`_end`."""
+        with self._guard:
+            if self._state != _PENDING:
+                return False
+            if self._linked is not None and not self._linked.set_running_or_notify_cancel():
+                self._state = _CANCELLED  # its future was cancelled: never run
+                self._fn = None
+                self._done.release()
+                return False
+            self._state = _RUNNING
+            fn, self._fn = self._fn, None
+        try:
+            self._value = fn()  # type: ignore[misc]  # set while pending
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting caller
+            self._error = exc
+        return True
+
+    def _end(self) -> None:
+        """Wake the caller: the call has finished (its linked future too)."""
+        self._state = _FINISHED
+        if self._linked is not None:
+            if self._error is not None:
+                self._linked.set_exception(self._error)
+            else:
+                self._linked.set_result(self._value)
+        self._done.release()
+
+
+class _Worker:
+    """One daemon thread of a :class:`DaemonThreadPool`: ``wake`` is held except while
+    the thread is being woken with its next ``call`` (None: end)."""
+
+    __slots__ = ("call", "wake")
+
+    def __init__(self, call: Call) -> None:
+        self.call: Call | None = call
+        self.wake = threading.Lock()
+        self.wake.acquire()
+
+
 class DaemonThreadPool(ThreadPoolExecutor):
     """A ``ThreadPoolExecutor`` whose work runs on daemon threads that the interpreter
     does not wait for at exit (see the module doc).
 
     It is a ``ThreadPoolExecutor`` (so asyncio accepts it as a loop's default executor)
-    but does not use the base class's threads: :meth:`submit` queues work for its own
-    workers, started on demand up to ``max_workers`` and reused when idle.
+    but does not use the base class's threads: work goes to its own workers, an idle
+    one if there is one (the last to become idle: its stack is still warm), else a new
+    thread up to ``max_workers``, else a backlog the next free worker takes from.
+
+    **The hand-off per call is one lock release each way**: :meth:`start` gives the
+    work to an idle worker by releasing that worker's wake lock, and the worker wakes
+    the waiting caller by releasing the :class:`Call`'s done lock. A worker is back
+    among the idle ones *before* it wakes its caller, so a caller that runs one tool
+    after another finds it idle again and the pool does not grow (see
+    ``docs/PERFORMANCE.md`` for what the hop costs).
 
     Args:
         max_workers: the most threads at once (default: as ``ThreadPoolExecutor``'s,
@@ -66,71 +187,110 @@ class DaemonThreadPool(ThreadPoolExecutor):
         super().__init__(max_workers=max_workers, thread_name_prefix=thread_name_prefix)
         self._limit = max_workers if max_workers is not None else min(32, (os.cpu_count() or 1) + 4)
         self._prefix = thread_name_prefix or "daemon-pool"
-        self._queue: SimpleQueue[tuple[Future[Any], Callable[[], Any]] | None] = SimpleQueue()
-        self._workers: list[threading.Thread] = []
-        self._idle_workers = threading.Semaphore(0)
+        self._idle: list[_Worker] = []
+        self._backlog: deque[Call] = deque()
+        self._running_threads = 0
         self._guard = threading.Lock()
         self._closed = False
 
+    @property
+    def idle_workers(self) -> int:
+        """How many workers wait for work now."""
+        return len(self._idle)
+
+    def start(self, fn: Callable[[], Any], *, linked: Future[Any] | None = None) -> Call:
+        """Run ``fn()`` on a daemon worker; returns its :class:`Call`. ``linked`` is a
+        future that follows the call: it is cancelled with it, set running when it
+        begins (a cancelled future: the call never runs) and given its outcome.
+
+        Raises:
+            RuntimeError: the pool was shut down.
+        """
+        call = Call(fn, linked)
+        with self._guard:
+            if self._closed:
+                raise RuntimeError("cannot schedule new futures after shutdown")
+            if self._idle:
+                worker = self._idle.pop()
+                worker.call = call
+                worker.wake.release()
+                return call
+            if self._running_threads >= self._limit:
+                self._backlog.append(call)
+                return call
+            self._running_threads += 1
+            thread = threading.Thread(
+                target=self._work,
+                args=(_Worker(call),),
+                name=f"{self._prefix}_{self._running_threads - 1}",
+                daemon=True,
+            )
+            try:
+                thread.start()
+            except BaseException:
+                self._running_threads -= 1  # no thread (the system's limit, an interruption)
+                raise
+        return call
+
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
-        """Run ``fn(*args, **kwargs)`` on a daemon worker; returns its future.
+        """Run ``fn(*args, **kwargs)`` on a daemon worker; returns its future (what
+        asyncio's ``run_in_executor`` needs; :meth:`start` is the lighter way).
 
         Raises:
             RuntimeError: the pool was shut down.
         """
         future: Future[Any] = Future()
-        with self._guard:
-            if self._closed:
-                raise RuntimeError("cannot schedule new futures after shutdown")
-            self._queue.put((future, lambda: fn(*args, **kwargs)))
-            if not self._idle_workers.acquire(blocking=False) and len(self._workers) < self._limit:
-                worker = threading.Thread(
-                    target=self._work,
-                    name=f"{self._prefix}_{len(self._workers)}",
-                    daemon=True,
-                )
-                self._workers.append(worker)
-                worker.start()
+        self.start(lambda: fn(*args, **kwargs), linked=future)
         return future
 
-    def _work(self) -> None:
-        while True:
-            item = self._queue.get()
-            if item is None:
-                return
-            self._run(*item)
-            # Nothing of the item stays on this idle worker's frame: the last work's
-            # function, arguments and value (a graph node's state, on the run loop's
-            # executor) would stay reachable until the next work arrived.
-            del item
-            self._idle_workers.release()
+    def _work(self, worker: _Worker) -> None:
+        call = worker.call
+        while call is not None:
+            worker.call = None
+            ran = call._run()  # False: it was cancelled, its caller already woken
+            following = self._next(worker)
+            if ran:
+                call._end()
+            # Nothing of the call stays on this idle worker's frame: its value (a graph
+            # node's state, on the run loop's executor) would stay reachable until the
+            # next work arrived.
+            del call
+            if following is None:
+                worker.wake.acquire()
+                following = worker.call
+            call = following
 
-    @staticmethod
-    def _run(future: Future[Any], call: Callable[[], Any]) -> None:
-        if future.set_running_or_notify_cancel():
-            try:
-                value = call()
-            except BaseException as exc:  # noqa: BLE001 - handed to the waiting caller
-                future.set_exception(exc)
+    def _next(self, worker: _Worker) -> Call | None:
+        """The finished ``worker``'s next call from the backlog, or None after it was
+        put back among the idle workers (or, the pool being shut down, ended)."""
+        with self._guard:
+            if self._backlog:
+                return self._backlog.popleft()
+            if self._closed:
+                worker.call = None
+                worker.wake.release()  # its wait returns at once, with no call: it ends
+                self._running_threads -= 1
             else:
-                future.set_result(value)
+                self._idle.append(worker)
+        return None
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
-        """Stop taking work. ``cancel_futures`` cancels what has not started; ``wait``
-        waits only for work that is not an abandoned tool (nothing here is joined: a
-        running handler may never return)."""
+        """Stop taking work; idle workers end, busy ones once the backlog is empty.
+        ``cancel_futures`` cancels what has not started; ``wait`` waits only for work
+        that is not an abandoned tool (nothing here is joined: a running handler may
+        never return)."""
         with self._guard:
             self._closed = True
+            backlog = list(self._backlog) if cancel_futures else []
             if cancel_futures:
-                while True:
-                    try:
-                        item = self._queue.get_nowait()
-                    except Exception:  # noqa: BLE001 - queue.Empty: nothing left
-                        break
-                    if item is not None:
-                        item[0].cancel()
-            for _ in self._workers:
-                self._queue.put(None)
+                self._backlog.clear()
+            idle, self._idle = self._idle, []
+            self._running_threads -= len(idle)
+            for worker in idle:
+                worker.call = None
+                worker.wake.release()
+        for call in backlog:
+            call.cancel()
 
 
 class RunningTask:

@@ -168,10 +168,9 @@ def test_an_idle_worker_keeps_nothing_of_its_last_work() -> None:
     future = pool.submit(lambda value: value, state)
     assert future.result(5.0) is state
     del future, state
-    # The worker is idle once it has released its slot (not by submitting more work,
-    # which would overwrite what it kept).
-    assert pool._idle_workers.acquire(timeout=5.0)
-    pool._idle_workers.release()
+    # The worker is back among the idle ones before it wakes its caller (it is idle
+    # now; waiting for it by submitting more work would overwrite what it kept).
+    assert pool.idle_workers == 1
     gc.collect()
     assert gone() is None
     pool.shutdown()

@@ -8,7 +8,7 @@ import contextvars
 import threading
 import time
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import CancelledError, ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -69,6 +69,88 @@ def test_one_pool_for_many_calls(monkeypatch: pytest.MonkeyPatch) -> None:
         assert executor._pool is pool
     finally:
         executor.shutdown()
+
+
+def test_a_call_cancelled_before_it_begins_never_runs() -> None:
+    pool = DaemonThreadPool(max_workers=1, thread_name_prefix="test-cancel")
+    release = threading.Event()
+    ran: list[str] = []
+    try:
+        busy = pool.start(lambda: release.wait(HANG_GUARD_SECONDS))
+        queued = pool.start(lambda: ran.append("queued"))
+        assert queued.cancel()
+        assert queued.cancelled()
+        assert queued.done()
+        assert not busy.cancel()  # running: too late to cancel
+        release.set()
+        assert busy.result(HANG_GUARD_SECONDS) is True
+        with pytest.raises(CancelledError):
+            queued.result(0)
+        after = pool.start(lambda: "after")  # the worker took the cancelled call, skipped it
+        assert after.result(HANG_GUARD_SECONDS) == "after"
+        assert ran == []
+    finally:
+        release.set()
+        pool.shutdown()
+
+
+def test_a_calls_wait_is_bounded_and_its_error_kept() -> None:
+    pool = DaemonThreadPool(max_workers=1, thread_name_prefix="test-wait")
+    release = threading.Event()
+    problem = ValueError("boom")
+
+    def fail() -> None:
+        release.wait(HANG_GUARD_SECONDS)
+        raise problem
+
+    try:
+        call = pool.start(fail)
+        with pytest.raises(TimeoutError):
+            call.result(0.05)
+        assert not call.done()
+        release.set()
+        for _ in range(2):  # a finished call answers every later wait the same
+            with pytest.raises(ValueError, match="boom") as raised:
+                call.result(HANG_GUARD_SECONDS)
+            assert raised.value is problem
+        assert call.done()
+        assert not call.cancelled()
+    finally:
+        release.set()
+        pool.shutdown()
+
+
+def test_a_worker_is_idle_again_before_its_caller_wakes() -> None:
+    """One call after another needs one thread: the worker is back among the idle ones
+    before the caller it wakes can start the next call (else the pool would grow)."""
+    pool = DaemonThreadPool(max_workers=8, thread_name_prefix="test-reuse")
+    try:
+        threads = {
+            pool.start(threading.current_thread).result(HANG_GUARD_SECONDS) for _ in range(300)
+        }
+        assert len(threads) == 1
+        assert pool.idle_workers == 1
+    finally:
+        pool.shutdown()
+
+
+def test_shutdown_cancels_the_backlog_and_ends_the_workers() -> None:
+    pool = DaemonThreadPool(max_workers=1, thread_name_prefix="test-shutdown")
+    release = threading.Event()
+    ran: list[str] = []
+    busy = pool.start(lambda: release.wait(HANG_GUARD_SECONDS))
+    queued = pool.submit(ran.append, "queued")
+    pool.shutdown(cancel_futures=True)
+    assert queued.cancelled()
+    with pytest.raises(RuntimeError, match="after shutdown"):
+        pool.start(lambda: None)
+    worker = next(t for t in threading.enumerate() if t.name.startswith("test-shutdown"))
+    release.set()
+    assert busy.result(HANG_GUARD_SECONDS) is True
+    worker.join(HANG_GUARD_SECONDS)
+    assert not worker.is_alive()  # it ended instead of waiting for work
+    assert ran == []
+    assert pool.idle_workers == 0
 
 
 def test_default_executor_is_shared() -> None:
@@ -159,13 +241,19 @@ def test_timeout_is_measured_from_submission(
     handle = pool.submit(lambda: release.wait(timeout=10.0))
     time.sleep(0.15)
     waits: list[float | None] = []
-    real_result = handle._future.result
+    call = handle._future
 
-    def spy(timeout: float | None = None) -> object:
-        waits.append(timeout)
-        return real_result(timeout)
+    class Spy:
+        # The pool's Call has slots: the spy stands in for it and hands every
+        # operation on (only result's timeout is recorded).
+        def result(self, timeout: float | None = None) -> object:
+            waits.append(timeout)
+            return call.result(timeout)
 
-    monkeypatch.setattr(handle._future, "result", spy)
+        def __getattr__(self, name: str) -> Any:
+            return getattr(call, name)
+
+    monkeypatch.setattr(handle, "_future", Spy())
     invocation = handle.result(timeout=0.1)
     assert invocation.timed_out
     assert waits == [0.0]  # the budget was already spent: no new wait
