@@ -32,14 +32,10 @@ from tests.workspace import bindings, distributions
 
 TREES = {d.package: d.tree for d in distributions()}
 ENTRY_POINTS = {d.package: d.entry_points for d in distributions()}
-FRAMEWORKS = (
-    "langchain",
-    "langchain_core",
-    "langgraph",
-    "langsmith",
-    "pydantic_ai",
-    "pydantic_graph",
-)
+FRAMEWORKS = tuple(sorted({name for d in bindings() for name in d.frameworks}))
+"""The frameworks' import packages: what each binding says it drives (its pyproject's
+``[tool.agent-contract] frameworks``; tests/unit/test_workspace.py holds every binding
+to naming one)."""
 BINDINGS = tuple(d.package for d in bindings())
 """The bindings' import packages: the workspace members (tests/workspace.py)."""
 

@@ -18,7 +18,7 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.version import Version
 
-from tests.workspace import CORE, bindings, distributions
+from tests.workspace import CORE, bindings, distributions, published_bindings
 
 ROOT = Path(__file__).resolve().parents[2]
 BINDING = "agent-contract-langchain"
@@ -34,9 +34,12 @@ def pyproject(folder: Path) -> dict[str, Any]:
 PROJECTS = {d.name: (d.folder, pyproject(d.folder)) for d in distributions()}
 """Distribution name -> (its folder, its [project] table): the core and every binding."""
 BINDINGS = pytest.mark.parametrize("binding", [b.name for b in bindings()])
+PUBLISHED = pytest.mark.parametrize("binding", [b.name for b in published_bindings()])
+"""The bindings this project publishes (an experiment, ``published = false``, has no
+extra and is not installed by ``uv sync``)."""
 EXTRAS = {b.name: b.label for b in bindings()}
 """The core's extra that installs each binding: the binding's name without the core's."""
-BOTH = pytest.mark.parametrize("name", list(PROJECTS))
+BOTH = pytest.mark.parametrize("name", [CORE, *(b.name for b in published_bindings())])
 
 
 def requirement(requires: list[str], name: str) -> Requirement:
@@ -103,7 +106,7 @@ def test_the_binding_pins_a_compatible_core_range(binding: str) -> None:
     assert {s.operator for s in pin.specifier} == {">=", "<"}
 
 
-@BINDINGS
+@PUBLISHED
 def test_the_extra_points_at_the_binding_this_project_publishes(binding: str) -> None:
     extra = PROJECTS[CORE][1]["optional-dependencies"][EXTRAS[binding]]
     pin = requirement(extra, binding)

@@ -9,8 +9,9 @@ from pathlib import Path
 from tests.workspace import distributions
 
 ROOT = Path(__file__).resolve().parents[2]
-TREES = {d.package: d.tree for d in distributions()}
-"""Import package -> its source folder: the core and every binding (tests/workspace.py)."""
+TREES = {d.package: d.tree for d in distributions() if d.published}
+"""Import package -> its source folder: the core and every published binding
+(tests/workspace.py)."""
 
 
 def public_modules() -> set[str]:

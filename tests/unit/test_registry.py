@@ -26,13 +26,13 @@ from agent_contract.registry import (
     load_harness,
     missing_bindings,
 )
-from tests.workspace import bindings, core
+from tests.workspace import core, published_bindings
 
 BINDING = "agent-contract-langchain"
 PYDANTIC_BINDING = "agent-contract-pydantic-ai"
-BINDINGS = tuple(sorted(binding.name for binding in bindings()))
-"""Every binding of the workspace (tests/workspace.py), by name: the order of the core's
-extras in its installed metadata."""
+BINDINGS = tuple(sorted(binding.name for binding in published_bindings()))
+"""Every published binding of the workspace (tests/workspace.py), by name: the order of
+the core's extras in its installed metadata."""
 
 
 def invoke(*argv: str) -> tuple[int, str, str]:
@@ -45,7 +45,7 @@ def declared_harnesses() -> tuple[str, ...]:
     """The harness entry points the pyprojects declare, in the registry's order: the
     core's, then each binding's by distribution name, each in its installed metadata's
     order (by name)."""
-    ordered = (core(), *sorted(bindings(), key=lambda binding: binding.name))
+    ordered = (core(), *sorted(published_bindings(), key=lambda binding: binding.name))
     return tuple(name for d in ordered for name in sorted(d.entry_points.get(HARNESS_GROUP, {})))
 
 

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.workspace import CORE, ROOT, Distribution, bindings, distributions
+from tests.workspace import CORE, ROOT, Distribution, bindings, distributions, published_bindings
 
 BINDINGS = bindings()
+PUBLISHED = published_bindings()
 ROOT_PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 BINDING_GLOB = "bindings/*/src"
 """How the tool configuration (ruff's src, mypy's files, mkdocstrings' paths) names every
@@ -52,6 +53,19 @@ def test_a_binding_registers_harnesses_and_ships_a_typed_package(binding: Distri
     assert (binding.tree / "__init__.py").is_file()
     assert (binding.tree / "py.typed").is_file()
     assert binding.folder.parent == ROOT / "bindings", "a binding lives in bindings/<name>"
+    assert binding.frameworks, (
+        f"{binding.pyproject}: name the framework's import packages under "
+        "[tool.agent-contract] frameworks (the core is checked never to import them)"
+    )
+    assert all(name.isidentifier() for name in binding.frameworks)
+
+
+def test_the_members_are_every_binding_folder() -> None:
+    """The folders are the list: every folder of bindings/ with a pyproject is a member
+    (the root names ``bindings/*``), none is left out."""
+    assert ROOT_PYPROJECT["tool"]["uv"]["workspace"]["members"] == ["bindings/*"]
+    folders = {p.parent for p in (ROOT / "bindings").glob("*/pyproject.toml")}
+    assert {binding.folder for binding in BINDINGS} == folders
 
 
 def test_ruff_and_mypy_cover_exactly_the_core_and_the_bindings() -> None:
@@ -78,9 +92,10 @@ def test_mkdocstrings_reads_the_core_and_every_binding() -> None:
 
 
 def test_the_development_environment_installs_every_binding() -> None:
-    """``uv sync`` installs a member only when something depends on it: each binding is
-    a workspace source and a dev dependency of the root project (and nothing else is)."""
-    names = {binding.name for binding in BINDINGS}
+    """``uv sync`` installs a member only when something depends on it: each published
+    binding is a workspace source and a dev dependency of the root project (and nothing
+    else is; an experiment is run with ``uv run --package <its name>``)."""
+    names = {binding.name for binding in PUBLISHED}
     sources = ROOT_PYPROJECT["tool"]["uv"]["sources"]
     assert {n for n, s in sources.items() if s.get("workspace")} == names
     dev = {
@@ -92,7 +107,7 @@ def test_the_development_environment_installs_every_binding() -> None:
     assert {n for n in dev if n.startswith("agent-contract-")} == names
 
 
-@pytest.mark.parametrize("binding", BINDINGS, ids=lambda b: b.label)
+@pytest.mark.parametrize("binding", PUBLISHED, ids=lambda b: b.label)
 def test_a_binding_has_an_api_page_in_the_nav(binding: Distribution) -> None:
     """docs/api/<folder>.md documents the binding's package (test_docs_site.py checks that
     it lists every public module) and mkdocs.yml's nav lists the page."""
