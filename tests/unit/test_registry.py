@@ -26,13 +26,29 @@ from agent_contract.registry import (
     load_harness,
     missing_bindings,
 )
-from tests.workspace import core, published_bindings
+from tests.workspace import bindings, core, published_bindings
 
 BINDING = "agent-contract-langchain"
 PYDANTIC_BINDING = "agent-contract-pydantic-ai"
 BINDINGS = tuple(sorted(binding.name for binding in published_bindings()))
 """Every published binding of the workspace (tests/workspace.py), by name: the order of
 the core's extras in its installed metadata."""
+
+
+def _installed(name: str) -> bool:
+    try:
+        importlib.metadata.distribution(name)
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return True
+
+
+INSTALLED = tuple(b for b in bindings() if b.published or _installed(b.name))
+"""The bindings whose entry points the registry reads here: every published one (the dev
+environment installs them), and an experiment (``published = false``) only when it was
+installed beside them (``uv run --package <its name>``)."""
+EVERY_BINDING = frozenset(binding.name for binding in bindings())
+"""Every binding's distribution, published or not: what "only the core installed" hides."""
 
 
 def invoke(*argv: str) -> tuple[int, str, str]:
@@ -45,7 +61,7 @@ def declared_harnesses() -> tuple[str, ...]:
     """The harness entry points the pyprojects declare, in the registry's order: the
     core's, then each binding's by distribution name, each in its installed metadata's
     order (by name)."""
-    ordered = (core(), *sorted(published_bindings(), key=lambda binding: binding.name))
+    ordered = (core(), *sorted(INSTALLED, key=lambda binding: binding.name))
     return tuple(name for d in ordered for name in sorted(d.entry_points.get(HARNESS_GROUP, {})))
 
 
@@ -146,7 +162,7 @@ def without_binding(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
     def core_only(group: str) -> tuple[importlib.metadata.EntryPoint, ...]:
         return tuple(
-            ep for ep in real(group) if ep.dist is not None and ep.dist.name not in BINDINGS
+            ep for ep in real(group) if ep.dist is not None and ep.dist.name not in EVERY_BINDING
         )
 
     monkeypatch.setattr(registry, "_entries", core_only)
