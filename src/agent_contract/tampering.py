@@ -561,15 +561,11 @@ class TamperPlan:
                 self.kind,
                 harness=harness,
             )
-            try:
-                _, loaded = open_store(database).load(thread_id)
-            except CheckpointError as exc:
-                self.refusals.append(f"{type(exc).__name__}: {exc}")
-            else:
-                self.accepted += 1
-                return loaded
-            put_back(where, thread_id, undo)
-            return open_store(database).load(thread_id)[1]
+
+            def load() -> dict[str, Any]:
+                return open_store(database).load(thread_id)[1]
+
+            return self._read_tampered(load, lambda: put_back(where, thread_id, undo))
 
     def reopen_checkpoints(
         self, where: Path | Store, thread_id: str, resume: Callable[[], _R]
@@ -587,12 +583,24 @@ class TamperPlan:
         """
         self.reopened += 1
         undo = tamper_checkpoints(where, thread_id, self.kind)
+        return self._read_tampered(resume, lambda: restore_checkpoints(where, thread_id, undo))
+
+    def _read_tampered(self, read: Callable[[], _R], put_right: Callable[[], None]) -> _R:
+        """``read()`` from the tampered store: a refusal
+        (:class:`~agent_contract.errors.CheckpointError`) is noted in :attr:`refusals`,
+        the tampering undone (``put_right()``) and ``read()`` called again; a read that
+        went on from the tampered rows is noted in :attr:`accepted` and its result
+        returned.
+
+        Raises:
+            CheckpointError: the read after ``put_right()`` refuses too.
+        """
         try:
-            result = resume()
+            result = read()
         except CheckpointError as exc:
             self.refusals.append(f"{type(exc).__name__}: {exc}")
         else:
             self.accepted += 1
             return result
-        restore_checkpoints(where, thread_id, undo)
-        return resume()
+        put_right()
+        return read()
