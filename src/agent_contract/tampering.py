@@ -235,6 +235,35 @@ def _insert(conn: sqlite3.Connection, table: str, row: tuple[Any, ...]) -> None:
     conn.execute(f"INSERT INTO {table} VALUES ({marks})", row)  # noqa: S608 - fixed names
 
 
+def _grafted_thread(thread_id: str) -> str:
+    """The other thread whose copy of the paused checkpoint ``grafted`` puts in place."""
+    return f"{thread_id}-other"
+
+
+def _grafts(
+    newest: Sequence[Any], writes: Sequence[Sequence[Any]], thread_id: str
+) -> list[tuple[tuple[Any, ...], list[tuple[Any, ...]]]]:
+    """The rows ``grafted`` inserts, as ``(checkpoint row, its writes)`` in insert order:
+    a copy of ``thread_id``'s newest checkpoint row ``newest`` under
+    :func:`_grafted_thread`, then the same checkpoint as a newer one of ``thread_id``
+    whose parent is the paused one, each with a copy of ``writes`` (the paused
+    checkpoint's). Both savers' layouts: a checkpoint row starts ``thread_id,
+    checkpoint_ns, checkpoint_id, parent_checkpoint_id``, a write row ``thread_id,
+    checkpoint_ns, checkpoint_id``; the other columns are copied as they are."""
+    checkpoint_id = newest[2]
+    newer = f"{checkpoint_id}0"  # sorts after the paused id
+    return [
+        (
+            (thread, newest[1], at, parent, *newest[4:]),
+            [(thread, write[1], at, *write[3:]) for write in writes],
+        )
+        for thread, at, parent in (
+            (_grafted_thread(thread_id), checkpoint_id, newest[3]),
+            (thread_id, newer, checkpoint_id),
+        )
+    ]
+
+
 def _check_kind(kind: str) -> None:
     """Raises ValueError unless ``kind`` is one of :data:`TAMPERINGS`."""
     if kind not in TAMPERINGS:
@@ -303,14 +332,10 @@ def tamper_checkpoints(where: Path | Store, thread_id: str, kind: str) -> Rows:
                 f"SELECT * FROM writes {where_row}",  # noqa: S608 - fixed text
                 (thread_id, checkpoint_id),
             ).fetchall()
-            other, newer = f"{thread_id}-other", f"{checkpoint_id}0"  # sorts after the paused id
-            for thread, at, parent in (
-                (other, checkpoint_id, newest[3]),
-                (thread_id, newer, checkpoint_id),
-            ):
-                _insert(conn, "checkpoints", (thread, newest[1], at, parent, *newest[4:]))
-                for write in writes:
-                    _insert(conn, "writes", (thread, write[1], at, *write[3:]))
+            for checkpoint, its_writes in _grafts(newest, writes, thread_id):
+                _insert(conn, "checkpoints", checkpoint)
+                for write in its_writes:
+                    _insert(conn, "writes", write)
     return original
 
 
@@ -415,17 +440,13 @@ def _tamper_postgres(database: Database, thread_id: str, kind: str) -> Rows:
             conn.execute(f"DELETE FROM checkpoints {where_row}", (thread_id, checkpoint_id))  # noqa: S608
             conn.execute(f"DELETE FROM checkpoint_writes {where_row}", (thread_id, checkpoint_id))  # noqa: S608
         else:  # grafted: another thread's copy, and the same checkpoint as the newest
-            other, newer = f"{thread_id}-other", f"{checkpoint_id}0"  # sorts after the paused id
             writes = [w for w in original["postgresql/checkpoint_writes"] if w[2] == checkpoint_id]
             for blob_row in original["postgresql/checkpoint_blobs"]:
-                _pg_insert(conn, "checkpoint_blobs", (other, *blob_row[1:]))
-            for thread, at, parent in (
-                (other, checkpoint_id, newest[3]),
-                (thread_id, newer, checkpoint_id),
-            ):
-                _pg_insert(conn, "checkpoints", (thread, newest[1], at, parent, *newest[4:]))
-                for write in writes:
-                    _pg_insert(conn, "checkpoint_writes", (thread, write[1], at, *write[3:]))
+                _pg_insert(conn, "checkpoint_blobs", (_grafted_thread(thread_id), *blob_row[1:]))
+            for checkpoint, its_writes in _grafts(newest, writes, thread_id):
+                _pg_insert(conn, "checkpoints", checkpoint)
+                for write in its_writes:
+                    _pg_insert(conn, "checkpoint_writes", write)
     return original
 
 
@@ -540,15 +561,11 @@ class TamperPlan:
                 self.kind,
                 harness=harness,
             )
-            try:
-                _, loaded = open_store(database).load(thread_id)
-            except CheckpointError as exc:
-                self.refusals.append(f"{type(exc).__name__}: {exc}")
-            else:
-                self.accepted += 1
-                return loaded
-            put_back(where, thread_id, undo)
-            return open_store(database).load(thread_id)[1]
+
+            def load() -> dict[str, Any]:
+                return open_store(database).load(thread_id)[1]
+
+            return self._read_tampered(load, lambda: put_back(where, thread_id, undo))
 
     def reopen_checkpoints(
         self, where: Path | Store, thread_id: str, resume: Callable[[], _R]
@@ -566,12 +583,24 @@ class TamperPlan:
         """
         self.reopened += 1
         undo = tamper_checkpoints(where, thread_id, self.kind)
+        return self._read_tampered(resume, lambda: restore_checkpoints(where, thread_id, undo))
+
+    def _read_tampered(self, read: Callable[[], _R], put_right: Callable[[], None]) -> _R:
+        """``read()`` from the tampered store: a refusal
+        (:class:`~agent_contract.errors.CheckpointError`) is noted in :attr:`refusals`,
+        the tampering undone (``put_right()``) and ``read()`` called again; a read that
+        went on from the tampered rows is noted in :attr:`accepted` and its result
+        returned.
+
+        Raises:
+            CheckpointError: the read after ``put_right()`` refuses too.
+        """
         try:
-            result = resume()
+            result = read()
         except CheckpointError as exc:
             self.refusals.append(f"{type(exc).__name__}: {exc}")
         else:
             self.accepted += 1
             return result
-        restore_checkpoints(where, thread_id, undo)
-        return resume()
+        put_right()
+        return read()

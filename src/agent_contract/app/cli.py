@@ -56,7 +56,7 @@ import shlex
 import sys
 import traceback
 from collections.abc import Sequence
-from typing import TextIO, cast
+from typing import TextIO, TypedDict, cast
 
 from .. import __version__
 from ..budget import Budget
@@ -78,6 +78,7 @@ from ..exitcodes import (
 from ..registry import command_entry_points, harness_names, harness_plugin, missing_bindings
 from ..runtime import RunInterrupted, RunResult
 from ..stores import redacted_url
+from ..trace import TraceSink
 from .arguments import argument_problem, command_parser
 from .check_command import add_check_command
 from .demo import DATA_DIR_ENV, approve_demo, resume_demo, start_demo
@@ -132,6 +133,28 @@ def _budget(args: argparse.Namespace) -> Budget:
     )
 
 
+class _StoredRun(TypedDict):
+    """The options ``run``, ``approve`` and ``resume`` hand the demo from the flags they
+    share (the limits, the secrets, the data folder and store, the ``--otel`` sink)."""
+
+    budget: Budget
+    secrets: Sequence[str]
+    folder: str | None
+    store: str | None
+    trace_sink: TraceSink | None
+
+
+def _stored_run(args: argparse.Namespace, sink: TraceSink | None) -> _StoredRun:
+    """The shared options of a command on a stored run (see :class:`_StoredRun`)."""
+    return _StoredRun(
+        budget=_budget(args),
+        secrets=args.secret,
+        folder=args.data_dir,
+        store=args.store,
+        trace_sink=sink,
+    )
+
+
 def _where(args: argparse.Namespace) -> str:
     """`` --data-dir DIR --store URL`` as the command was given them (for the hints it
     prints), the URL without its password."""
@@ -176,12 +199,8 @@ def _cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             args.text,
             harness=args.harness,
             model=model_from_arguments(args),
-            budget=_budget(args),
-            secrets=args.secret,
             caller=args.caller,
-            folder=args.data_dir,
-            store=args.store,
-            trace_sink=sink,
+            **_stored_run(args, sink),
         )
     return _report(demo.result, args, out)
 
@@ -214,11 +233,7 @@ def _cmd_approve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             call_id=args.call_id,
             reason=args.reason,
             decided_by=args.decided_by or _os_user(),
-            budget=_budget(args),
-            secrets=args.secret,
-            folder=args.data_dir,
-            store=args.store,
-            trace_sink=sink,
+            **_stored_run(args, sink),
         )
     return _report(result, args, out)
 
@@ -227,11 +242,7 @@ def _cmd_resume(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     with exporting(args.otel, stream=err) as sink:
         result = resume_demo(
             args.thread_id,
-            budget=_budget(args),
-            secrets=args.secret,
-            folder=args.data_dir,
-            store=args.store,
-            trace_sink=sink,
+            **_stored_run(args, sink),
         )
     return _report(result, args, out)
 

@@ -42,7 +42,8 @@ call).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any, Final
 
 from langchain.agents import create_agent
@@ -109,6 +110,19 @@ MODEL_NODE_ROUTES_BACK: Final = model_node_routes_back()
 """:func:`model_node_routes_back` on the installed langchain, measured once at import."""
 
 
+@contextmanager
+def _passed(state: RunState) -> Iterator[StreamedCalls]:
+    """The block of a model call the contract gate passes: ``state`` is the gated run
+    (:data:`~agent_contract_langchain.run_config.gated`) and the call's streamed
+    argument text is collected into the :class:`StreamedCalls` yielded."""
+    token = gated.set(state)
+    try:
+        with collecting() as streamed:
+            yield streamed
+    finally:
+        gated.reset(token)
+
+
 class ContractGate(AgentMiddleware):
     """The inner half of :class:`~agent_contract_langchain.middleware.ContractMiddleware`
     (see the module doc). Build it with ``ContractMiddleware.inner()``.
@@ -173,12 +187,14 @@ class ContractGate(AgentMiddleware):
         return state, notes, request.override(tools=tools)
 
     @staticmethod
-    def _unbuilt(state: RunState, exc: Exception) -> ModelResponse[Any] | None:
+    def _unbuilt(state: RunState, notes: RunNotes, exc: Exception) -> ModelResponse[Any] | None:
         """The ``invalid_response`` stop for a reply the client could not build because
         its arguments are not a JSON object (:func:`~agent_contract_langchain.messages.
-        unbuilt_reply`), else ``None``."""
+        unbuilt_reply`), else ``None`` with the provider call's failure noted on
+        ``notes`` (the caller raises ``exc`` again)."""
         why = unbuilt_reply(exc)
         if why is None:
+            notes.provider_error = type(exc).__name__
             return None
         stop = Stop(reason="invalid_response", detail=f"{why} (the client could not read it)")
         state.halt(stop)
@@ -217,18 +233,14 @@ class ContractGate(AgentMiddleware):
         state, notes, prepared = self._before(request)
         if isinstance(prepared, ModelResponse):
             return prepared
-        token = gated.set(state)  # the model call a contract gate passes
         try:
-            with collecting() as streamed:
+            with _passed(state) as streamed:
                 response = handler(prepared)
         except Exception as exc:
-            unbuilt = self._unbuilt(state, exc)
-            if unbuilt is not None:
-                return unbuilt
-            notes.provider_error = type(exc).__name__
-            raise
-        finally:
-            gated.reset(token)
+            unbuilt = self._unbuilt(state, notes, exc)
+            if unbuilt is None:
+                raise
+            return unbuilt
         return self._vouch(notes, response, streamed)  # type: ignore[no-any-return]
 
     async def awrap_model_call(
@@ -240,18 +252,14 @@ class ContractGate(AgentMiddleware):
         state, notes, prepared = self._before(request)
         if isinstance(prepared, ModelResponse):
             return prepared
-        token = gated.set(state)  # the model call a contract gate passes
         try:
-            with collecting() as streamed:
+            with _passed(state) as streamed:
                 response = await handler(prepared)
         except Exception as exc:
-            unbuilt = self._unbuilt(state, exc)
-            if unbuilt is not None:
-                return unbuilt
-            notes.provider_error = type(exc).__name__
-            raise
-        finally:
-            gated.reset(token)
+            unbuilt = self._unbuilt(state, notes, exc)
+            if unbuilt is None:
+                raise
+            return unbuilt
         return self._vouch(notes, response, streamed)  # type: ignore[no-any-return]
 
     # -- tools -------------------------------------------------------------------------

@@ -591,6 +591,18 @@ _CHECKPOINT_COLUMNS: Final = "thread_id, checkpoint_ns, checkpoint_id, parent_ch
 _NEWEST: Final = "ORDER BY checkpoint_id DESC LIMIT 1"
 
 
+def _which(
+    select: str, mark: str, thread_id: str, checkpoint_id: str | None
+) -> tuple[str, tuple[str, ...]]:
+    """``(sql, parameters)`` reading one checkpoint row of ``thread_id`` with ``select``
+    (a query ending in its ``WHERE`` conditions on the thread): the checkpoint
+    ``checkpoint_id``, or the newest when it is None; ``mark`` is the driver's
+    placeholder (``?`` for sqlite3, ``%s`` for psycopg)."""
+    if checkpoint_id is None:
+        return select + _NEWEST, (thread_id,)
+    return select + f"AND checkpoint_id = {mark}", (thread_id, checkpoint_id)
+
+
 @dataclasses.dataclass(frozen=True)
 class _SqliteRows:
     """``SqliteSaver``'s tables: a checkpoint row holds its whole (sealed) value."""
@@ -604,11 +616,7 @@ class _SqliteRows:
             f"SELECT {_CHECKPOINT_COLUMNS}, checkpoint, metadata FROM checkpoints "  # noqa: S608
             "WHERE thread_id = ? AND checkpoint_ns = '' "
         )
-        if checkpoint_id is None:
-            cursor = self.conn.execute(select + _NEWEST, (thread_id,))
-        else:
-            cursor = self.conn.execute(select + "AND checkpoint_id = ?", (thread_id, checkpoint_id))
-        row = cursor.fetchone()
+        row = self.conn.execute(*_which(select, "?", thread_id, checkpoint_id)).fetchone()
         return tuple(row) if row is not None else None
 
     def writes(self, thread_id: str, checkpoint_id: str) -> list[tuple[Any, ...]]:
@@ -644,10 +652,7 @@ class _PostgresRows:
             f"SELECT {_CHECKPOINT_COLUMNS}, checkpoint::text, metadata::text "  # noqa: S608
             "FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = '' "
         )
-        if checkpoint_id is None:
-            rows = self._all(select + _NEWEST, (thread_id,))
-        else:
-            rows = self._all(select + "AND checkpoint_id = %s", (thread_id, checkpoint_id))
+        rows = self._all(*_which(select, "%s", thread_id, checkpoint_id))
         if not rows:
             return None
         (row,) = rows
