@@ -678,7 +678,8 @@ def test_tool_budget_counts_earlier_batches() -> None:
     )
     result = run(model, [spec(recorder=recorder)], "go", budget=Budget(max_tool_calls=3))
     assert result.stop_reason == "max_tool_calls"
-    assert [args["text"] for _, args in recorder.calls] == ["a", "b"]
+    # The calls of a batch run concurrently: which one starts first is not the contract's.
+    assert sorted(args["text"] for _, args in recorder.calls) == ["a", "b"]
     assert "2 earlier + 2 in this batch" in result.stop_detail
 
 
