@@ -29,6 +29,7 @@ loop (the async paths), and never waits past the limit plus the grace.
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import inspect
 import threading
@@ -152,8 +153,45 @@ class InvocationHandle:
         # raised) is not the tool's failure: it propagates, and the run is interrupted.
         return Invocation(value=value, duration_seconds=self._elapsed())
 
+    async def aresult(self, timeout: float) -> Invocation:
+        """:meth:`result` for a caller on an event loop: the loop waits for the handler
+        to end (the worker wakes it) instead of a thread blocking on it, so a sync tool
+        awaited from async code costs one thread hop, not two. The same timeout
+        (seconds, from submission), outcomes and errors as :meth:`result`.
+
+        Raises:
+            asyncio.CancelledError: the awaiting task was cancelled (the handler's
+                thread may still run on, as after an interrupted :meth:`result`).
+        """
+        import asyncio  # deferred: only the async paths need it
+
+        loop = asyncio.get_running_loop()
+        ended = loop.create_future()
+
+        def wake() -> None:
+            with contextlib.suppress(RuntimeError):  # the loop was closed: nobody waits
+                loop.call_soon_threadsafe(_set_once, ended)
+
+        future = self._future
+        if isinstance(future, Call):
+            future.notify(wake)
+        else:
+            future.add_done_callback(lambda _: wake())
+        remaining = max(0.0, timeout - (time.monotonic() - self._submitted))
+        await asyncio.wait({ended}, timeout=remaining)
+        if future.done():
+            return self.result(timeout)  # it has ended: this does not block
+        # The limit has passed: cancelling may wait a grace for an async handler's task.
+        return await asyncio.to_thread(self.result, timeout)
+
     def _elapsed(self) -> float:
         return time.monotonic() - (self._started.at or self._submitted)
+
+
+def _set_once(future: Any) -> None:
+    """Resolve an event loop's future unless it is done (the waiter gave up)."""
+    if not future.done():
+        future.set_result(None)
 
 
 def _ended_by_cancel(task: RunningTask) -> bool:

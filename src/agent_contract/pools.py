@@ -21,6 +21,7 @@ end within :data:`CANCEL_GRACE_SECONDS` of its cancellation (it swallowed the
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import os
 import threading
@@ -60,14 +61,15 @@ class Call:
     :meth:`DaemonThreadPool.start`: a small future for the one caller that waits on it.
 
     Lighter than a ``concurrent.futures.Future`` (no condition variable, no waiter
-    list, no callbacks): the call's ``done`` lock is taken when it is made and released
-    once, when it has finished or was cancelled, so a wait is one lock acquisition.
+    list): the call's ``done`` lock is taken when it is made and released once, when it
+    has finished or was cancelled, so a wait is one lock acquisition. An event loop
+    waits without a thread through :meth:`notify` (one callback at the most).
 
     States: pending (queued or handed to a worker, not begun), running, finished,
     cancelled (only a pending call can be).
     """
 
-    __slots__ = ("_done", "_error", "_fn", "_guard", "_linked", "_state", "_value")
+    __slots__ = ("_done", "_error", "_fn", "_guard", "_linked", "_on_end", "_state", "_value")
 
     def __init__(self, fn: Callable[[], Any], linked: Future[Any] | None = None) -> None:
         self._fn: Callable[[], Any] | None = fn
@@ -78,6 +80,7 @@ class Call:
         self._guard = threading.Lock()
         self._done = threading.Lock()
         self._done.acquire()
+        self._on_end: Callable[[], object] | None = None
 
     def result(self, timeout: float | None = None) -> Any:
         """The work's value, waiting at most ``timeout`` seconds (None: no limit).
@@ -96,6 +99,18 @@ class Call:
             raise self._error
         return self._value
 
+    def notify(self, callback: Callable[[], object]) -> None:
+        """Have ``callback()`` called once the call has finished or was cancelled: at
+        once, on this thread, when it already has; else on the thread that ends it (the
+        worker's), after :meth:`result` stops blocking. It must not raise (what it
+        raises is dropped) nor block; one callback per call, a later one replaces it.
+        """
+        with self._guard:
+            if self._state < _FINISHED:
+                self._on_end = callback
+                return
+        _call_back(callback)
+
     def cancel(self) -> bool:
         """Cancel the call unless it has begun; True when it is cancelled (now or
         before), False when it is running or finished."""
@@ -106,9 +121,12 @@ class Call:
                 return False
             self._state = _CANCELLED
             self._fn = None
+            callback, self._on_end = self._on_end, None
         if self._linked is not None:
             self._linked.cancel()
         self._done.release()
+        if callback is not None:
+            _call_back(callback)
         return True
 
     def done(self) -> bool:
@@ -129,6 +147,9 @@ class Call:
                 self._state = _CANCELLED  # its future was cancelled: never run
                 self._fn = None
                 self._done.release()
+                callback, self._on_end = self._on_end, None
+                if callback is not None:
+                    _call_back(callback)
                 return False
             self._state = _RUNNING
             fn, self._fn = self._fn, None
@@ -140,13 +161,24 @@ class Call:
 
     def _end(self) -> None:
         """Wake the caller: the call has finished (its linked future too)."""
-        self._state = _FINISHED
+        with self._guard:
+            self._state = _FINISHED
+            callback, self._on_end = self._on_end, None
         if self._linked is not None:
             if self._error is not None:
                 self._linked.set_exception(self._error)
             else:
                 self._linked.set_result(self._value)
         self._done.release()
+        if callback is not None:
+            _call_back(callback)
+
+
+def _call_back(callback: Callable[[], object]) -> None:
+    """Call a :meth:`Call.notify` callback; what it raises is dropped (a worker thread
+    must go on; a loop closed meanwhile makes ``call_soon_threadsafe`` raise)."""
+    with contextlib.suppress(Exception):
+        callback()
 
 
 class _Worker:

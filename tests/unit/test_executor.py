@@ -153,6 +153,110 @@ def test_shutdown_cancels_the_backlog_and_ends_the_workers() -> None:
     assert pool.idle_workers == 0
 
 
+def test_a_calls_callback_runs_once_when_it_ends_or_is_cancelled() -> None:
+    pool = DaemonThreadPool(max_workers=1, thread_name_prefix="test-notify")
+    release = threading.Event()
+    ended: list[str] = []
+    try:
+        busy = pool.start(lambda: release.wait(HANG_GUARD_SECONDS))
+        queued = pool.start(lambda: "queued")
+        busy.notify(lambda: ended.append("busy"))
+        queued.notify(lambda: ended.append("queued"))
+        assert ended == []  # neither has ended yet
+        assert queued.cancel()
+        assert ended == ["queued"]  # a cancelled call's callback runs on the cancelling thread
+        release.set()
+        assert busy.result(HANG_GUARD_SECONDS) is True
+        deadline = time.monotonic() + HANG_GUARD_SECONDS
+        while "busy" not in ended and time.monotonic() < deadline:
+            time.sleep(0.001)  # the worker calls back just after it woke the waiter
+        assert ended == ["queued", "busy"]
+        busy.notify(lambda: ended.append("late"))  # already ended: called at once
+        assert ended == ["queued", "busy", "late"]
+        failing = pool.start(lambda: "fine")
+        failing.notify(lambda: 1 / 0)  # a callback that raises does not stop the worker
+        assert failing.result(HANG_GUARD_SECONDS) == "fine"
+        assert pool.start(lambda: "next").result(HANG_GUARD_SECONDS) == "next"
+    finally:
+        release.set()
+        pool.shutdown()
+
+
+def test_an_awaited_handle_gives_the_value_without_a_waiting_thread(pool: ToolExecutor) -> None:
+    """``aresult``: the loop is woken when the handler ends; no thread of the loop's (nor
+    any other but the pool's worker) waits for it."""
+    hops: list[str] = []
+
+    class CountingExecutor(ThreadPoolExecutor):
+        def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
+            hops.append(getattr(fn, "__name__", repr(fn)))
+            return super().submit(fn, *args, **kwargs)
+
+    def handler() -> str:
+        return threading.current_thread().name
+
+    async def main() -> Any:
+        asyncio.get_running_loop().set_default_executor(CountingExecutor(max_workers=2))
+        return await pool.submit(handler).aresult(HANG_GUARD_SECONDS)
+
+    invocation = asyncio.run(main())
+    assert invocation.value.startswith("agent-contract-tool")
+    assert not invocation.timed_out
+    assert hops == []
+
+
+def test_an_awaited_handle_times_out_at_the_limit_and_the_handler_runs_on(
+    pool: ToolExecutor,
+) -> None:
+    release = threading.Event()
+    landed = threading.Event()
+
+    def slow() -> str:
+        release.wait(HANG_GUARD_SECONDS)
+        landed.set()
+        return "late"
+
+    invocation = asyncio.run(pool.submit(slow).aresult(0.1))
+    assert invocation.timed_out
+    assert invocation.started
+    assert not invocation.cancelled  # a thread cannot be stopped: the outcome is unknown
+    assert not landed.is_set()
+    release.set()
+    assert landed.wait(HANG_GUARD_SECONDS)
+
+
+def test_an_awaited_handle_keeps_the_handlers_error(pool: ToolExecutor) -> None:
+    def fail() -> None:
+        raise LookupError("missing")
+
+    invocation = asyncio.run(pool.submit(fail).aresult(HANG_GUARD_SECONDS))
+    assert isinstance(invocation.error, LookupError)
+
+
+def test_cancelling_the_awaiting_task_leaves_the_handler_to_end(pool: ToolExecutor) -> None:
+    started = threading.Event()
+    release = threading.Event()
+    landed = threading.Event()
+
+    def slow() -> None:
+        started.set()
+        release.wait(HANG_GUARD_SECONDS)
+        landed.set()
+
+    async def main() -> None:
+        waiting = asyncio.ensure_future(pool.submit(slow).aresult(HANG_GUARD_SECONDS))
+        while not started.is_set():
+            await asyncio.sleep(0.001)
+        waiting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+
+    asyncio.run(main())  # the loop closes: the handler's later wake-up is dropped
+    release.set()
+    assert landed.wait(HANG_GUARD_SECONDS)
+    assert pool.submit(lambda: "next").result(HANG_GUARD_SECONDS).value == "next"
+
+
 def test_default_executor_is_shared() -> None:
     first = default_executor()
     assert default_executor() is first

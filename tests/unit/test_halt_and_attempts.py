@@ -172,3 +172,42 @@ def test_a_call_answered_by_another_layer_is_recorded_unrun() -> None:
     assert result is not None
     assert (result.error_kind, result.outcome) == ("not_allowed", "not_run")
     assert state.layers.refuse_unrun("c1", "again") is None
+
+
+def test_aexecute_without_an_invoke_runs_the_tools_own_handler() -> None:
+    """A sync handler runs on the contract's pool, an ``async def`` one on the caller's
+    loop; both with the call's timeout and the result recorded once."""
+    import threading
+
+    def sync_handler(a: int) -> str:
+        return f"{threading.current_thread().name} {a}"
+
+    async def async_handler(a: int) -> str:
+        return f"awaited {a}"
+
+    state, planned = planned_run(spec("echo", sync_handler))
+    result = asyncio.run(state.aexecute(planned))
+    assert (result.status, result.outcome) == ("success", "succeeded")
+    assert result.content.startswith("agent-contract-tool")
+    assert state.view.result_for("c1") is result
+
+    state, planned = planned_run(spec("echo", async_handler))
+    assert asyncio.run(state.aexecute(planned)).content == "awaited 1"
+
+
+def test_aexecute_of_a_sync_tool_times_out_honestly() -> None:
+    import threading
+
+    release = threading.Event()
+
+    def stuck(a: int) -> str:
+        release.wait(60.0)
+        return "late"
+
+    state, planned = planned_run(spec("echo", stuck, timeout_seconds=0.1))
+    try:
+        result = asyncio.run(state.aexecute(planned))
+    finally:
+        release.set()
+    assert (result.error_kind, result.outcome) == ("timeout", "unknown")
+    assert result.side_effects_possible

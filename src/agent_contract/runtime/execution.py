@@ -14,7 +14,13 @@ from contextlib import contextmanager
 from typing import Any, Final
 
 from ..errors import ConfigurationError
-from ..executor import Invocation, ToolExecutor, arun_with_timeout, run_isolated
+from ..executor import (
+    Invocation,
+    InvocationHandle,
+    ToolExecutor,
+    arun_with_timeout,
+    run_isolated,
+)
 from ..pools import CANCEL_GRACE_SECONDS
 from ..results import ToolResult, classify_exception, error_result, success_result
 from ..text import copy_json
@@ -176,17 +182,7 @@ def submit(
             return run.record(result_from(run.contract, planned, spec, invocation, timeout))
 
         return wait_isolated
-    call = invoke or _default_invoke(spec, planned.arguments)
-    executor = run.contract.executor
-    own = type(executor).submit is ToolExecutor.submit
-    if spec.is_async and invoke is None and own:
-        # An async def handler's coroutine goes straight to the executor's loop.
-        handle = executor.submit_coroutine(lambda: call(context))
-    elif spec.is_async and own:
-        # A binding's invoke prepares the coroutine on a pool thread (run_awaitable).
-        handle = executor.submit(lambda: call(context), awaits=True)
-    else:
-        handle = executor.submit(lambda: call(context))
+    handle = _start(run, planned, spec, invoke, context)
 
     def wait() -> ToolResult:
         with _interruptible(run, planned, spec):
@@ -198,27 +194,59 @@ def submit(
     return wait
 
 
+def _start(
+    run: Run, planned: PlannedCall, spec: ToolSpec, invoke: Invoke | None, context: ToolContext
+) -> InvocationHandle:
+    """Start ``planned`` on the run's executor: ``invoke`` (default: the handler) on a
+    pool thread; an ``async def`` handler's own coroutine on the executor's loop."""
+    call = invoke or _default_invoke(spec, planned.arguments)
+    executor = run.contract.executor
+    own = type(executor).submit is ToolExecutor.submit
+    if spec.is_async and invoke is None and own:
+        # An async def handler's coroutine goes straight to the executor's loop.
+        return executor.submit_coroutine(lambda: call(context))
+    if spec.is_async and own:
+        # A binding's invoke prepares the coroutine on a pool thread (run_awaitable).
+        return executor.submit(lambda: call(context), awaits=True)
+    return executor.submit(lambda: call(context))
+
+
 async def aexecute(
-    run: Run, planned: PlannedCall, ainvoke: AsyncInvoke, *, passthrough: Passthrough = ()
+    run: Run,
+    planned: PlannedCall,
+    ainvoke: AsyncInvoke | None = None,
+    *,
+    passthrough: Passthrough = (),
 ) -> ToolResult:
     """Await one admitted call with its timeout and record the result (see
     :meth:`RunState.aexecute`). ``ainvoke`` of an ``async def`` tool is taken to await
     the tool natively: at the timeout it is cancelled (outcome ``cancelled``); for a
-    sync tool it may wrap a thread that runs on (outcome ``unknown``)."""
+    sync tool it may wrap a thread that runs on (outcome ``unknown``). Without
+    ``ainvoke`` the tool's own handler runs: an ``async def`` one awaited here, a sync
+    one on the executor's pool, awaited without a second thread."""
+    import asyncio  # deferred: only the async path needs it
+
     spec = _runnable_spec(planned)
     if spec.isolation == "process":
-        import asyncio  # deferred: only the async path needs it
-
         return await asyncio.to_thread(lambda: submit(run, planned)())
     timeout = timeout_for(run, spec)
     context = tool_context(run, planned.call_id, spec)
     with _interruptible(run, planned, spec):
-        invocation = await arun_with_timeout(
-            lambda: ainvoke(context),
-            timeout,
-            native=spec.is_async,
-            cancel_grace=_cancel_grace(run.contract.executor),
-        )
+        if ainvoke is None and not spec.is_async:
+            handle = _start(run, planned, spec, None, context)
+            aresult = getattr(handle, "aresult", None)  # an executor's own handle may lack it
+            if aresult is not None:
+                invocation = await aresult(timeout)
+            else:
+                invocation = await asyncio.to_thread(handle.result, timeout)
+        else:
+            run_it = ainvoke or _default_invoke(spec, planned.arguments)
+            invocation = await arun_with_timeout(
+                lambda: run_it(context),
+                timeout,
+                native=spec.is_async,
+                cancel_grace=_cancel_grace(run.contract.executor),
+            )
     _reraise_passthrough(invocation, passthrough)
     result = result_from(run.contract, planned, spec, invocation, timeout)
     return run.record(amend(run, result))

@@ -62,7 +62,7 @@ class RunState:
        approval.
     5. **execute**: ``execute(planned, invoke=None) -> ToolResult`` runs one call and
        records its result; ``submit(planned, invoke=None)`` starts it and returns the
-       function that waits; ``aexecute(planned, ainvoke)`` is the async form. A
+       function that waits; ``aexecute(planned, ainvoke=None)`` is the async form. A
        refused call returns its refusal; a write runs only once a human approved it.
     6. **record result**: ``record_result(result) -> ToolResult`` is the ledger's one
        way in, for a driver that runs a tool by other means; every result the other
@@ -280,11 +280,18 @@ class RunState:
         return self.submit(planned, invoke, passthrough=passthrough)()
 
     async def aexecute(
-        self, planned: PlannedCall, ainvoke: AsyncInvoke, *, passthrough: Passthrough = ()
+        self,
+        planned: PlannedCall,
+        ainvoke: AsyncInvoke | None = None,
+        *,
+        passthrough: Passthrough = (),
     ) -> ToolResult:
         """Async :meth:`execute` of a runnable or refused call: await ``ainvoke(context)``
         with the call's timeout (an async tool is cancelled at it). ``passthrough`` as in
-        :meth:`submit`.
+        :meth:`submit`. Without ``ainvoke``, the tool's own handler with a copy of the
+        arguments: an ``async def`` one awaited on this loop (cancelled at the
+        timeout), a sync one on the contract's worker pool, the loop woken when it
+        ends (no thread waits for it), timed out as :meth:`submit`'s.
 
         Raises:
             ConfigurationError: as :meth:`submit`.

@@ -13,8 +13,8 @@ capability sets it for the run, :data:`current_run_state`) what the call is, the
 
 - answers a refused call with its bound refusal, without running it;
 - runs an admitted call on the contract's executor (its timeout, serializer, size limit
-  and classified errors: ``state.submit``, waited for in a worker thread; an ``async def``
-  handler is awaited with ``state.aexecute``);
+  and classified errors) with ``state.aexecute``: an ``async def`` handler awaited on the
+  run's loop, a sync one on the contract's worker pool, the loop woken when it ends;
 - defers a write call with ``ApprovalRequired`` until a human decided (PydanticAI then
   ends the run with ``DeferredToolRequests``), and once decided runs it with
   ``state.execute`` (preview, idempotency key, verification), whatever arguments
@@ -28,8 +28,6 @@ content; its summary in ``metadata``, which the model never sees), an error as
 from __future__ import annotations
 
 import contextvars
-import copy
-import inspect
 from typing import Any, Final, NoReturn
 
 import anyio.to_thread
@@ -44,7 +42,6 @@ from pydantic_core import SchemaValidator, core_schema
 from agent_contract.errors import ApprovalError, ConfigurationError
 from agent_contract.results import ToolResult, error_content
 from agent_contract.runtime import Contract, PlannedCall, RunState
-from agent_contract.tools import ToolContext
 
 __all__ = [
     "PASS_THROUGH",
@@ -159,25 +156,7 @@ async def run_planned(
     answered = state.view.result_for(planned.call_id)
     if answered is not None:  # run once: a layer calling the tool again gets the same answer
         return deliver(answered)
-    spec = planned.spec
-    if (
-        spec is not None
-        and spec.isolation != "process"
-        and inspect.iscoroutinefunction(spec.handler)
-    ):
-        handler = spec.handler
-        arguments = copy.deepcopy(planned.arguments)
-
-        async def ainvoke(context: ToolContext) -> Any:
-            if spec.needs_context:
-                return await handler(context, **arguments)
-            return await handler(**arguments)
-
-        return deliver(await state.aexecute(planned, ainvoke, passthrough=_PASSTHROUGH))
-    wait = state.submit(
-        planned, passthrough=_PASSTHROUGH
-    )  # starts now on the contract's pool: the timeout runs from here
-    return deliver(await anyio.to_thread.run_sync(wait, abandon_on_cancel=True))
+    return deliver(await state.aexecute(planned, passthrough=_PASSTHROUGH))
 
 
 class ContractToolset(AbstractToolset[Any]):
