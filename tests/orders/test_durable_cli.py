@@ -78,7 +78,8 @@ def test_run_prints_how_to_decide(harness: str, folder: Path, invoke: Invoke) ->
 
 def pause(harness: str, folder: Path) -> DemoRun:
     demo = start_demo("refund order A-1001", harness=harness, caller="alice", folder=folder)
-    assert demo.result.stop_reason == "pending_approval"
+    calls = [(c.name, c.error_kind, c.outcome) for c in demo.result.tool_calls]
+    assert demo.result.stop_reason == "pending_approval", (demo.result.output, calls)
     return demo
 
 
