@@ -125,8 +125,7 @@ class Call:
         if self._linked is not None:
             self._linked.cancel()
         self._done.release()
-        if callback is not None:
-            _call_back(callback)
+        _call_back(callback)
         return True
 
     def done(self) -> bool:
@@ -148,8 +147,7 @@ class Call:
                 self._fn = None
                 self._done.release()
                 callback, self._on_end = self._on_end, None
-                if callback is not None:
-                    _call_back(callback)
+                _call_back(callback)  # it does not block (see notify)
                 return False
             self._state = _RUNNING
             fn, self._fn = self._fn, None
@@ -170,15 +168,16 @@ class Call:
             else:
                 self._linked.set_result(self._value)
         self._done.release()
-        if callback is not None:
-            _call_back(callback)
+        _call_back(callback)
 
 
-def _call_back(callback: Callable[[], object]) -> None:
-    """Call a :meth:`Call.notify` callback; what it raises is dropped (a worker thread
-    must go on; a loop closed meanwhile makes ``call_soon_threadsafe`` raise)."""
-    with contextlib.suppress(Exception):
-        callback()
+def _call_back(callback: Callable[[], object] | None) -> None:
+    """Call a :meth:`Call.notify` callback, if there is one; what it raises is dropped (a
+    worker thread must go on; a loop closed meanwhile makes ``call_soon_threadsafe``
+    raise)."""
+    if callback is not None:
+        with contextlib.suppress(Exception):
+            callback()
 
 
 class _Worker:
