@@ -8,7 +8,7 @@ import contextvars
 import threading
 import time
 from collections.abc import Iterator
-from concurrent.futures import CancelledError, ThreadPoolExecutor
+from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -231,6 +231,38 @@ def test_an_awaited_handle_keeps_the_handlers_error(pool: ToolExecutor) -> None:
 
     invocation = asyncio.run(pool.submit(fail).aresult(HANG_GUARD_SECONDS))
     assert isinstance(invocation.error, LookupError)
+
+
+def test_an_awaited_handle_over_a_future_gives_the_value(pool: ToolExecutor) -> None:
+    """A handle whose work is a ``concurrent.futures.Future`` (an ``async def``
+    handler's task on the executor's loop) is awaited through the future's callback."""
+
+    async def handler() -> str:
+        return "awaited"
+
+    invocation = asyncio.run(pool.submit_coroutine(handler).aresult(HANG_GUARD_SECONDS))
+    assert invocation.value == "awaited"
+
+
+def test_a_call_whose_linked_future_was_cancelled_calls_back_and_never_runs() -> None:
+    pool = DaemonThreadPool(max_workers=1, thread_name_prefix="test-linked")
+    release = threading.Event()
+    ran: list[str] = []
+    ended = threading.Event()
+    try:
+        busy = pool.start(lambda: release.wait(HANG_GUARD_SECONDS))
+        linked: Future[Any] = Future()
+        queued = pool.start(lambda: ran.append("queued"), linked=linked)
+        queued.notify(ended.set)
+        assert linked.cancel()  # the future, not the call: the worker finds it cancelled
+        release.set()
+        assert busy.result(HANG_GUARD_SECONDS) is True
+        assert ended.wait(HANG_GUARD_SECONDS)
+        assert queued.cancelled()
+        assert ran == []
+    finally:
+        release.set()
+        pool.shutdown()
 
 
 def test_cancelling_the_awaiting_task_leaves_the_handler_to_end(pool: ToolExecutor) -> None:

@@ -211,3 +211,33 @@ def test_aexecute_of_a_sync_tool_times_out_honestly() -> None:
         release.set()
     assert (result.error_kind, result.outcome) == ("timeout", "unknown")
     assert result.side_effects_possible
+
+
+def test_aexecute_waits_in_a_thread_for_an_executor_whose_handle_cannot_be_awaited() -> None:
+    """An executor of the team's own whose handles have only ``result(timeout)``: the
+    sync tool still runs on it, and its result is recorded."""
+    ran: list[int] = []
+
+    class PlainHandle:
+        def __init__(self, invocation: Any) -> None:
+            self._invocation = invocation
+
+        def result(self, timeout: float) -> Any:
+            return self._invocation
+
+    class OwnExecutor(ToolExecutor):
+        def submit(self, fn: Any, *, awaits: bool = False) -> Any:
+            return PlainHandle(ToolExecutor.submit(self, fn).result(5.0))
+
+    def handler(a: int) -> str:
+        ran.append(a)
+        return f"ran {a}"
+
+    contract = Contract([spec("echo", handler)], executor=OwnExecutor(max_workers=1))
+    state = contract.start()
+    assert state.check_before_model_call([]) is None
+    planned = state.plan_tool_calls([ToolCall(id="c1", name="echo", arguments={"a": 2})]).calls[0]
+    result = asyncio.run(state.aexecute(planned))
+    assert result.content == "ran 2"
+    assert ran == [2]
+    assert state.view.result_for("c1") is result
