@@ -16,6 +16,7 @@ a provider accepts.
 
 from __future__ import annotations
 
+from collections.abc import Container
 from typing import Any
 
 from ..canonical import canonical_json
@@ -148,6 +149,21 @@ def _unfinished(
     )
 
 
+class _Seen:
+    """The ids a response may not use again: the ledger's issued ones and the
+    history's (``in`` on both sets; nothing copied, so the cost stays flat in the
+    length of the run)."""
+
+    __slots__ = ("_history", "_issued")
+
+    def __init__(self, issued: Container[str], history: Container[str]) -> None:
+        self._issued = issued
+        self._history = history
+
+    def __contains__(self, call_id: object) -> bool:
+        return call_id in self._issued or call_id in self._history
+
+
 def judge(run: Run, completion: Completion, answer: AnswerFormat | None) -> ResponseVerdict:
     """The verdict on ``completion`` (see :meth:`RunState.accept_response`); refusals
     are recorded and the ``model_response`` event is traced. An unfinished reply (see
@@ -155,7 +171,7 @@ def judge(run: Run, completion: Completion, answer: AnswerFormat | None) -> Resp
     contract = run.contract
     calls, violations = validate_response(
         completion,
-        seen_ids=(*run.ledger.issued, *run.history.ids),
+        seen_ids=_Seen(run.ledger.issued_ids, run.history.ids),
         commentary=contract.commentary,
     )
     unfinished = _unfinished(run, completion, calls)
@@ -193,7 +209,7 @@ def judge(run: Run, completion: Completion, answer: AnswerFormat | None) -> Resp
         return _invalid(run, calls, violations)
     if shape == "refused_answer":
         call = calls[0]
-        run.ledger.issued.append(call.id or "")
+        run.ledger.issue(call.id or "")
         refused = run.ledger.record(
             refusal(
                 call,
@@ -208,7 +224,7 @@ def judge(run: Run, completion: Completion, answer: AnswerFormat | None) -> Resp
         return ResponseVerdict(shape="tool_calls", calls=calls, commentary=commentary)
     if answering:
         call = calls[0]
-        run.ledger.issued.append(call.id or "")
+        run.ledger.issue(call.id or "")
         accepted = run.ledger.record(
             success_result(
                 call.id or "",

@@ -115,7 +115,10 @@ class CallLedger:
         self.redaction = redaction
         self.trace = trace
         self.issued: list[str] = []
-        """Every ``tool_call_id`` the model issued, in order ("" for a call without one)."""
+        """Every ``tool_call_id`` the model issued, in order ("" for a call without one);
+        added to by :meth:`issue` only."""
+        self.issued_ids: set[str] = set()
+        """The same ids as a set (membership in constant time, however long the run)."""
         self.answered: dict[str, ToolResult] = {}
         """The one result bound to each answered id."""
         self.records: list[ToolCallRecord] = []
@@ -125,6 +128,11 @@ class CallLedger:
 
     # -- the one way in ------------------------------------------------------------------
 
+    def issue(self, call_id: str) -> None:
+        """Note ``call_id`` as issued by the model (``""`` for a call without an id)."""
+        self.issued.append(call_id)
+        self.issued_ids.add(call_id)
+
     def record(self, result: ToolResult) -> ToolResult:
         """Bind ``result`` to its call (once per id) and return it.
 
@@ -132,7 +140,7 @@ class CallLedger:
             ConfigurationError: the id was never issued in this run, or is already
                 answered (a driver bug: a tool message must answer exactly one call).
         """
-        if result.tool_call_id not in self.issued:
+        if result.tool_call_id not in self.issued_ids:
             raise ConfigurationError(f"tool_call_id {result.tool_call_id!r} was never issued")
         if result.tool_call_id in self.answered:
             raise ConfigurationError(f"tool_call_id {result.tool_call_id!r} is already answered")
@@ -145,7 +153,7 @@ class CallLedger:
         """Make ``planned`` the open batch: issue its ids, write its ``tool_call``
         events in issue order, and record the refusals among it."""
         for item in planned:
-            self.issued.append(item.call_id)
+            self.issue(item.call_id)
         self.batch = list(planned)
         for item in planned:
             self._trace_call(item)
@@ -222,7 +230,7 @@ class CallLedger:
             fresh = (
                 bool(call.id)
                 and call.id not in self.answered
-                and call.id not in self.issued
+                and call.id not in self.issued_ids
                 and call.id not in taken
             )
             if not fresh:
@@ -232,7 +240,7 @@ class CallLedger:
             reason = "; ".join(own) or (
                 "not run: the response broke the contract (" + ", ".join(general) + ")"
             )
-            self.issued.append(call.id or "")
+            self.issue(call.id or "")
             result = self.record(refusal(call, "invalid_call", reason, self.redaction))
             self._settle(call, call.arguments, result, refused=True)
             refusals.append(result)
@@ -333,5 +341,6 @@ class CallLedger:
         """
         self.records = [ToolCallRecord.from_state(r) for r in data["records"]]
         self.issued = [str(i) for i in data["issued"]]
+        self.issued_ids = set(self.issued)
         self.answered = {str(k): ToolResult.from_dict(v) for k, v in dict(data["answered"]).items()}
         self.batch = [PlannedCall.from_dict(item, registry) for item in data["batch"]]

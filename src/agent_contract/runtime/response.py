@@ -8,7 +8,7 @@ something malformed; the runtime holds it in order to refuse it.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Container
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -91,7 +91,7 @@ def _normalize_arguments(call: ToolCall) -> tuple[Any, Violation | None]:
 
 
 def validate_response(
-    completion: Completion, *, seen_ids: Iterable[str] = (), commentary: Commentary = "keep"
+    completion: Completion, *, seen_ids: Container[str] = (), commentary: Commentary = "keep"
 ) -> tuple[tuple[ToolCall, ...], tuple[Violation, ...]]:
     """Judge a completion against the response contract.
 
@@ -108,7 +108,8 @@ def validate_response(
 
     Args:
         completion: what the model returned.
-        seen_ids: tool-call ids issued earlier in the run or used in its history.
+        seen_ids: tool-call ids issued earlier in the run or used in its history (read
+            with ``in`` only, never copied: a run's ledger passes its own set).
         commentary: ``keep`` (the default) or ``refuse`` text beside tool calls.
 
     Returns:
@@ -129,7 +130,7 @@ def validate_response(
         violations.append(
             Violation(code="empty_response", message="the response has neither text nor tool calls")
         )
-    seen = set(seen_ids)
+    own: set[str] = set()  # this response's ids so far
     calls: list[ToolCall] = []
     for call in completion.tool_calls:
         call_id = call.id or None
@@ -145,7 +146,7 @@ def validate_response(
             violations.append(
                 Violation(code="missing_call_id", message=f"a call to {call.name!r} has no id")
             )
-        elif call_id in seen:
+        elif call_id in own or call_id in seen_ids:
             violations.append(
                 Violation(
                     code="duplicate_call_id",
@@ -154,7 +155,7 @@ def validate_response(
                 )
             )
         else:
-            seen.add(call_id)
+            own.add(call_id)
         arguments, problem = _normalize_arguments(call)
         if problem is not None:
             violations.append(problem)
