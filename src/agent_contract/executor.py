@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import ConfigurationError
-from .pools import CANCEL_GRACE_SECONDS, Call, DaemonThreadPool, LoopThread, RunningTask
+from .pools import CANCEL_GRACE_SECONDS, Call, DaemonThreadPool, LoopThread, RunningTask, wait_for
 
 __all__ = [
     "ISOLATION_START_METHOD",
@@ -345,7 +345,7 @@ def run_awaitable(awaitable: Any) -> Any:
     context = contextvars.copy_context()
     if current is None:
         executor = default_executor()
-        return executor._loop.start(_as_coroutine(awaitable), context).future.result()
+        return wait_for(executor._loop.start(_as_coroutine(awaitable), context).future)
     executor, started = current
     return executor.await_in_call(awaitable, context, started)
 

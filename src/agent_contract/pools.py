@@ -36,11 +36,13 @@ if TYPE_CHECKING:
 __all__ = [
     "CANCEL_GRACE_SECONDS",
     "INTERRUPT_GRACE_SECONDS",
+    "SIGNAL_POLL_SECONDS",
     "Call",
     "DaemonThreadPool",
     "LoopThread",
     "RunningTask",
     "run_async",
+    "wait_for",
 ]
 
 _T = TypeVar("_T")
@@ -430,6 +432,33 @@ def _cancelled() -> BaseException:
     return asyncio.CancelledError()
 
 
+SIGNAL_POLL_SECONDS: Final = 0.2
+"""How long :func:`wait_for` blocks at a time, in seconds: the longest a Ctrl-C (or any
+signal with a Python handler) waits to be raised in a thread blocked on a future."""
+
+
+def wait_for(future: Future[_T]) -> _T:
+    """``future.result()``, waited for in slices of :data:`SIGNAL_POLL_SECONDS`.
+
+    Python runs signal handlers in the main thread only, between bytecodes. The OS may
+    deliver a process-directed signal (Ctrl-C, ``kill``) to any thread; when it lands
+    on another one, a main thread blocked in a lock with no timeout is not woken, and
+    ``future.result()`` never raises the ``KeyboardInterrupt`` (seen: a run waited on
+    forever after its SIGINT). A wait with a timeout returns to the interpreter, which
+    then runs the pending handler.
+
+    Raises:
+        BaseException: what ``future`` raised, or what a signal handler raised while
+            waiting (``KeyboardInterrupt``).
+    """
+    while True:
+        try:
+            return future.result(SIGNAL_POLL_SECONDS)
+        except TimeoutError:
+            if future.done():  # the future's own TimeoutError
+                raise
+
+
 _RUN_WORKERS: Final = 1 << 20
 """The run loop's default executor starts a new daemon thread whenever no worker is idle
 (in effect unbounded): a tool thread abandoned at its timeout keeps its worker, and
@@ -491,7 +520,7 @@ def run_async(coroutine: Coroutine[Any, Any, _T]) -> _T:
         )
     running = _RUNS.start(coroutine, contextvars.copy_context())
     try:
-        value: _T = running.future.result()
+        value: _T = wait_for(running.future)
         return value
     except BaseException as interrupt:
         if running.future.done():
