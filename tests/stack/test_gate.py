@@ -14,11 +14,13 @@ from langchain_core.messages import HumanMessage
 from langchain_core.tools import tool
 
 from agent_contract.errors import ConfigurationError, NotFoundError
+from agent_contract.messages import Message
 from agent_contract.runtime import AnswerFormat, Contract
 from agent_contract.testing import FakeModel, tool_call, tool_calls
 from agent_contract.tools import ToolSpec
 from agent_contract_langchain import gate
 from agent_contract_langchain.chat_model import ContractChatModel
+from agent_contract_langchain.harness import run_graph
 from agent_contract_langchain.middleware import ContractMiddleware
 from agent_contract_langchain.resuming import resume_graph
 from agent_contract_langchain.run_config import contract_config
@@ -381,3 +383,101 @@ def test_the_route_is_measured_on_the_graph_create_agent_builds(
     assert gate.model_node_routes_back() is False
     monkeypatch.setattr(gate, "create_agent", built({"tools": "tools", "model": "model"}))
     assert gate.model_node_routes_back() is True
+
+
+# -- the two halves as one middleware ------------------------------------------------------
+
+
+class _CountingGate(gate.ContractGate):
+    def __init__(self, contract: Contract, hooks: list[str]) -> None:
+        super().__init__(contract)
+        self.hooks = hooks
+
+    def wrap_model_call(self, request: Any, handler: Any) -> Any:
+        self.hooks.append("gate:model")
+        return super().wrap_model_call(request, handler)
+
+    async def awrap_model_call(self, request: Any, handler: Any) -> Any:
+        self.hooks.append("gate:model")
+        return await super().awrap_model_call(request, handler)
+
+    def wrap_tool_call(self, request: Any, handler: Any) -> Any:
+        self.hooks.append("gate:tool")
+        return super().wrap_tool_call(request, handler)
+
+    async def awrap_tool_call(self, request: Any, handler: Any) -> Any:
+        self.hooks.append("gate:tool")
+        return await super().awrap_tool_call(request, handler)
+
+
+class _Counting(ContractMiddleware):
+    """A ContractMiddleware (a team's subclass) that notes each hook call, its own and its
+    gate's, in order."""
+
+    def __init__(self, contract: Contract) -> None:
+        super().__init__(contract)
+        self.hooks: list[str] = []
+        self._gate = _CountingGate(contract, self.hooks)
+
+    def wrap_model_call(self, request: Any, handler: Any) -> Any:
+        self.hooks.append("outer:model")
+        return super().wrap_model_call(request, handler)
+
+    async def awrap_model_call(self, request: Any, handler: Any) -> Any:
+        self.hooks.append("outer:model")
+        return await super().awrap_model_call(request, handler)
+
+    def wrap_tool_call(self, request: Any, handler: Any) -> Any:
+        self.hooks.append("outer:tool")
+        return super().wrap_tool_call(request, handler)
+
+    async def awrap_tool_call(self, request: Any, handler: Any) -> Any:
+        self.hooks.append("outer:tool")
+        return await super().awrap_tool_call(request, handler)
+
+
+def _run_with(stack: list[Any], contract: Contract, mode: str) -> Any:
+    graph = create_agent(
+        ContractChatModel(
+            model=FakeModel([tool_call("echo", {"a": 1}), tool_call("echo", {"a": 1}), "done"])
+        ),
+        tools=to_langchain_tools(contract.registry),
+        middleware=stack,
+    )
+    return run_graph(graph, contract.start(), [Message(role="user", content="q")], mode=mode)  # type: ignore[arg-type]
+
+
+def test_around_without_middleware_is_both_halves_in_one_middleware(mode: str, ran: Ran) -> None:
+    contract = Contract([echo_spec(ran)], budget=budget(max_identical_calls=1))
+    outer = _Counting(contract)
+    stack = outer.around()
+    (layer,) = stack
+    assert isinstance(layer, ContractMiddleware)  # check --agent sees the contract in it
+    assert layer.inner() is outer.inner()
+    assert layer.name == outer.name
+    result = _run_with(stack, contract, mode)
+    # The outer hooks (the subclass's own) and the gate's ran, each once per call,
+    # the gate inside the outer one.
+    assert outer.hooks == [
+        *("outer:model", "gate:model", "outer:tool", "gate:tool"),
+        *("outer:model", "gate:model"),  # the repeat is refused when planned: the run stops
+    ]
+    assert outer.gate_seen
+    # The same run as with the two middleware: the identical repeat refused, not run.
+    two = Contract([echo_spec(Ran())], budget=budget(max_identical_calls=1))
+    contract_mw = ContractMiddleware(two)
+    split = _run_with([contract_mw, contract_mw.inner()], two, mode)
+    assert ran.count("echo") == 1
+    assert [(r.name, r.error_kind) for r in result.tool_calls] == [
+        ("echo", None),
+        ("echo", "repeated_call"),
+    ]
+    assert [(r.name, r.error_kind) for r in result.tool_calls] == [
+        (r.name, r.error_kind) for r in split.tool_calls
+    ]
+    assert (result.stop_reason, result.output, result.usage.model_steps) == (
+        split.stop_reason,
+        split.output,
+        split.usage.model_steps,
+    )
+    assert [e["type"] for e in result.trace.events] == [e["type"] for e in split.trace.events]

@@ -16,6 +16,10 @@ nodes: no extra graph steps):
   **innermost**: counts every provider call, filters the final tool list, vouches for
   the model's real messages and reports every tool execution (see its module).
 
+With no middleware of yours between them, ``ContractMiddleware.around()`` gives both
+halves as one middleware (``_BothHalves``: the gate's hooks called straight from the
+outer ones), sparing the wrapper ``create_agent`` puts around each middleware's hooks.
+
 Each hook is one pass, in the order the work happens: prepare, run, record (the
 private ``_driver`` package: each of its modules entered once, none calling back). A
 model call: prepare (find the run, close the last batch, check, offer tools), the
@@ -47,7 +51,7 @@ from ._driver.record import record_model_response, record_tool_result
 from ._driver.run import arun_tool_call, arun_write, run_tool_call, run_write
 from ._inline_hooks import install as install_inline_hooks
 from .attribution import NOT_A_MODEL_FAILURE, model_failure
-from .gate import ContractGate
+from .gate import MODEL_NODE_ROUTES_BACK, ContractGate
 from .stops import stop_response
 
 __all__ = ["ContractMiddleware"]
@@ -104,7 +108,13 @@ class ContractMiddleware(AgentMiddleware):
         return self._gate
 
     def around(self, *middleware: Any) -> list[Any]:
-        """``[self, *middleware, self.inner()]``: the list to give ``create_agent``."""
+        """The list to give ``create_agent``, as it is: ``[self, *middleware,
+        self.inner()]``; with no ``middleware``, one middleware that is both halves (the
+        gate's hooks called straight from this one's: the same checks in the same order,
+        without the layer ``create_agent`` adds per middleware, a LangSmith ``traceable``
+        wrapper and a composition per hook call; see docs/PERFORMANCE.md)."""
+        if not middleware:
+            return [_BothHalves(self)]
         return [self, *middleware, self.inner()]
 
     # -- model -------------------------------------------------------------------------
@@ -170,3 +180,96 @@ class ContractMiddleware(AgentMiddleware):
         if step.planned.approval is not None:
             return await arun_write(step, handler)
         return record_tool_result(step, await arun_tool_call(step, handler))
+
+
+def _model_response(response: ModelResponse[Any] | AIMessage) -> ModelResponse[Any]:
+    """``response`` as ``create_agent`` hands an inner middleware's result to the outer
+    one: an ``AIMessage`` becomes a ``ModelResponse`` holding it."""
+    if isinstance(response, AIMessage):
+        return ModelResponse(result=[response])
+    return response
+
+
+class _BothHalves(ContractMiddleware):
+    """:class:`ContractMiddleware` and its gate with nothing between them, as one
+    middleware (what :meth:`ContractMiddleware.around` gives when there is no middleware
+    of yours): each hook calls the outer middleware's, with the gate's hook as its
+    handler, exactly as ``create_agent`` composes two adjacent middleware, minus the
+    wrapper and composition it adds per middleware. A ``ContractMiddleware`` itself, so
+    a stack holding it is known to have the contract (``check --agent``); the outer
+    middleware's hooks are the ones called (a subclass's included), and its gate is
+    this one's :meth:`inner`.
+    """
+
+    def __init__(self, outer: ContractMiddleware) -> None:
+        AgentMiddleware.__init__(self)
+        self.contract = outer.contract
+        self._outer = outer
+        self._gate = outer.inner()
+
+    @property
+    def name(self) -> str:
+        """The outer middleware's name (it is not in the stack itself)."""
+        return self._outer.name
+
+    def around(self, *middleware: Any) -> list[Any]:
+        """The outer middleware's :meth:`~ContractMiddleware.around`."""
+        return self._outer.around(*middleware)
+
+    def wrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
+    ) -> ModelResponse[Any] | AIMessage:
+        """The outer hook, the gate's as its handler."""
+        gate = self.inner()
+
+        def inner(request: ModelRequest[Any]) -> ModelResponse[Any]:
+            return _model_response(gate.wrap_model_call(request, handler))
+
+        return self._outer.wrap_model_call(request, inner)
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
+    ) -> ModelResponse[Any] | AIMessage:
+        """Async :meth:`wrap_model_call`."""
+        gate = self.inner()
+
+        async def inner(request: ModelRequest[Any]) -> ModelResponse[Any]:
+            return _model_response(await gate.awrap_model_call(request, handler))
+
+        return await self._outer.awrap_model_call(request, inner)
+
+    def wrap_tool_call(
+        self,
+        request: Any,
+        handler: Callable[[Any], ToolMessage | Command[Any]],
+    ) -> ToolMessage | Command[Any]:
+        """The outer hook, the gate's as its handler."""
+        gate = self.inner()
+        return self._outer.wrap_tool_call(request, lambda r: gate.wrap_tool_call(r, handler))
+
+    async def awrap_tool_call(
+        self,
+        request: Any,
+        handler: Callable[[Any], Awaitable[ToolMessage | Command[Any]]],
+    ) -> ToolMessage | Command[Any]:
+        """Async :meth:`wrap_tool_call`."""
+        gate = self.inner()
+        return await self._outer.awrap_tool_call(
+            request, lambda r: gate.awrap_tool_call(r, handler)
+        )
+
+    if not MODEL_NODE_ROUTES_BACK:
+        # The gate's route back to the model on langchain up to 1.3.x (see the gate's
+        # module doc); it changes nothing in the state.
+
+        def after_model(self, state: Any, runtime: Any) -> None:
+            """Nothing (the route back to the model, up to langchain 1.3.x)."""
+            return None
+
+        async def aafter_model(self, state: Any, runtime: Any) -> None:
+            """Nothing (the route back to the model, up to langchain 1.3.x)."""
+            return None
