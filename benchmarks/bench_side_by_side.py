@@ -60,7 +60,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from agent_contract import Budget, Completion, Contract, Message, ToolExecutor, ToolSpec, run
 from agent_contract.executor import Invocation
 from agent_contract.testing import FakeModel, tool_call, tool_calls
-from agent_contract_langchain import build_agent
+from agent_contract_langchain import ContractMiddleware, build_agent, to_langchain_tools
 from agent_contract_langchain.chat_model import ContractChatModel
 from agent_contract_langchain.controls.plain_create_agent import plain_tool
 from agent_contract_langchain.harness import arun_graph, run_graph
@@ -349,6 +349,19 @@ class Harnesses:
             return lambda: _answered(run_graph(graph, contract.start(), user, mode="ainvoke"))
         return lambda: _answered(run_graph(graph, contract.start(), user, mode=mode))  # type: ignore[arg-type]
 
+    def middleware_split(self, mode: str = "invoke") -> Run:
+        """The contract as two middleware, ``[ContractMiddleware, its gate]`` (what a
+        stack with middleware of yours between them pays; ``around()`` with none gives
+        one middleware), run through ``run_graph``."""
+        contract, user = self.contract, self.user
+        contract_mw = ContractMiddleware(contract)
+        graph = create_agent(
+            self.chat_model(),
+            tools=to_langchain_tools(contract.registry),
+            middleware=[contract_mw, contract_mw.inner()],
+        )
+        return lambda: _answered(run_graph(graph, contract.start(), user, mode=mode))  # type: ignore[arg-type]
+
     def middleware_direct(self, mode: str = "invoke") -> Run:
         """The contract's graph called exactly as bare is (``invoke`` / ``ainvoke`` /
         ``stream(stream_mode="values")``) with the run's state in the config, no
@@ -535,6 +548,7 @@ def side_by_side(args: argparse.Namespace, loop: asyncio.AbstractEventLoop) -> N
         "contract middleware (build_agent + run_graph), invoke": h.middleware("invoke"),
         "contract middleware (build_agent + arun_graph), ainvoke": h.middleware("ainvoke"),
         "contract middleware (build_agent + run_graph), stream": h.middleware("stream"),
+        "contract as two middleware ([mw, gate]), invoke": h.middleware_split("invoke"),
         "contract middleware, graph.invoke as bare (no RunResult)": h.middleware_direct("invoke"),
         "contract middleware, graph.ainvoke as bare (no RunResult)": h.middleware_direct("ainvoke"),
         "contract middleware, graph.stream as bare (values; no RunResult)": h.middleware_direct(
@@ -562,6 +576,7 @@ def side_by_side(args: argparse.Namespace, loop: asyncio.AbstractEventLoop) -> N
         "contract middleware (build_agent + run_graph), invoke": "invoke",
         "contract middleware (build_agent + arun_graph), ainvoke": "ainvoke",
         "contract middleware (build_agent + run_graph), stream": "stream",
+        "contract as two middleware ([mw, gate]), invoke": "invoke",
         "contract middleware, graph.invoke as bare (no RunResult)": "invoke",
         "contract middleware, graph.ainvoke as bare (no RunResult)": "ainvoke",
         "contract middleware, graph.stream as bare (values; no RunResult)": "stream",
