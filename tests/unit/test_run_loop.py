@@ -124,6 +124,9 @@ def test_an_interrupted_wait_cancels_the_run_and_hands_it_the_interruption(to: s
         else:  # the C handler runs in this thread; the Python one waits for the main
             signal.pthread_kill(threading.get_ident(), signal.SIGINT)
 
+    # Python's own Ctrl-C handler, whatever an earlier test in this process left
+    # installed (in one process, the whole suite's, the handler was not the default).
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     sender = threading.Thread(target=interrupt)
     sender.start()
     try:
@@ -131,6 +134,7 @@ def test_an_interrupted_wait_cancels_the_run_and_hands_it_the_interruption(to: s
             run_async(waits())
     finally:
         sender.join()
+        signal.signal(signal.SIGINT, previous)
     assert isinstance(raised.value.__cause__, KeyboardInterrupt)
     assert raised.value.cause is raised.value.__cause__
     (cancelled,) = seen
